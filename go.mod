@@ -1,0 +1,3 @@
+module turnwatch.dev/turnwatch
+
+go 1.26.0

@@ -1,0 +1,4 @@
+// Command turnwatch is the turnwatch operator's manager.
+package main
+
+func main() {}

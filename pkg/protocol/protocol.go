@@ -1,0 +1,104 @@
+// Package protocol holds the contract between the turnwatch sidecar and the
+// controller: Pod condition types and reasons, the env the controller hands
+// to the Pod, and the machine-readable summary the sidecar reports. It has no
+// Kubernetes imports so that both sides, and tests, share one definition.
+package protocol
+
+import (
+	"encoding/json"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Pod condition types the sidecar sets on its own Pod.
+const (
+	// ConditionTripped is True once a detector ends the turn. Its reason is
+	// the detector's name with a capital first letter, its message the
+	// legible text ("repeated an identical tool call 4 times").
+	ConditionTripped = "turnwatch.dev/Tripped"
+	// ConditionSilent is True once the silent-run nudge fired. The run goes on.
+	ConditionSilent = "turnwatch.dev/Silent"
+	// ConditionProgress carries a Progress JSON object in its message,
+	// throttled by the sidecar.
+	ConditionProgress = "turnwatch.dev/Progress"
+	// ConditionFinished is True once the agent's output ended and the sidecar
+	// made its final evaluation. Its message is a Summary JSON object.
+	ConditionFinished = "turnwatch.dev/Finished"
+)
+
+// Reasons of ConditionProgress and ConditionFinished.
+const (
+	ReasonRunning  = "Running"
+	ReasonResult   = "Result"   // the format's final result event was seen
+	ReasonNoResult = "NoResult" // the output ended without one
+)
+
+// Env the controller sets on the agent container.
+const (
+	EnvPrompt         = "TURNWATCH_PROMPT"
+	EnvConversationID = "TURNWATCH_CONVERSATION_ID"
+	EnvContinue       = "TURNWATCH_CONTINUE"
+	EnvAttempt        = "TURNWATCH_ATTEMPT"
+)
+
+// Env the controller sets on the sidecar container.
+const (
+	EnvFormat         = "TURNWATCH_FORMAT"           // pi | claude | codex | opencode | gemini | auto
+	EnvGuards         = "TURNWATCH_GUARDS"           // JSON object with SPEC.md's guard names, defaults merged in
+	EnvPrices         = "TURNWATCH_PRICES"           // JSON price table (see pkg/monitor)
+	EnvPriorCostUSD   = "TURNWATCH_PRIOR_COST_USD"   // what earlier turns of the run cost, decimal string
+	EnvPodName        = "TURNWATCH_POD_NAME"         // downward API
+	EnvPodNamespace   = "TURNWATCH_POD_NAMESPACE"    // downward API
+	EnvAgentContainer = "TURNWATCH_AGENT_CONTAINER"  // container whose log is followed
+	EnvStreamFile     = "TURNWATCH_STREAM_FILE"      // optional: follow this file instead of the log
+	EnvProgressPeriod = "TURNWATCH_PROGRESS_SECONDS" // optional: progress write period
+)
+
+// SidecarContainerName is the name of the injected watchdog container.
+const SidecarContainerName = "turnwatch-sidecar"
+
+// Progress is the message of ConditionProgress.
+type Progress struct {
+	Steps   int    `json:"steps"`
+	CostUSD string `json:"costUSD"`
+}
+
+// Summary is the message of ConditionFinished: what the controller needs to
+// settle a turn that no detector stopped.
+type Summary struct {
+	Steps      int    `json:"steps"`
+	CostUSD    string `json:"costUSD"`
+	StopReason string `json:"stopReason"` // end | tool_use | length | error | aborted | ""
+	Result     bool   `json:"result"`     // the format's final result event was seen
+	Lines      int    `json:"lines"`
+	Unparsed   int    `json:"unparsed"`
+}
+
+// Marshal renders v as compact JSON for a condition message.
+func Marshal(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "{}"
+	}
+	return string(b)
+}
+
+// ReasonFor turns a detector name ("identicalCalls") into a condition reason
+// ("IdenticalCalls").
+func ReasonFor(detector string) string {
+	r, n := utf8.DecodeRuneInString(detector)
+	if n == 0 {
+		return ""
+	}
+	return string(unicode.ToUpper(r)) + detector[n:]
+}
+
+// DetectorFor is the inverse of ReasonFor.
+func DetectorFor(reason string) string {
+	r, n := utf8.DecodeRuneInString(reason)
+	if n == 0 {
+		return ""
+	}
+	return strings.ToLower(string(r)) + reason[n:]
+}

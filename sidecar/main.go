@@ -1,0 +1,5 @@
+// Command turnwatch-sidecar is the in-Pod watchdog and its offline twins
+// (replay, watch).
+package main
+
+func main() {}
