@@ -21,6 +21,9 @@ WANT=("$@")
 
 say() { echo "kube-bins: $*" >&2; }
 mkdir -p "$BIN"
+# One build at a time: a second caller waits for the first and then finds the cache warm.
+exec 9>"$CACHE/bin/.lock"
+flock 9
 
 missing() {
   local out=()
