@@ -8,6 +8,7 @@
 #   hack/node-up.sh            bring the node up, or reuse it when it is up
 #   hack/node-up.sh --restart COMPONENT   stop and start one component
 #                              (e2e uses this to restart the apiserver mid-run)
+#   hack/node-up.sh --status   print up or down; exit 0 when up
 #
 # Everything lives under $TURNWATCH_NODE_DIR (default ~/.cache/turnwatch/node),
 # processes are tracked by pid there, and hack/node-down.sh removes it all.
@@ -270,7 +271,7 @@ restart() {
   local c=$1
   case " ${COMPONENTS[*]} " in *" $c "*) ;; *) die "unknown component '$c' (one of: ${COMPONENTS[*]})" ;; esac
   running || die "the node is not up"
-  BIN=$("$ROOT/hack/kube-bins.sh" | tail -n1)
+  BIN=$(cat "$STATE/bin-dir")
   stop "$c"
   case "$c" in
     etcd) start_etcd ;;
@@ -283,14 +284,24 @@ restart() {
   progress "restarted $c"
 }
 
+# healthy: the apiserver answers /readyz with the admin credentials.
+healthy() {
+  curl -fsS --max-time 5 --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key" \
+    "https://$API_IP:$API_PORT/readyz" >/dev/null 2>&1
+}
+
 main() {
+  if [ "${1:-}" = --status ]; then
+    if running && healthy; then echo up; else echo down; exit 1; fi
+    return
+  fi
   if [ "${1:-}" = --restart ]; then
     restart "${2:?--restart needs a component}"
     echo "$KUBECONFIG_ADMIN"
     return
   fi
   mkdir -p "$STATE"
-  if running && BIN=$("$ROOT/hack/kube-bins.sh" | tail -n1) && kubectl get --raw /readyz >/dev/null 2>&1; then
+  if running && healthy; then
     progress "already up (state in $STATE)"
     echo "$KUBECONFIG_ADMIN"
     return
@@ -305,6 +316,7 @@ main() {
   progress "Kubernetes binaries (hack/kube-bins.sh; the first build takes ~15 min, cached after)"
   BIN=$("$ROOT/hack/kube-bins.sh" | tail -n1)
   mkdir -p "$PIDS" "$LOGS" "$RUN" "$STATE/pod-logs"
+  echo "$BIN" >"$STATE/bin-dir"
   # Remember which outside paths existed, so node-down removes only ours.
   : >"$STATE/outside-created"
   local p
