@@ -37,7 +37,7 @@ stop containerd
 
 # Shims outlive containerd by design; ours are the ones serving our socket.
 for p in /proc/[0-9]*; do
-  cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+  cmd=$( { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null) || continue
   case "$cmd" in
     *containerd-shim*"-address $SOCK "*)
       kill -KILL "${p#/proc/}" 2>/dev/null && say "killed leftover shim ${p#/proc/}" || true ;;
@@ -51,7 +51,7 @@ created=()
 [ -f "$STATE/outside-created" ] && mapfile -t created <"$STATE/outside-created"
 unmount_under() {
   local root=$1 m
-  awk '{print $5}' /proc/self/mountinfo | grep -E "^$root(/|$)" | sort -r | while read -r m; do
+  { awk '{print $5}' /proc/self/mountinfo | grep -E "^$root(/|$)" || true; } | sort -r | while read -r m; do
     umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || say "could not unmount $m"
   done
 }
@@ -62,7 +62,7 @@ for p in "${created[@]}"; do unmount_under "$p"; done
 # depth-first (cgroup directories cannot be removed with rm -r).
 for top in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/kubepods /sys/fs/cgroup/*/kubepods.slice /sys/fs/cgroup/kubepods.slice; do
   [ -d "$top" ] || continue
-  find "$top" -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u | while read -r pid; do
+  { find "$top" -name cgroup.procs -exec cat {} + 2>/dev/null || true; } | sort -u | while read -r pid; do
     [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null || true
   done
   for _ in $(seq 1 20); do

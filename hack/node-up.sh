@@ -29,6 +29,11 @@ wait_for() {
   local what=$1 timeout=$2 log=$3 start=$SECONDS next=$((SECONDS + 5))
   shift 3
   until "$@" >/dev/null 2>&1; do
+    if [ -n "$log" ] && [ -f "$PIDS/$log.pid" ] && ! pid_of "$log" >/dev/null; then
+      say "$log exited while we waited for $what; last lines of $LOGS/$log.log:"
+      tail -n 25 "$LOGS/$log.log" >&2 || true
+      exit 1
+    fi
     if [ $((SECONDS - start)) -ge "$timeout" ]; then
       say "timed out after ${timeout}s waiting for $what"
       [ -z "$log" ] || { say "last lines of $LOGS/$log.log:"; tail -n 25 "$LOGS/$log.log" >&2 || true; }
@@ -138,7 +143,7 @@ write_configs() {
 version = 2
 root = "$STATE/containerd/root"
 state = "$STATE/containerd/state"
-disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.runtime.v1.linux", "io.containerd.tracing.processor.v1.otlp"]
+disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper", "io.containerd.tracing.processor.v1.otlp"]
 
 [grpc]
   address = "$SOCK"
@@ -245,7 +250,8 @@ start_kcm() {
     --bind-address 127.0.0.1 --secure-port "$KCM_PORT" \
     --service-account-private-key-file "$PKI/sa.key" --root-ca-file "$PKI/ca.crt" \
     --cluster-signing-cert-file "$PKI/ca.crt" --cluster-signing-key-file "$PKI/ca.key" \
-    --use-service-account-credentials --leader-elect=false --allocate-node-cidrs=false
+    --use-service-account-credentials --leader-elect=false --allocate-node-cidrs=false \
+    --flex-volume-plugin-dir "$STATE/kcm-volume-plugins"
 }
 
 start_scheduler() {

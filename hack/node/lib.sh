@@ -25,7 +25,9 @@ SCHEDULER_PORT=10259
 KCM_PORT=10257
 
 # Paths outside $STATE that the kubelet or containerd hard-code.
-OUTSIDE_PATHS=(/var/lib/kubelet /var/log/containers /var/log/pods /run/containerd /var/lib/cni)
+# (Both flex-volume folders are moved by flags; /usr/libexec/kubernetes is
+# listed in case a component creates it anyway.)
+OUTSIDE_PATHS=(/var/lib/kubelet /var/log/containers /var/log/pods /run/containerd /var/lib/cni /usr/libexec/kubernetes)
 
 # The processes, in start order; node-down stops them in reverse.
 COMPONENTS=(etcd kube-apiserver containerd kube-controller-manager kube-scheduler kubelet)

@@ -13,6 +13,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 var operator struct {
@@ -46,7 +49,11 @@ func startOperator() error {
 			return err
 		}
 	}
-	if err := installSidecarRBAC(); err != nil {
+	if err := installSidecarPolicy(); err != nil {
+		return err
+	}
+	kc, err := managerKubeconfig()
+	if err != nil {
 		return err
 	}
 	env.obs.startTurnwatch(context.Background(), env.ns)
@@ -70,7 +77,7 @@ func startOperator() error {
 		return err
 	}
 	cmd := exec.Command(filepath.Join(env.artifacts, "manager"), args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.kubeconfig)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kc)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -107,20 +114,59 @@ func stopManager() {
 	_ = cmd.Process.Kill()
 }
 
-// installSidecarRBAC applies the sidecar's ServiceAccount, Role and binding
-// (and the admission policy) from config/rbac into the test namespace.
-func installSidecarRBAC() error {
-	dir := filepath.Join(env.root, "config", "rbac")
-	files, _ := filepath.Glob(filepath.Join(dir, "sidecar*.yaml"))
+// installSidecarPolicy applies the sidecar's cluster-scoped admission
+// policy (config/sidecar). The namespaced ServiceAccount, Role and binding
+// are the manager's to create.
+func installSidecarPolicy() error {
+	files, _ := filepath.Glob(filepath.Join(env.root, "config", "sidecar", "validatingadmissionpolicy*.yaml"))
 	if len(files) == 0 {
-		return fmt.Errorf("no sidecar RBAC (config/rbac/sidecar*.yaml) to install")
+		return fmt.Errorf("no sidecar admission policy (config/sidecar/validatingadmissionpolicy.yaml) to install")
 	}
 	for _, f := range files {
-		if _, err := kubectl("apply", "-n", env.ns, "-f", f); err != nil {
+		if _, err := kubectl("apply", "-f", f); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// managerKubeconfig gives the manager its own identity: a ServiceAccount
+// bound to the generated ClusterRole (config/rbac/role.yaml), so the run
+// proves that role is enough. TURNWATCH_E2E_MANAGER_ADMIN=1 uses the admin
+// kubeconfig instead.
+func managerKubeconfig() (string, error) {
+	if os.Getenv("TURNWATCH_E2E_MANAGER_ADMIN") != "" {
+		return env.kubeconfig, nil
+	}
+	role := filepath.Join(env.root, "config", "rbac", "role.yaml")
+	if _, err := os.Stat(role); err != nil {
+		return "", fmt.Errorf("no manager role (%s): make manifests", role)
+	}
+	const ns, sa = "turnwatch-system", "turnwatch-manager"
+	steps := [][]string{
+		{"apply", "-f", role},
+		{"create", "namespace", ns},
+		{"-n", ns, "create", "serviceaccount", sa},
+		{"create", "clusterrolebinding", "turnwatch-manager-e2e", "--clusterrole=turnwatch-manager", "--serviceaccount=" + ns + ":" + sa},
+	}
+	for _, args := range steps {
+		if out, err := kubectl(args...); err != nil && !strings.Contains(out, "AlreadyExists") {
+			return "", err
+		}
+	}
+	token, err := kubectl("-n", ns, "create", "token", sa, "--duration=4h")
+	if err != nil {
+		return "", err
+	}
+	cfg, err := clientcmd.LoadFromFile(env.kubeconfig)
+	if err != nil {
+		return "", err
+	}
+	for _, ctx := range cfg.Contexts {
+		cfg.AuthInfos[ctx.AuthInfo] = &clientcmdapi.AuthInfo{Token: strings.TrimSpace(token)}
+	}
+	path := filepath.Join(env.artifacts, "manager.kubeconfig")
+	return path, clientcmd.WriteToFile(*cfg, path)
 }
 
 func tail(s string, n int) string {
