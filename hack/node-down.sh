@@ -23,14 +23,10 @@ stop kubelet
 if pid_of containerd >/dev/null && [ -S "$SOCK" ]; then
   c() { timeout 20 ctr --address "$SOCK" -n k8s.io "$@"; }
   tasks=$(c tasks ls -q 2>/dev/null || true)
-  for t in $tasks; do c tasks kill -a -s SIGKILL "$t" >/dev/null 2>&1 || true; done
-  for t in $tasks; do
-    for _ in $(seq 1 50); do
-      c tasks delete "$t" >/dev/null 2>&1 && break
-      sleep 0.1
-    done
-  done
-  for k in $(c containers ls -q 2>/dev/null || true); do c containers delete "$k" >/dev/null 2>&1 || true; done
+  # --force kills each task with SIGKILL first; then the shims exit.
+  [ -z "$tasks" ] || c tasks delete --force $tasks >/dev/null 2>&1 || true
+  containers=$(c containers ls -q 2>/dev/null || true)
+  [ -z "$containers" ] || c containers delete $containers >/dev/null 2>&1 || true
   [ -z "$tasks" ] || say "deleted $(echo "$tasks" | wc -w) containerd tasks"
 fi
 stop containerd
@@ -44,7 +40,8 @@ for p in /proc/[0-9]*; do
   esac
 done
 
-for c in kube-scheduler kube-controller-manager kube-apiserver etcd; do stop "$c"; done
+stop kube-scheduler kube-controller-manager kube-apiserver
+stop etcd
 
 # Unmount everything below our folders, deepest first.
 created=()

@@ -48,20 +48,29 @@ pid_of() {
   echo "$pid"
 }
 
-# stop NAME: TERM, wait up to 10 s, then KILL. Quiet when it is not running.
+# stop NAME...: TERM them all at once, wait up to 10 s, then KILL the rest.
+# Quiet for the ones not running.
 stop() {
-  local name=$1 pid i
-  pid=$(pid_of "$name") || { rm -f "$PIDS/$name.pid" "$PIDS/$name.exe"; return 0; }
-  kill -TERM "$pid" 2>/dev/null || true
+  local name pid i left
+  local -a names=() pids=()
+  for name in "$@"; do
+    if pid=$(pid_of "$name"); then
+      kill -TERM "$pid" 2>/dev/null || true
+      names+=("$name") pids+=("$pid")
+    fi
+    rm -f "$PIDS/$name.pid" "$PIDS/$name.exe"
+  done
   for i in $(seq 1 100); do
-    kill -0 "$pid" 2>/dev/null || break
+    left=0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && left=1; done
+    [ "$left" = 1 ] || break
     sleep 0.1
   done
-  if kill -0 "$pid" 2>/dev/null; then
-    say "$name (pid $pid) ignored SIGTERM for 10s: killing"
-    kill -KILL "$pid" 2>/dev/null || true
-    sleep 0.2
-  fi
-  rm -f "$PIDS/$name.pid" "$PIDS/$name.exe"
-  say "stopped $name (pid $pid)"
+  for i in "${!pids[@]}"; do
+    if kill -0 "${pids[$i]}" 2>/dev/null; then
+      say "${names[$i]} (pid ${pids[$i]}) ignored SIGTERM for 10s: killing"
+      kill -KILL "${pids[$i]}" 2>/dev/null || true
+    fi
+    say "stopped ${names[$i]} (pid ${pids[$i]})"
+  done
 }
