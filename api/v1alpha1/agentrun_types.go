@@ -39,7 +39,7 @@ type RerollPolicy struct {
 }
 
 // AgentRunSpec is one request to an agent.
-// +kubebuilder:validation:XValidation:rule="!self.continue || has(self.session)",message="continue needs a session: set spec.session"
+// +kubebuilder:validation:XValidation:rule="!has(self.continue) || !self.continue || has(self.session)",message="continue needs a session: set spec.session"
 // +kubebuilder:validation:XValidation:rule="!has(self.agentContainer) || self.template.spec.containers.exists(c, c.name == self.agentContainer)",message="agentContainer must name a container of spec.template.spec.containers"
 type AgentRunSpec struct {
 	// Prompt is the task handed to the agent (env TURNWATCH_PROMPT). A reroll
