@@ -16,6 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -242,12 +243,13 @@ var runChanged = predicate.Funcs{
 
 // SetupWithManager registers the controller: it follows AgentTurns, their
 // Pods, and the cancel or deletion of their runs.
-func (r *AgentTurnReconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *AgentTurnReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&twv1.AgentTurn{}).
 		Owns(&corev1.Pod{}).
 		Watches(&twv1.AgentRun{}, handler.EnqueueRequestsFromMapFunc(r.turnsOfRun), builder.WithPredicates(runChanged)).
 		Named("agentturn").
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, concurrency)}).
 		Complete(r)
 }
 

@@ -128,7 +128,7 @@ func startManager(t testing.TB, ns string, o managerOpts) *testManager {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Setup(mgr, o.config, "turnwatch-sidecar:test", o.clock); err != nil {
+	if err := Setup(mgr, Options{Config: o.config, SidecarImage: "turnwatch-sidecar:test", Concurrency: 4, Clock: o.clock}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
