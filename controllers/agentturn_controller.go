@@ -152,7 +152,18 @@ func (r *AgentTurnReconciler) podMissing(ctx context.Context, run *twv1.AgentRun
 		return ctrl.Result{}, err
 	}
 	if err := r.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
-		return ctrl.Result{}, err
+		if !apierrors.IsInvalid(err) {
+			return ctrl.Result{}, err
+		}
+		// The template renders a Pod the API server refuses: trying again
+		// cannot help, so the turn fails (and the run faults) with the reason.
+		st := turn.Status.DeepCopy()
+		settle(st, twv1.TurnFailed, &twv1.TurnError{Type: twv1.ClassInfra, Message: "the pod was refused: " + err.Error()}, r.Clock.Now())
+		if err := r.writeStatus(ctx, turn, st); err != nil {
+			return ctrl.Result{}, err
+		}
+		r.recordSettled(ctx, turn, false)
+		return ctrl.Result{}, nil
 	}
 	log.FromContext(ctx).Info("created pod", "pod", pod.Name)
 	st := turn.Status.DeepCopy()

@@ -91,19 +91,26 @@ func resourceOf(path string) string {
 // the run's Faulted status, and the API writes per turn (the controller's
 // and the sidecar's, counted at the transport; the user's creates apart).
 //
-//	make bench-scale
+//	make bench-scale                          # 500 runs at once
+//	TURNWATCH_SCALE_RATE=20 make bench-scale  # 20 new runs a second
 func BenchmarkScale(b *testing.B) {
 	needEnv(b)
-	n := 500
+	n, rate := 500, 0.0
 	if s := os.Getenv("TURNWATCH_SCALE_RUNS"); s != "" {
 		n, _ = strconv.Atoi(s)
 	}
+	if s := os.Getenv("TURNWATCH_SCALE_RATE"); s != "" {
+		rate, _ = strconv.ParseFloat(s, 64)
+	}
 	for range b.N {
-		runScale(b, n)
+		runScale(b, n, rate)
 	}
 }
 
-func runScale(b *testing.B, n int) {
+// runScale creates n runs, all at once (rate 0: the burst measures
+// throughput, and the reaction times are mostly queueing) or rate per second
+// (the reaction times of a controller that keeps up).
+func runScale(b *testing.B, n int, rate float64) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ns := newNamespace(b)
@@ -190,6 +197,9 @@ func runScale(b *testing.B, n int) {
 	start := time.Now()
 	for i := range n {
 		create(b, newRun(ns, fmt.Sprintf("s%04d", i)))
+		if rate > 0 {
+			time.Sleep(time.Until(start.Add(time.Duration(float64(i+1) / rate * float64(time.Second)))))
+		}
 	}
 	deadline := time.Now().Add(20 * time.Minute)
 	for faulted.Load() < int64(n) {
