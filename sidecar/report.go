@@ -193,7 +193,7 @@ func (r *reporter) finished(ctx context.Context, s protocol.Summary, lengthStop 
 // next call after the period. A failed write is not retried here: the next
 // call carries a newer value anyway.
 func (r *reporter) progress(ctx context.Context, p protocol.Progress) {
-	if !r.ahead(p) || r.now().Sub(r.lastProgress) < r.period {
+	if !r.progressDue() || !r.ahead(p) {
 		return
 	}
 	body, n := r.body([]desired{progressCondition(p)})
@@ -204,6 +204,11 @@ func (r *reporter) progress(ctx context.Context, p protocol.Progress) {
 	if err := r.write(ctx, body); err != nil {
 		r.log.Info("writing progress failed", "err", err.Error())
 	}
+}
+
+// progressDue says whether the throttle lets a Progress write through.
+func (r *reporter) progressDue() bool {
+	return r.now().Sub(r.lastProgress) >= r.period
 }
 
 func progressCondition(p protocol.Progress) desired {
