@@ -164,7 +164,7 @@ func (s *podLogSource) deliver(data []byte, cut bool, skip *int, emit func(strea
 		*skip--
 		return nil
 	}
-	if err := emit(streamLine{Data: append([]byte(nil), data...), Time: t, Cut: cut}); err != nil {
+	if err := emit(newLine(data, t, cut)); err != nil {
 		return emitError{err}
 	}
 	if ok {
