@@ -73,6 +73,10 @@ func measureTrip(t *testing.T, run, turnName string) bool {
 		t.Errorf("turn %s: %v", turnName, err)
 		return false
 	}
+	if err := waitAgentTerminated(pod.Name); err != nil {
+		t.Error(err)
+		return false
+	}
 	cond, ok1 := env.obs.seen(podCondKey(pod.Name, protocol.ConditionTripped))
 	failed, ok2 := env.obs.seen(turnOutcomeKey(turnName, "Failed"))
 	stopped, ok3 := env.obs.seen(containerDoneKey(pod.Name, "agent"))

@@ -45,7 +45,12 @@ func startOperator() error {
 		return err
 	}
 	for _, crd := range []string{"agentruns.turnwatch.dev", "agentturns.turnwatch.dev"} {
-		if _, err := kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd/"+crd); err != nil {
+		// Poll rather than `kubectl wait`, which fails while the CRD has no conditions yet.
+		err := waitFor(context.Background(), time.Minute, crd+" Established", func() (bool, error) {
+			out, err := kubectl("get", "crd", crd, "-o", `jsonpath={.status.conditions[?(@.type=="Established")].status}`)
+			return err == nil && strings.TrimSpace(out) == "True", nil
+		})
+		if err != nil {
 			return err
 		}
 	}

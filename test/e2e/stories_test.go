@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -123,10 +124,12 @@ func checkTripStory(t *testing.T, name string, spec runSpec, want tripStory) {
 		if !ok || c.Status != corev1.ConditionTrue || c.Reason != reason || c.Message == "" {
 			t.Errorf("Pod %s condition %s = %+v, want True with reason %s and a message", pod.Name, protocol.ConditionTripped, c, reason)
 		}
-		// The agent was stopped: its container terminated. A length stop is
-		// judged once the agent ended by itself, so it is terminated either way.
-		if cs, ok := containerStatus(pod, "agent"); !ok || cs.State.Terminated == nil {
-			t.Errorf("Pod %s: the agent container is not terminated: %+v", pod.Name, cs.State)
+		// The agent is stopped: its container terminates. The controller asks
+		// (activeDeadlineSeconds) and the kubelet acts a few seconds later,
+		// so wait for it. A length stop is judged once the agent ended by
+		// itself, so its container is terminated either way.
+		if err := waitAgentTerminated(pod.Name); err != nil {
+			t.Error(err)
 		}
 	}
 	if len(turns) == 2 {
@@ -255,4 +258,12 @@ func checkSummary(t *testing.T, pod *corev1.Pod, spec runSpec, steps int64, reas
 		t.Errorf("Pod %s summary %+v, want steps %d, lines %d, result %v, nothing unparsed",
 			pod.Name, s, want.Steps, want.Lines, want.Result)
 	}
+}
+
+// waitAgentTerminated waits for the agent container of a Pod to terminate.
+func waitAgentTerminated(pod string) error {
+	return waitFor(context.Background(), 90*time.Second, "the agent container of "+pod+" to terminate", func() (bool, error) {
+		_, ok := env.obs.seen(containerDoneKey(pod, "agent"))
+		return ok, nil
+	})
 }
