@@ -20,6 +20,7 @@ type Engine struct {
 	calls callSet
 	ev    event
 	sc    scanner
+	obj   obj
 
 	lines, unparsed int
 	live, result    bool

@@ -32,7 +32,7 @@ func NewLineReader(r io.Reader, maxLine int) *LineReader {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLine
 	}
-	initial := 64 << 10
+	initial := 1 << 20 // large enough that compacting a partial line is rare
 	if initial > maxLine+1 {
 		initial = maxLine + 1
 	}
