@@ -478,18 +478,22 @@ func (e *Engine) priceTokens(model []byte, t tokens) Money {
 	return t.price(pc.price)
 }
 
+// merge folds a usage report into a message's tokens. Within one message
+// the counts only grow, so each bucket keeps the largest value reported:
+// repeated or reordered reports (an assistant line after message_delta)
+// neither add up nor lower the cost.
 func (t *tokens) merge(u tokens, set tokenFields) {
 	if set&tokIn != 0 {
-		t.input = u.input
+		t.input = max(t.input, u.input)
 	}
 	if set&tokOut != 0 {
-		t.output = u.output
+		t.output = max(t.output, u.output)
 	}
 	if set&tokCacheRead != 0 {
-		t.cacheRead = u.cacheRead
+		t.cacheRead = max(t.cacheRead, u.cacheRead)
 	}
 	if set&tokCacheWrite != 0 {
-		t.cacheWrite = u.cacheWrite
+		t.cacheWrite = max(t.cacheWrite, u.cacheWrite)
 	}
 }
 
