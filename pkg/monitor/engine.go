@@ -254,6 +254,10 @@ func (e *Engine) apply() {
 		}
 	}
 	if ev.start {
+		if e.msg.open { // an unfinished message of the attempt before: paid, not judged
+			e.seg, e.open = e.seg.Add(e.open), 0
+			e.msg.open = false
+		}
 		e.live, e.result = true, false
 	}
 	if !e.live {
