@@ -16,19 +16,21 @@ import (
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
-// nodeSocket is the node's containerd socket (hack/node/lib.sh).
-func nodeSocket() string {
-	dir := os.Getenv("TURNWATCH_NODE_DIR")
-	if dir == "" {
-		cache := os.Getenv("TURNWATCH_CACHE")
-		if cache == "" {
-			home, _ := os.UserHomeDir()
-			cache = filepath.Join(home, ".cache", "turnwatch")
-		}
-		dir = filepath.Join(cache, "node")
+// nodeDir is the node's state folder (hack/node/lib.sh).
+func nodeDir() string {
+	if dir := os.Getenv("TURNWATCH_NODE_DIR"); dir != "" {
+		return dir
 	}
-	return filepath.Join(dir, "run", "containerd.sock")
+	cache := os.Getenv("TURNWATCH_CACHE")
+	if cache == "" {
+		home, _ := os.UserHomeDir()
+		cache = filepath.Join(home, ".cache", "turnwatch")
+	}
+	return filepath.Join(cache, "node")
 }
+
+// nodeSocket is the node's containerd socket.
+func nodeSocket() string { return filepath.Join(nodeDir(), "run", "containerd.sock") }
 
 // waitPodOfRun waits for the Pod of the run's first turn to run.
 func waitPodOfRun(t *testing.T, name string) string {
