@@ -21,6 +21,11 @@ WANT=("$@")
 
 say() { echo "kube-bins: $*" >&2; }
 mkdir -p "$BIN"
+# Warm cache: answer without the lock, so callers that only need the folder
+# (node-up, envtest) never wait behind someone else's build of other binaries.
+all_there=1
+for b in "${WANT[@]}"; do [ -x "$BIN/$b" ] || all_there=0; done
+if [ "$all_there" = 1 ]; then echo "$BIN"; exit 0; fi
 # One build at a time: a second caller waits for the first and then finds the cache warm.
 exec 9>"$CACHE/bin/.lock"
 flock 9

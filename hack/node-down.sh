@@ -10,6 +10,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=node/lib.sh
 . "$HERE/node/lib.sh"
 
+lock
 if [ ! -d "$STATE" ]; then
   say "nothing to tear down ($STATE does not exist)"
   exit 0

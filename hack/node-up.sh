@@ -301,6 +301,7 @@ main() {
     if running && healthy; then echo up; else echo down; exit 1; fi
     return
   fi
+  lock
   if [ "${1:-}" = --restart ]; then
     restart "${2:?--restart needs a component}"
     echo "$KUBECONFIG_ADMIN"

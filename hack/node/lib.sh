@@ -74,3 +74,16 @@ stop() {
     say "stopped ${names[$i]} (pid ${pids[$i]})"
   done
 }
+
+# lock: one node-up or node-down at a time (a second caller waits). The
+# child node-down that node-up runs inherits the lock.
+lock() {
+  [ -z "${TURNWATCH_NODE_LOCKED:-}" ] || return 0
+  mkdir -p "$CACHE"
+  exec 8>"$CACHE/node.lock"
+  if ! flock -n 8; then
+    say "another node-up or node-down is running: waiting for it"
+    flock 8
+  fi
+  export TURNWATCH_NODE_LOCKED=1
+}

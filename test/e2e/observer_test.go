@@ -9,7 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -179,5 +178,3 @@ func containerStatus(p *corev1.Pod, name string) (corev1.ContainerStatus, bool) 
 	}
 	return corev1.ContainerStatus{}, false
 }
-
-var _ = metav1.Now
