@@ -131,6 +131,12 @@ func checkTripStory(t *testing.T, name string, spec runSpec, want tripStory) {
 		if err := waitAgentTerminated(pod.Name); err != nil {
 			t.Error(err)
 		}
+		// The story runs in order: the sidecar's condition first, then the turn's outcome.
+		cond, _ := env.obs.seen(podCondKey(pod.Name, protocol.ConditionTripped))
+		failed, ok := env.obs.seen(turnOutcomeKey(tn, "Failed"))
+		if ok && failed.Before(cond) {
+			t.Errorf("turn %s was Failed (%v) before its Pod showed the trip (%v)", tn, failed, cond)
+		}
 	}
 	if len(turns) == 2 {
 		p0, p1 := str(turns[0], "spec", "prompt"), str(turns[1], "spec", "prompt")
