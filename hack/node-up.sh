@@ -52,7 +52,8 @@ wait_for() {
 start() {
   local name=$1 bin=$2
   shift 2
-  setsid "$bin" "$@" </dev/null >>"$LOGS/$name.log" 2>&1 &
+  # 8>&-: the component must not inherit (and so hold) node-up's lock.
+  setsid "$bin" "$@" </dev/null >>"$LOGS/$name.log" 2>&1 8>&- &
   echo $! >"$PIDS/$name.pid"
   readlink -f "$bin" >"$PIDS/$name.exe"
 }
