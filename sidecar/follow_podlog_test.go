@@ -36,7 +36,7 @@ type drop struct {
 // ends as drops[i] says; once the drops are used up the container counts as
 // terminated and a connection sends the rest and ends.
 type fakeLogServer struct {
-	t       *testing.T
+	t       testing.TB
 	path    string // default /api/v1/namespaces/ns/pods/p/log
 	entries []logEntry
 	drops   []drop
