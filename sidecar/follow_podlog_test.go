@@ -146,8 +146,8 @@ func timedLog(lines []string, base time.Time, step time.Duration) []logEntry {
 
 func TestPodLogSourceResumes(t *testing.T) {
 	cases := []struct {
-		name  string
-		drops []drop
+		name   string
+		drops  []drop
 		noEOL  bool
 		exited bool
 	}{
