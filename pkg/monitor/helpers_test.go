@@ -46,8 +46,8 @@ type stream struct {
 }
 
 func (s *stream) add(l ...string) *stream { s.lines = append(s.lines, l...); return s }
-func (s *stream) id(p string) string   { s.n++; return fmt.Sprintf("%s_%04d", p, s.n) }
-func (s *stream) len() int              { return len(s.lines) }
+func (s *stream) id(p string) string      { s.n++; return fmt.Sprintf("%s_%04d", p, s.n) }
+func (s *stream) len() int                { return len(s.lines) }
 
 // --- pi --mode json ---
 

@@ -24,6 +24,8 @@ type LineReader struct {
 	maxLine int
 	err     error
 	skipped bool
+	head    [64]byte // the first bytes of a skipped line (its timestamp prefix)
+	headLen int
 }
 
 // NewLineReader reads lines of at most maxLine bytes (DefaultMaxLine when
@@ -32,7 +34,7 @@ func NewLineReader(r io.Reader, maxLine int) *LineReader {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLine
 	}
-	initial := 64 << 10
+	initial := 1 << 20 // large enough that compacting a partial line is rare
 	if initial > maxLine+1 {
 		initial = maxLine + 1
 	}
@@ -41,8 +43,9 @@ func NewLineReader(r io.Reader, maxLine int) *LineReader {
 
 // Next returns the next line without its newline (and without a trailing
 // CR). The slice is valid until the next call. ok is false at the end of
-// input. After an over-long line, Next returns an empty line and Skipped
-// reports true until the following call.
+// input. For an over-long line, Next returns only its first 64 bytes (enough
+// for a `kubectl logs --timestamps` prefix) and Skipped reports true until
+// the following call; the rest was discarded unread.
 func (l *LineReader) Next() (line []byte, ok bool) {
 	l.skipped = false
 	for {
@@ -60,8 +63,9 @@ func (l *LineReader) Next() (line []byte, ok bool) {
 			return nil, false
 		}
 		if l.end-l.start > l.maxLine {
+			l.headLen = copy(l.head[:], l.buf[l.start:l.end])
 			l.skipLong()
-			return nil, true
+			return l.head[:l.headLen], true
 		}
 		l.fill()
 	}
@@ -95,13 +99,22 @@ func (l *LineReader) fill() {
 		copy(nb, l.buf[:l.end])
 		l.buf = nb
 	}
-	n, err := l.r.Read(l.buf[l.end:])
+	n, err := l.read(l.buf[l.end:])
 	l.end += n
 	if err != nil {
 		l.err = err
-	} else if n == 0 {
-		l.err = io.ErrNoProgress
 	}
+}
+
+// read reads at least one byte, or fails: like bufio, it gives up with
+// io.ErrNoProgress after many empty reads in a row.
+func (l *LineReader) read(p []byte) (int, error) {
+	for range 100 {
+		if n, err := l.r.Read(p); n > 0 || err != nil {
+			return n, err
+		}
+	}
+	return 0, io.ErrNoProgress
 }
 
 // skipLong drops the rest of an over-long line, reading it in buffer-sized
@@ -110,18 +123,13 @@ func (l *LineReader) skipLong() {
 	l.skipped = true
 	l.start, l.end = 0, 0
 	for l.err == nil {
-		n, err := l.r.Read(l.buf)
-		if i := bytes.IndexByte(l.buf[:n], '\n'); i >= 0 {
-			l.start, l.end = i+1, n
-			if err != nil {
-				l.err = err
-			}
-			return
-		}
+		n, err := l.read(l.buf)
 		if err != nil {
 			l.err = err
-		} else if n == 0 {
-			l.err = io.ErrNoProgress
+		}
+		if i := bytes.IndexByte(l.buf[:n], '\n'); i >= 0 {
+			l.start, l.end = i+1, n
+			return
 		}
 	}
 }
