@@ -65,6 +65,10 @@ bench-engine: ## Engine benchmarks (throughput vs naive encoding/json, memory 1 
 test-envtest: ## Controller suites on a real kube-apiserver and etcd (envtest).
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test ./api/... ./controllers/...
 
+.PHONY: test-envtest-sidecar
+test-envtest-sidecar: ## The sidecar's RBAC, admission policy and reporting on a real kube-apiserver (envtest).
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test -tags envtest ./sidecar/...
+
 .PHONY: test-e2e
 test-e2e: ## End-to-end on a real single-node cluster (needs root).
 	@echo "test-e2e: not yet wired"

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// logCursor is where the follower stands in the container's log, in a form
+// that survives a reconnect. The log API resumes only from a whole second
+// (sinceTime has second precision) and the kubelet sends, in log order, every
+// line whose timestamp is not before it. So the cursor keeps that second and
+// how many lines it already delivered whose timestamp is not before it: a
+// resumed stream skips exactly that many and goes on with the first new line.
+// Counting positions rather than comparing timestamps keeps lines that share
+// a timestamp, and lines whose timestamps are slightly out of order (stdout
+// and stderr interleaved), exact.
+type logCursor struct {
+	since time.Time // a whole second; zero before the first line
+	seen  int       // delivered lines with timestamp >= since
+}
+
+// advance records that a line with timestamp t was delivered.
+func (c *logCursor) advance(t time.Time) {
+	sec := t.Truncate(time.Second)
+	switch {
+	case sec.After(c.since):
+		c.since, c.seen = sec, 1
+	case !t.Before(c.since):
+		c.seen++
+	}
+	// A line older than the cursor's second is not resent on resume.
+}
+
+// podLogSource follows a container's log through the pods/log API with
+// follow and timestamps on, reconnecting where it stopped.
+type podLogSource struct {
+	client    kubernetes.Interface
+	namespace string
+	pod       string
+	container string
+	// agentDone says whether the agent container has terminated; a stream
+	// that ends while it is still running was dropped.
+	agentDone func(context.Context) (bool, error)
+	maxLine   int
+	backoff   backoff
+	log       logr.Logger
+
+	cursor    logCursor
+	connected atomic.Bool
+}
+
+// Connected reports whether a log stream is open right now.
+func (s *podLogSource) Connected() bool { return s.connected.Load() }
+
+// Follow streams the log until the agent container terminated and its log
+// was read to the end. Every drop is followed by a resume from the cursor.
+//
+// A clean end of a stream proves little: the API server relays the kubelet's
+// stream, and when that one breaks it ends its own response cleanly. So the
+// end of the log counts as reached only once a stream opened after the agent
+// terminated brings nothing new: no line, and no unterminated last line but
+// the one the stream before it ended with (then that line is whole: the
+// agent's last write had no newline). What this cannot tell apart: a stream
+// that breaks cleanly right after resending the lines already seen looks like
+// the end of the log; that takes a break of the kubelet's stream at exactly
+// that point, after the agent exited.
+func (s *podLogSource) Follow(ctx context.Context, emit func(streamLine) error) error {
+	var (
+		final bool   // the agent had terminated before the current stream opened
+		tail  []byte // the unterminated line the previous final stream ended with
+		delay = s.backoff.first()
+	)
+	for {
+		wasFinal := final
+		res, err := s.stream(ctx, emit)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var emitErr emitError
+		if errors.As(err, &emitErr) {
+			return emitErr.err
+		}
+		if res.opened {
+			delay = s.backoff.first() // it was streaming: a fresh drop
+		}
+		if err == nil && final && res.delivered == 0 && bytes.Equal(res.partial, tail) {
+			if len(tail) == 0 && !res.cut {
+				return nil
+			}
+			skip := 0
+			_, err := s.deliver(tail, res.cut, &skip, emit)
+			return err
+		}
+		if !final {
+			done, derr := s.agentDone(ctx)
+			if derr != nil {
+				return derr
+			}
+			final = done
+		}
+		tail = nil
+		switch {
+		case err != nil:
+			s.log.Info("log stream failed; resuming", "err", err.Error(), "since", s.cursor.since, "skip", s.cursor.seen, "in", delay)
+		case !final:
+			s.log.Info("log stream ended while the agent runs; resuming", "since", s.cursor.since, "skip", s.cursor.seen, "in", delay)
+		default:
+			// The agent has exited: read from the cursor again, at once if
+			// this stream brought news, to make sure the log is all read.
+			tail = res.partial
+			if res.delivered > 0 || !wasFinal {
+				continue
+			}
+		}
+		if !sleepCtx(ctx, delay) {
+			return ctx.Err()
+		}
+		delay = s.backoff.next(delay)
+	}
+}
+
+// emitError marks an error returned by the consumer, which ends following.
+type emitError struct{ err error }
+
+func (e emitError) Error() string { return e.err.Error() }
+
+// streamResult is what one connection to the log brought.
+type streamResult struct {
+	opened    bool   // the log could be opened
+	delivered int    // new lines emitted
+	partial   []byte // a last line without newline at a clean end, not emitted
+	cut       bool   // partial was longer than the bound
+}
+
+// stream reads one connection to its end: nil on a clean end of stream.
+func (s *podLogSource) stream(ctx context.Context, emit func(streamLine) error) (streamResult, error) {
+	var res streamResult
+	opts := &corev1.PodLogOptions{Container: s.container, Follow: true, Timestamps: true}
+	if !s.cursor.since.IsZero() {
+		opts.SinceTime = &metav1.Time{Time: s.cursor.since}
+	}
+	rc, err := s.client.CoreV1().Pods(s.namespace).GetLogs(s.pod, opts).Stream(ctx)
+	if err != nil {
+		return res, fmt.Errorf("opening the log: %w", err)
+	}
+	defer rc.Close()
+	res.opened = true
+	s.connected.Store(true)
+	defer s.connected.Store(false)
+
+	skip := s.cursor.seen
+	lr := newLineReader(rc, s.maxLine)
+	for {
+		data, cut, err := lr.next()
+		switch {
+		case errors.Is(err, io.EOF):
+			return res, nil
+		case errors.Is(err, errPartialLine):
+			data, cut, _ := lr.flush()
+			res.partial, res.cut = append([]byte(nil), data...), cut
+			return res, nil
+		case err != nil:
+			return res, err // a line cut off by the drop is sent again, whole
+		}
+		sent, err := s.deliver(data, cut, &skip, emit)
+		if err != nil {
+			return res, err
+		}
+		if sent {
+			res.delivered++
+		}
+	}
+}
+
+// deliver emits one line unless the cursor says it was delivered before the
+// reconnect (the first skip lines not older than the cursor's second).
+func (s *podLogSource) deliver(data []byte, cut bool, skip *int, emit func(streamLine) error) (bool, error) {
+	t, ok := parseLogTime(data)
+	if !ok {
+		// Without a timestamp the line cannot be placed; with follow and
+		// timestamps on the kubelet always sends one.
+		s.log.V(1).Info("log line without a timestamp", "bytes", len(data))
+	}
+	if ok && *skip > 0 && !t.Before(s.cursor.since) {
+		*skip--
+		return false, nil
+	}
+	if err := emit(newLine(data, t, cut)); err != nil {
+		return false, emitError{err}
+	}
+	if ok {
+		s.cursor.advance(t)
+	}
+	return true, nil
+}
