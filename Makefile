@@ -90,9 +90,11 @@ uninstall: ## Remove the CRDs (and with them every AgentRun and AgentTurn).
 deploy: manifests ## Deploy the operator (IMG, SIDECAR_IMG) with config/default.
 	$(KUBECTL) kustomize config/default | sed -e 's|--sidecar-image=turnwatch:latest|--sidecar-image=$(SIDECAR_IMG)|' -e 's|image: turnwatch:latest|image: $(IMG)|' \
 		| $(KUBECTL) apply --server-side -f -
+	$(KUBECTL) apply --server-side -k config/policy
 
 .PHONY: undeploy
 undeploy: ## Remove what deploy applied.
+	$(KUBECTL) delete --ignore-not-found -k config/policy
 	$(KUBECTL) delete --ignore-not-found -k config/default
 
 .PHONY: help
