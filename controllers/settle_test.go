@@ -71,7 +71,7 @@ func TestJudge(t *testing.T) {
 			outcome: twv1.TurnFailed, class: twv1.ClassNoSignal},
 		{name: "exit 2 without Finished, pod over", status: corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{exited(2, "Error", 0)}},
 			outcome: twv1.TurnFailed, class: twv1.ClassInfra},
-		{name: "exited, pod not over, within grace", status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{exited(0, "Completed", 10 * time.Second)}},
+		{name: "exited, pod not over, within grace", status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{exited(0, "Completed", 10*time.Second)}},
 			recheck: true},
 		{name: "exited, pod not over, grace passed", status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{exited(3, "Error", time.Minute)}},
 			outcome: twv1.TurnFailed, class: twv1.ClassInfra},
