@@ -38,6 +38,8 @@ type AgentRunReconciler struct {
 	Recorder events.EventRecorder
 	Clock    clock.PassiveClock
 	Config   Config
+
+	written writeMemo[twv1.AgentRunStatus]
 }
 
 // +kubebuilder:rbac:groups=turnwatch.dev,resources=agentruns,verbs=get;list;watch;update;patch
@@ -51,6 +53,10 @@ func (r *AgentRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	run := &twv1.AgentRun{}
 	if err := r.Get(ctx, req.NamespacedName, run); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if r.written.stale(run.UID, run.Status, r.Clock.Now()) {
+		// Our last status write is not in the cache yet; its event brings us back.
+		return ctrl.Result{RequeueAfter: memoTTL}, nil
 	}
 	if run.DeletionTimestamp == nil {
 		if err := r.ensureMeta(ctx, run); err != nil {
@@ -228,6 +234,7 @@ func (r *AgentRunReconciler) writeStatus(ctx context.Context, run *twv1.AgentRun
 	if err := r.Status().Update(ctx, run); err != nil {
 		return err
 	}
+	r.written.wrote(run.UID, run.Status, r.Clock.Now())
 	if before != st.Phase {
 		r.recordEnd(ctx, run, d)
 	}

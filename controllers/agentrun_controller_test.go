@@ -495,6 +495,27 @@ func TestInvalidManifests(t *testing.T) {
 			}
 		})
 	}
+	t.Run("immutable", func(t *testing.T) {
+		run := newRun(ns, "fixed", func(r *twv1.AgentRun) { r.Spec.Session = "s" })
+		create(t, run)
+		for _, c := range []struct{ patch, want string }{
+			{`{"spec":{"prompt":"something else"}}`, "prompt is immutable"},
+			{`{"spec":{"session":"t"}}`, "session is immutable"},
+			{`{"spec":{"session":null}}`, "session is immutable"},
+			{`{"spec":{"continue":true}}`, "continue is immutable"},
+		} {
+			err := k8s.Patch(context.Background(), run.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(c.patch)))
+			if !apierrors.IsInvalid(err) {
+				t.Errorf("%s: want Invalid, got %v", c.patch, err)
+			} else if e := containsAll(err.Error(), "spec", c.want); e != nil {
+				t.Error(e)
+			}
+		}
+		if err := k8s.Patch(context.Background(), run.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"cancel":true}}`))); err != nil {
+			t.Errorf("cancel must stay mutable: %v", err)
+		}
+	})
+
 	t.Run("valid", func(t *testing.T) {
 		run := newRun(ns, "good", func(r *twv1.AgentRun) {
 			r.Spec.Guards = &twv1.Guards{StallTimeout: ptr.To("1h30m"), MaxCostUSD: ptr.To("5.00"), WorldTools: []string{"run_tests"}}

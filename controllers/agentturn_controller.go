@@ -40,6 +40,9 @@ type AgentTurnReconciler struct {
 	Clock        clock.PassiveClock
 	Config       Config
 	SidecarImage string
+
+	written writeMemo[twv1.AgentTurnStatus]
+	stopped writeMemo[bool]
 }
 
 // +kubebuilder:rbac:groups=turnwatch.dev,resources=agentturns,verbs=get;list;watch
@@ -57,6 +60,10 @@ func (r *AgentTurnReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	turn := &twv1.AgentTurn{}
 	if err := r.Get(ctx, req.NamespacedName, turn); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if r.written.stale(turn.UID, turn.Status, r.Clock.Now()) {
+		// Our last write is not in the cache yet; its event brings us back.
+		return ctrl.Result{RequeueAfter: memoTTL}, nil
 	}
 	run := &twv1.AgentRun{}
 	if err := r.Get(ctx, types.NamespacedName{Namespace: turn.Namespace, Name: turn.Spec.RunName}, run); err != nil {
@@ -202,13 +209,15 @@ func (r *AgentTurnReconciler) keepStopped(ctx context.Context, turn *twv1.AgentT
 // makes the kubelet kill the containers; the Pod object and its logs stay for
 // inspection until the run is deleted.
 func (r *AgentTurnReconciler) stop(ctx context.Context, pod *corev1.Pod) error {
-	if podTerminal(pod) || (pod.Spec.ActiveDeadlineSeconds != nil && *pod.Spec.ActiveDeadlineSeconds == 1) {
+	stopped := pod.Spec.ActiveDeadlineSeconds != nil && *pod.Spec.ActiveDeadlineSeconds == 1
+	if r.stopped.stale(pod.UID, stopped, r.Clock.Now()) || stopped || podTerminal(pod) {
 		return nil
 	}
 	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"activeDeadlineSeconds":1}}`))
 	if err := r.Patch(ctx, pod, patch); err != nil {
 		return client.IgnoreNotFound(err)
 	}
+	r.stopped.wrote(pod.UID, true, r.Clock.Now())
 	log.FromContext(ctx).Info("stopped agent", "pod", pod.Name)
 	return nil
 }
@@ -225,7 +234,11 @@ func (r *AgentTurnReconciler) writeStatus(ctx context.Context, turn *twv1.AgentT
 		return nil
 	}
 	turn.Status = *st
-	return r.Status().Update(ctx, turn)
+	if err := r.Status().Update(ctx, turn); err != nil {
+		return err
+	}
+	r.written.wrote(turn.UID, turn.Status, r.Clock.Now())
+	return nil
 }
 
 func (r *AgentTurnReconciler) recordSettled(ctx context.Context, turn *twv1.AgentTurn, tripped bool) {

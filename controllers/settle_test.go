@@ -63,6 +63,8 @@ func TestJudge(t *testing.T) {
 			outcome: twv1.TurnFailed, class: twv1.ClassInfra},
 		{name: "sidecar image broken", status: corev1.PodStatus{Phase: corev1.PodPending, InitContainerStatuses: []corev1.ContainerStatus{waiting("turnwatch-sidecar", "InvalidImageName")}},
 			outcome: twv1.TurnFailed, class: twv1.ClassInfra},
+		{name: "sidecar crash loop", status: corev1.PodStatus{Phase: corev1.PodRunning, InitContainerStatuses: []corev1.ContainerStatus{waiting("turnwatch-sidecar", "CrashLoopBackOff")}},
+			outcome: twv1.TurnFailed, class: twv1.ClassInfra},
 		{name: "first pull error waits for backoff", status: corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{waiting("agent", "ErrImagePull")}}},
 		{name: "evicted", status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"}, outcome: twv1.TurnFailed, class: twv1.ClassInfra},
 		{name: "oom, pod over", status: corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{exited(137, "OOMKilled", 0)}},

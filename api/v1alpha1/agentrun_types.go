@@ -39,6 +39,9 @@ type RerollPolicy struct {
 }
 
 // AgentRunSpec is one request to an agent.
+// +kubebuilder:validation:XValidation:rule="self.prompt == oldSelf.prompt",message="prompt is immutable: every turn of a run gets the identical prompt"
+// +kubebuilder:validation:XValidation:rule="has(self.session) == has(oldSelf.session) && (!has(self.session) || self.session == oldSelf.session)",message="session is immutable"
+// +kubebuilder:validation:XValidation:rule="(has(self.continue) && self.continue) == (has(oldSelf.continue) && oldSelf.continue)",message="continue is immutable"
 // +kubebuilder:validation:XValidation:rule="!has(self.continue) || !self.continue || has(self.session)",message="continue needs a session: set spec.session"
 // +kubebuilder:validation:XValidation:rule="!has(self.agentContainer) || self.template.spec.containers.exists(c, c.name == self.agentContainer)",message="agentContainer must name a container of spec.template.spec.containers"
 type AgentRunSpec struct {
