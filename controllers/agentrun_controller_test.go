@@ -15,11 +15,14 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"github.com/prometheus/client_golang/prometheus"
+	promtestutil "github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/pkg/protocol"
@@ -81,6 +84,20 @@ func TestTripRerollThenFault(t *testing.T) {
 	}
 	podStopped(t, ns, "r-1")
 	waitEvents(t, ns, "r", EventFaulted, 1)
+	for name, c := range map[string]prometheus.Collector{
+		"trips{identicalCalls,runaway}": tripsTotal.WithLabelValues(DetectorIdenticalCalls, "runaway"),
+		"trips{stepBudget,runaway}":     tripsTotal.WithLabelValues(DetectorStepBudget, "runaway"),
+		"rerolls{runaway}":              rerollsTotal.WithLabelValues("runaway"),
+		"faults{runaway}":               faultsTotal.WithLabelValues("runaway"),
+		"turns{Failed,runaway}":         turnsTotal.WithLabelValues("Failed", "runaway"),
+	} {
+		if v := promtestutil.ToFloat64(c); v < 1 {
+			t.Errorf("metric %s = %v", name, v)
+		}
+	}
+	if n, err := promtestutil.GatherAndCount(metrics.Registry, "turnwatch_turn_steps", "turnwatch_turn_cost_usd"); err != nil || n != 2 {
+		t.Errorf("turn histograms in the registry: %d %v", n, err)
+	}
 	consistently(t, "no third turn, one fault, pods kept", time.Second, func() error {
 		names, err := turnNames(ns, "r")
 		if err != nil || len(names) != 2 {
@@ -93,6 +110,37 @@ func TestTripRerollThenFault(t *testing.T) {
 			if _, err := getPod(ns, p); err != nil {
 				return err
 			}
+		}
+		return nil
+	})
+}
+
+// A finished run with ttlSecondsAfterFinished is deleted once it passed, on
+// the injected clock.
+func TestTTLAfterFinished(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	ns := newNamespace(t)
+	clk := clocktesting.NewFakeClock(time.Now())
+	startManager(t, ns, managerOpts{config: DefaultConfig(), clock: clk})
+	create(t, newRun(ns, "ttl", func(r *twv1.AgentRun) { r.Spec.TTLSecondsAfterFinished = ptr.To[int32](3600) }))
+	waitPod(t, ns, "ttl-0")
+	playSidecar(t, ns, "ttl-0", finishedCond(protocol.Summary{Steps: 1, CostUSD: "0.01", StopReason: "end", Result: true}))
+	runPhase(t, ns, "ttl", twv1.RunSucceeded)
+	consistently(t, "kept before the TTL", 500*time.Millisecond, func() error {
+		_, err := getRun(ns, "ttl")
+		return err
+	})
+	clk.Step(61 * time.Minute)
+	// Poke the run so that the controller looks again (the real requeue
+	// fires after the TTL in real time).
+	run, _ := getRun(ns, "ttl")
+	if err := k8s.Patch(context.Background(), run, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"poke":"1"}}}`))); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "run deleted after its TTL", func() error {
+		if _, err := getRun(ns, "ttl"); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there: %v", err)
 		}
 		return nil
 	})

@@ -92,6 +92,13 @@ type AgentRunSpec struct {
 	// +optional
 	Rerolls *RerollPolicy `json:"rerolls,omitempty"`
 
+	// TTLSecondsAfterFinished deletes the run (and with it its turns and
+	// their stopped Pods and logs) this long after it Succeeded, Faulted or
+	// was Aborted. Unset: kept until deleted.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+
 	// Cancel stops the run: the live turn's agent is stopped and recorded as
 	// Aborted, and no turn follows.
 	// +optional
