@@ -1,0 +1,134 @@
+package monitor
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Detector names, as SPEC.md spells them (reports, conditions, metrics).
+const (
+	DetectorStepBudget     = "stepBudget"
+	DetectorIdenticalCalls = "identicalCalls"
+	DetectorSilentRun      = "silentRun"
+	DetectorStall          = "stall"
+	DetectorDegeneration   = "degeneration"
+	DetectorSpend          = "spend"
+	DetectorLengthStop     = "lengthStop"
+)
+
+// Fault classes, as SPEC.md spells them.
+const (
+	ClassRunaway    = "runaway"
+	ClassStalled    = "stalled"
+	ClassDegenerate = "degenerate"
+	ClassOverspend  = "overspend"
+	ClassLength     = "length"
+)
+
+// ClassOf returns the fault class a detector raises ("" for silentRun,
+// which nudges, and for unknown names).
+func ClassOf(detector string) string {
+	switch detector {
+	case DetectorStepBudget, DetectorIdenticalCalls:
+		return ClassRunaway
+	case DetectorStall:
+		return ClassStalled
+	case DetectorDegeneration:
+		return ClassDegenerate
+	case DetectorSpend:
+		return ClassOverspend
+	case DetectorLengthStop:
+		return ClassLength
+	}
+	return ""
+}
+
+// Formats the engine reads.
+const (
+	FormatPi       = "pi"
+	FormatClaude   = "claude"
+	FormatCodex    = "codex"
+	FormatOpencode = "opencode"
+	FormatGemini   = "gemini"
+	FormatAuto     = "auto"
+)
+
+// Formats lists the format names New accepts.
+var Formats = []string{FormatPi, FormatClaude, FormatCodex, FormatOpencode, FormatGemini, FormatAuto}
+
+// Stop reasons after normalization (SPEC.md "Stop reasons").
+const (
+	StopEnd     = "end"
+	StopToolUse = "tool_use"
+	StopLength  = "length"
+	StopError   = "error"
+	StopAborted = "aborted"
+)
+
+// Options configure an Engine.
+type Options struct {
+	// Format is one of Formats; "" means auto.
+	Format string
+	// Guards are the detector knobs (DefaultGuards when zero).
+	Guards Guards
+	// Prices price token-only formats (DefaultPrices when empty).
+	Prices Prices
+	// PriorCostUSD is what earlier turns of the run cost, a decimal string;
+	// it is added to this turn's cost for the spend cap and the report.
+	PriorCostUSD string
+}
+
+// Trip is a detector's verdict that the turn must end.
+type Trip struct {
+	Class    string `json:"class"`
+	Detector string `json:"detector"`
+	Message  string `json:"message"`
+	// Line is the 1-based input line of the event that tripped.
+	Line int `json:"line"`
+}
+
+// Nudge is the silent-run verdict: said once per streak, the run goes on.
+type Nudge struct {
+	Message string `json:"message"`
+	Line    int    `json:"line"`
+}
+
+// Verdicts is what one line (or the end of input) produced: nudges, and at
+// most one trip that stops the turn.
+type Verdicts struct {
+	Nudges []Nudge
+	Trip   *Trip
+}
+
+// Report is SPEC.md's replay object, field for field.
+type Report struct {
+	Format     string  `json:"format"`
+	Lines      int     `json:"lines"`
+	Steps      int     `json:"steps"`
+	CostUSD    string  `json:"costUSD"`
+	StopReason string  `json:"stopReason"`
+	Result     bool    `json:"result"`
+	Trips      []Trip  `json:"trips"`
+	Nudges     []Nudge `json:"nudges"`
+	Unparsed   int     `json:"unparsed"`
+}
+
+func validFormat(f string) bool { return f == "" || slices.Contains(Formats, f) }
+
+func (o Options) check() error {
+	if !validFormat(o.Format) {
+		return fmt.Errorf("format %q: must be one of %v", o.Format, Formats)
+	}
+	if err := o.Guards.Validate(); err != nil {
+		return err
+	}
+	if o.PriorCostUSD != "" {
+		if m, err := ParseMoney(o.PriorCostUSD); err != nil || m < 0 {
+			return fmt.Errorf("priorCostUSD %q: must be a non-negative decimal string", o.PriorCostUSD)
+		}
+	}
+	return nil
+}
+
+var _ = time.Second

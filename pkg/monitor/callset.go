@@ -1,0 +1,57 @@
+package monitor
+
+// maxCalls bounds how many call ids the engine remembers. Restatements of a
+// call arrive close to it (the same message, its turn_end), so remembering
+// the most recent ones is enough to count each call once while keeping
+// memory flat however long the stream runs.
+const maxCalls = 4096
+
+// call flags.
+const (
+	callCompared    = 1 << iota // arguments complete, identity compared
+	callOutstanding             // arguments complete, no result yet
+	callWorld                   // a worldTools tool
+	callAnswered                // result seen
+)
+
+// callSet remembers call ids (by 64-bit hash) with their flags, evicting
+// the oldest when full.
+type callSet struct {
+	flags map[uint64]uint8
+	ring  [maxCalls]uint64
+	next  int
+	n     int
+}
+
+func (c *callSet) init() { c.flags = make(map[uint64]uint8, maxCalls) }
+
+// get returns the flags of id, and whether it is new (then it is added).
+func (c *callSet) get(id uint64) (f uint8, isNew bool, evicted uint8) {
+	if f, ok := c.flags[id]; ok {
+		return f, false, 0
+	}
+	if c.n == maxCalls {
+		old := c.ring[c.next]
+		evicted = c.flags[old]
+		delete(c.flags, old)
+		c.n--
+	}
+	c.ring[c.next] = id
+	c.next = (c.next + 1) % maxCalls
+	c.n++
+	c.flags[id] = 0
+	return 0, true, evicted
+}
+
+func (c *callSet) set(id uint64, f uint8) {
+	if _, ok := c.flags[id]; ok {
+		c.flags[id] = f
+	}
+}
+
+func (c *callSet) lookup(id uint64) (uint8, bool) {
+	f, ok := c.flags[id]
+	return f, ok
+}
+
+func idHash(id []byte) uint64 { return mix64(hashBytes(fnvOffset, id)) }

@@ -1,0 +1,39 @@
+package monitor
+
+// A check is one detector: a small pure function of State that says
+// whether it fails, why (the detector name) and a legible message.
+type check func(s State) (reason, message string, failed bool)
+
+// phase is the point of the fold at which a check is judged.
+type phase uint8
+
+const (
+	atClock      phase = iota // before a line: the silence since the last one
+	atDelta                   // after a text or thinking delta
+	atCall                    // after each tool call (first sight, then complete arguments)
+	atCost                    // after a cost report
+	atFinish                  // at the end of input
+	atMessageEnd              // after a model message ended
+)
+
+type link struct {
+	at    phase
+	nudge bool // a nudge is said and the run goes on; anything else stops the turn
+	check check
+}
+
+// chain is the evaluation order, one visible list. Within one event the
+// fold reaches the phases in this order too (SPEC.md "Order within one
+// event"): degeneration; each tool call in order, step budget before
+// identical calls; spend; the stop reason; the silent-run nudge.
+// Repetition is judged before silence, so an agent doing both is stopped,
+// not nudged. The first failing check that stops the turn ends evaluation.
+var chain = [...]link{
+	{at: atClock, check: stall},
+	{at: atDelta, check: degeneration},
+	{at: atCall, check: stepBudget},
+	{at: atCall, check: identicalCalls},
+	{at: atCost, check: spend},
+	{at: atFinish, check: lengthStop},
+	{at: atMessageEnd, check: silentRun, nudge: true},
+}

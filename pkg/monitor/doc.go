@@ -1,0 +1,14 @@
+// Package monitor is turnwatch's detector engine: agent stream formats in,
+// trips and nudges out. It is a pure fold over the normalized event stream
+// plus an injected clock, so the same stream gives the same verdicts on
+// replay, in the sidecar, and after a restart. It has no Kubernetes imports.
+//
+// The engine reads one line at a time (Feed), normalizes it into an event
+// with a hand-written zero-allocation JSON scanner (deltas are never stored
+// or decoded whole), folds the event into small counters (State), and runs
+// an ordered chain of small pure checks (see chain.go) at fixed points of the
+// fold. Names follow SPEC.md: detectors stepBudget, identicalCalls, silentRun,
+// stall, degeneration, spend, lengthStop; guards stepBudget, identicalCalls,
+// silentTurns, stallTimeout, toolTimeout, whitespaceDeltas, whitespaceBytes,
+// worldTools, maxCostUSD.
+package monitor

@@ -1,0 +1,576 @@
+package monitor
+
+import (
+	"bytes"
+	"time"
+	"unsafe"
+)
+
+// Engine runs the detectors over one agent stream: a fold of normalized
+// events into State plus the chain of checks. It is not safe for concurrent
+// use; feed it from one goroutine. Steady state allocates nothing per line.
+type Engine struct {
+	format string // requested: one of Formats
+	active string // the format being parsed ("" while auto has not decided)
+	parse  parser
+	prices Prices
+	world  map[string]struct{}
+
+	st    State
+	calls callSet
+	ev    event
+	sc    scanner
+
+	lines, unparsed int
+	live, result    bool
+	stopped         bool // a trip ended evaluation
+	finished        bool
+	stopLine        int // line of the event that set StopReason
+	lastTime        time.Time
+	trips           []Trip
+	nudges          []Nudge
+	cur             Verdicts
+	anon            uint64 // counter for calls without an id
+
+	msg     message
+	lastSig uint64
+
+	// Cost: the run's total is prior + closed + seg + open.
+	prior  Money // earlier turns of the run
+	closed Money // sessions of this stream that ended (a later start event)
+	seg    Money // the current session's committed cost
+	open   Money // the open model message's latest cost
+
+	sessionModel modelName // model named by a start event (claude, gemini)
+	priceCache   struct {
+		model modelName
+		price ModelPrice
+		ok    bool
+	}
+}
+
+// message is the open model message.
+type message struct {
+	open     bool
+	id       uint64
+	speaks   bool // carried non-space text
+	calls    int  // tool calls first seen in it
+	stop     string
+	hasStop  bool
+	stopLine int
+	toks     tokens
+	model    modelName
+}
+
+// modelName holds a model name without allocating.
+type modelName struct {
+	b [96]byte
+	n int
+}
+
+func (m *modelName) set(b []byte)  { m.n = copy(m.b[:], b) }
+func (m *modelName) bytes() []byte { return m.b[:m.n] }
+
+// New builds an engine; zero Guards mean DefaultGuards, empty Prices mean
+// DefaultPrices.
+func New(opts Options) (*Engine, error) {
+	if opts.Guards.isZero() {
+		opts.Guards = DefaultGuards()
+	}
+	if len(opts.Prices.Models) == 0 {
+		opts.Prices = DefaultPrices()
+	}
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
+	e := &Engine{format: opts.Format, prices: opts.Prices, live: true}
+	if e.format == "" {
+		e.format = FormatAuto
+	}
+	e.prices.index()
+	e.setFormat(e.format)
+	e.st.Guards = opts.Guards
+	e.st.Cap, _ = opts.Guards.maxCost()
+	if opts.PriorCostUSD != "" {
+		e.prior, _ = ParseMoney(opts.PriorCostUSD)
+	}
+	e.st.Cost = e.prior
+	e.world = make(map[string]struct{}, len(opts.Guards.WorldTools))
+	for _, t := range opts.Guards.WorldTools {
+		e.world[t] = struct{}{}
+	}
+	e.calls.init()
+	return e, nil
+}
+
+func (g Guards) isZero() bool {
+	return g.StepBudget == 0 && g.IdenticalCalls == 0 && g.SilentTurns == 0 && g.StallTimeout == 0 &&
+		g.ToolTimeout == 0 && g.WhitespaceDeltas == 0 && g.WhitespaceBytes == 0 && g.WorldTools == nil && g.MaxCostUSD == ""
+}
+
+// Feed processes one input line (without its trailing newline). If the line
+// carries the `kubectl logs --timestamps` prefix (RFC 3339 time and a space)
+// the clock comes from it, else from now; a zero now means the line carries
+// no clock information (replay of a file without timestamps). It returns
+// what this line produced: nudges, and at most one trip that stops the turn.
+// After a trip, lines are only counted.
+func (e *Engine) Feed(line []byte, now time.Time) Verdicts {
+	e.lines++
+	e.cur = Verdicts{}
+	if e.stopped || e.finished {
+		return e.cur
+	}
+	t, rest := splitTimestamp(line)
+	if t.IsZero() {
+		t = now
+	}
+	if !t.IsZero() {
+		if e.judgeStall(t, e.lines-1) {
+			return e.cur
+		}
+		e.lastTime = t
+	}
+	rest = bytes.TrimSpace(rest)
+	if len(rest) == 0 {
+		return e.cur // a blank line carries nothing and is not counted as unparsed
+	}
+	e.ev = event{}
+	if !e.parseLine(rest) {
+		e.unparsed++
+		return e.cur
+	}
+	e.apply()
+	return e.cur
+}
+
+// FeedSkipped counts a line the LineReader skipped for being over the cap:
+// it is a line (numbers stay right) and it is unparsed.
+func (e *Engine) FeedSkipped() {
+	e.lines++
+	if !e.stopped && !e.finished {
+		e.unparsed++
+	}
+}
+
+// Tick judges the stall from the clock when no line arrives (live mode).
+// The first Tick before any line starts the clock. Call it only once the
+// input is caught up: lines replayed from the past carry old timestamps.
+func (e *Engine) Tick(now time.Time) *Trip {
+	e.cur = Verdicts{}
+	if e.stopped || e.finished {
+		return nil
+	}
+	if e.lastTime.IsZero() {
+		e.lastTime = now
+		return nil
+	}
+	e.judgeStall(now, e.lines)
+	return e.cur.Trip
+}
+
+// judgeStall checks the silence between the last clock reading and t,
+// attributing a trip to line (the last line before the gap).
+func (e *Engine) judgeStall(t time.Time, line int) bool {
+	if !e.live || e.lastTime.IsZero() {
+		return false
+	}
+	e.st.Gap = t.Sub(e.lastTime)
+	return e.evaluate(atClock, line)
+}
+
+// Finish marks the end of input: it ends an open model message and judges
+// the length stop. Calling it again does nothing.
+func (e *Engine) Finish() Verdicts {
+	e.cur = Verdicts{}
+	if e.finished || e.stopped {
+		e.finished = true
+		return e.cur
+	}
+	e.finished = true
+	if e.live && e.msg.open && e.endMessage() {
+		return e.cur
+	}
+	e.evaluate(atFinish, e.stopLine)
+	return e.cur
+}
+
+// Report is SPEC.md's replay object for what the engine has seen so far.
+func (e *Engine) Report() Report {
+	f := e.active
+	if f == "" {
+		f = e.format
+	}
+	r := Report{
+		Format: f, Lines: e.lines, Steps: e.st.Steps, CostUSD: e.st.Cost.String(),
+		StopReason: e.st.StopReason, Result: e.result, Unparsed: e.unparsed,
+		Trips: append([]Trip{}, e.trips...), Nudges: append([]Nudge{}, e.nudges...),
+	}
+	return r
+}
+
+// State returns a copy of the counters the checks see.
+func (e *Engine) State() State { return e.st }
+
+// evaluate runs the checks of one phase in chain order. A nudge is recorded
+// and evaluation goes on; the first other failure trips and ends it.
+func (e *Engine) evaluate(p phase, line int) bool {
+	for i := range chain {
+		l := &chain[i]
+		if l.at != p {
+			continue
+		}
+		reason, msg, failed := l.check(e.st)
+		if !failed {
+			continue
+		}
+		if l.nudge {
+			n := Nudge{Message: msg, Line: line}
+			e.nudges = append(e.nudges, n)
+			e.cur.Nudges = append(e.cur.Nudges, n)
+			e.st.Nudged = true
+			continue
+		}
+		t := &Trip{Class: ClassOf(reason), Detector: reason, Message: msg, Line: line}
+		e.trips = append(e.trips, *t)
+		e.cur.Trip = t
+		e.stopped = true
+		return true
+	}
+	return false
+}
+
+// apply folds the current event into State in SPEC.md's order within one
+// event: degeneration; each tool call in order; spend; the stop reason;
+// the silent-run nudge. It returns as soon as a check stops the turn.
+func (e *Engine) apply() {
+	ev := &e.ev
+	if ev.newSegment {
+		e.closeSegment()
+		if len(ev.model) > 0 {
+			e.sessionModel.set(ev.model)
+		}
+	}
+	if ev.start {
+		e.live, e.result = true, false
+	}
+	if !e.live {
+		return // after the final result: no steps, trips, nudges or cost
+	}
+	if ev.endBefore && e.msg.open && e.endMessage() {
+		return
+	}
+	if ev.msgID != nil {
+		id := idHash(ev.msgID)
+		if e.msg.open && e.msg.id != id && e.endMessage() {
+			return
+		}
+		if !e.msg.open {
+			e.openMessage()
+			e.msg.id = id
+		}
+	}
+	if ev.msgOpen && !e.msg.open {
+		e.openMessage()
+	}
+	if ev.hasDelta && e.delta(ev.delta, ev.deltaText) {
+		return
+	}
+	if ev.hasText && e.msg.open && hasText(ev.text) {
+		e.msg.speaks = true
+	}
+	if ev.content != nil && e.content(ev.content, ev.contentComplete) {
+		return
+	}
+	for i := 0; i < ev.ncalls; i++ {
+		if e.call(ev.calls[i]) {
+			return
+		}
+	}
+	for i := 0; i < ev.nresults; i++ {
+		r := ev.results[i]
+		e.answer(r.id, r.name, r.isError)
+	}
+	if ev.costKind != costNone && e.spend() {
+		return
+	}
+	if ev.hasStop && e.msg.open {
+		e.msg.stop, e.msg.hasStop, e.msg.stopLine = ev.stop, true, e.lines
+	}
+	if ev.turnStop != "" {
+		e.st.StopReason, e.stopLine = ev.turnStop, e.lines
+	}
+	if (ev.msgEnd || ev.final) && e.msg.open && e.endMessage() {
+		return
+	}
+	if ev.final {
+		e.live, e.result = false, true
+	}
+}
+
+func (e *Engine) openMessage() {
+	e.msg = message{open: true, model: e.msg.model}
+}
+
+// endMessage ends the open model message: its cost is committed, its stop
+// reason becomes the turn's, and the silent-run streak walks on.
+func (e *Engine) endMessage() bool {
+	m := &e.msg
+	m.open = false
+	e.seg = e.seg.Add(e.open)
+	e.open = 0
+	e.st.StopReason, e.stopLine = "", e.lines
+	if m.hasStop {
+		e.st.StopReason, e.stopLine = m.stop, m.stopLine
+	}
+	switch {
+	case m.speaks:
+		e.st.Silent, e.st.Nudged = 0, false
+	case m.calls > 0:
+		e.st.Silent++
+		return e.evaluate(atMessageEnd, e.lines)
+	}
+	return false // neither text nor tools: neither resets nor extends
+}
+
+// delta folds one text or thinking delta (raw, escaped) into the
+// whitespace run.
+func (e *Engine) delta(raw []byte, isText bool) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	only, n := wsOnly(raw)
+	if !only {
+		e.st.WhitespaceDeltas, e.st.WhitespaceBytes = 0, 0
+		if isText && e.msg.open {
+			e.msg.speaks = true
+		}
+		return false
+	}
+	e.st.WhitespaceDeltas++
+	if e.st.WhitespaceBytes < 1<<40 {
+		e.st.WhitespaceBytes += n
+	}
+	return e.evaluate(atDelta, e.lines)
+}
+
+// call folds one tool call: a step at the first sight of its id, the
+// identity comparison once its arguments are complete.
+func (e *Engine) call(c callRef) bool {
+	var key uint64
+	if len(c.id) == 0 {
+		e.anon++
+		key = mix64(e.anon ^ 0xa5a5a5a5a5a5a5a5)
+	} else {
+		key = idHash(c.id)
+	}
+	f, isNew, evicted := e.calls.get(key)
+	if evicted&callOutstanding != 0 {
+		e.st.Outstanding--
+	}
+	if isNew {
+		e.st.Steps++
+		if e.msg.open {
+			e.msg.calls++
+		}
+		if e.evaluate(atCall, e.lines) {
+			return true
+		}
+	}
+	if !c.complete || f&callCompared != 0 {
+		return false
+	}
+	f |= callCompared
+	if f&callAnswered == 0 {
+		f |= callOutstanding
+		e.st.Outstanding++
+	}
+	if e.isWorld(c.name) {
+		f |= callWorld
+	}
+	e.calls.set(key, f)
+	sig := callSig(c.name, c.args)
+	if e.st.Streak > 0 && sig == e.lastSig {
+		e.st.Streak++
+	} else {
+		e.lastSig, e.st.Streak = sig, 1
+	}
+	return e.evaluate(atCall, e.lines)
+}
+
+// answer folds a tool result: the call is no longer outstanding, and a
+// successful answer of a worldTools tool resets the identical-call streak
+// (the world moved). An answer marked as an error is a refusal: nothing
+// ran, the streak stands.
+func (e *Engine) answer(id, name []byte, isError bool) {
+	key := idHash(id)
+	f, known := e.calls.lookup(key)
+	if known {
+		if f&callOutstanding != 0 {
+			e.st.Outstanding--
+		}
+		e.calls.set(key, f&^callOutstanding|callAnswered)
+	}
+	world := f&callWorld != 0 || len(name) > 0 && e.isWorld(name)
+	if world && !isError {
+		e.st.Streak, e.lastSig = 0, 0
+	}
+}
+
+func (e *Engine) isWorld(name []byte) bool {
+	if len(e.world) == 0 {
+		return false
+	}
+	_, ok := e.world[string(name)]
+	return ok
+}
+
+// spend folds a cost report and judges the cap.
+func (e *Engine) spend() bool {
+	ev := &e.ev
+	switch ev.costKind {
+	case costMessage:
+		e.open = ev.cost
+	case costAdd:
+		e.seg = e.seg.Add(ev.cost)
+	case costSegment:
+		e.seg, e.open = ev.cost, 0
+	case costTokens:
+		if len(ev.model) > 0 {
+			e.msg.model.set(ev.model)
+		}
+		e.msg.toks.merge(ev.toks, ev.toksSet)
+		e.open = e.priceTokens(e.msg.model.bytes(), e.msg.toks)
+	case costTokensTotal:
+		e.seg, e.open = e.priceTokens(nil, ev.toks), 0
+	}
+	e.st.Cost = e.prior.Add(e.closed).Add(e.seg).Add(e.open)
+	return e.evaluate(atCost, e.lines)
+}
+
+// closeSegment ends a session of the stream (a new claude system/init, a
+// new codex thread): its cost is kept, later reports start from zero.
+func (e *Engine) closeSegment() {
+	e.closed = e.closed.Add(e.seg).Add(e.open)
+	e.seg, e.open = 0, 0
+	e.msg.toks = tokens{}
+}
+
+// priceTokens prices usage with the model named, else the session's model,
+// else the format's default model. Unknown models cost nothing.
+func (e *Engine) priceTokens(model []byte, t tokens) Money {
+	if len(model) == 0 {
+		model = e.sessionModel.bytes()
+	}
+	if len(model) == 0 {
+		if m, ok := e.prices.DefaultModel[e.active]; ok {
+			model = unsafe.Slice(unsafe.StringData(m), len(m))
+		}
+	}
+	pc := &e.priceCache
+	if !pc.ok || !bytes.Equal(pc.model.bytes(), model) {
+		pc.model.set(model)
+		pc.price, _ = e.prices.lookup(model)
+		pc.ok = true
+	}
+	return t.price(pc.price)
+}
+
+func (t *tokens) merge(u tokens, set tokenFields) {
+	if set&tokIn != 0 {
+		t.input = u.input
+	}
+	if set&tokOut != 0 {
+		t.output = u.output
+	}
+	if set&tokCacheRead != 0 {
+		t.cacheRead = u.cacheRead
+	}
+	if set&tokCacheWrite != 0 {
+		t.cacheWrite = u.cacheWrite
+	}
+}
+
+// content reads a raw array of content blocks (pi and claude messages) in
+// order: tool calls (toolCall, tool_use, server_tool_use, ...), text that
+// speaks, and tool results (claude user lines).
+func (e *Engine) content(raw []byte, complete bool) bool {
+	var s scanner
+	s.reset(raw)
+	if s.peek() != '[' {
+		return false // claude user content may be a plain string
+	}
+	s.enterArray()
+	var a arr
+	for s.elem(&a) {
+		if s.peek() != '{' {
+			if !s.skip() {
+				return false
+			}
+			continue
+		}
+		s.enter()
+		var o obj
+		var typ, id, name, args, text, useID []byte
+		isErr := false
+		for {
+			k, ok := s.key(&o)
+			if !ok {
+				break
+			}
+			switch string(k) {
+			case "type":
+				typ, _ = s.str()
+			case "id":
+				id, _ = s.strOrNull()
+			case "name":
+				name, _ = s.strOrNull()
+			case "arguments", "input":
+				args, _ = s.value()
+			case "text":
+				text, _ = s.strOrNull()
+			case "tool_use_id":
+				useID, _ = s.strOrNull()
+			case "is_error":
+				isErr, _ = s.boolean()
+			default:
+				s.skip()
+			}
+		}
+		if s.bad {
+			return false
+		}
+		switch {
+		case string(typ) == "toolCall" || bytes.HasSuffix(typ, []byte("tool_use")):
+			if e.call(callRef{id: id, name: name, args: args, complete: complete}) {
+				return true
+			}
+		case string(typ) == "text":
+			if e.msg.open && hasText(text) {
+				e.msg.speaks = true
+			}
+		case string(typ) == "tool_result":
+			e.answer(useID, nil, isErr)
+		}
+	}
+	return false
+}
+
+// splitTimestamp splits off a `kubectl logs --timestamps` prefix.
+func splitTimestamp(line []byte) (time.Time, []byte) {
+	if len(line) < 21 || line[0] < '0' || line[0] > '9' || line[4] != '-' {
+		return time.Time{}, line
+	}
+	head := line
+	if len(head) > 40 {
+		head = head[:40]
+	}
+	sp := bytes.IndexByte(head, ' ')
+	if sp < 20 {
+		return time.Time{}, line
+	}
+	t, err := time.Parse(time.RFC3339Nano, unsafe.String(&line[0], sp))
+	if err != nil {
+		return time.Time{}, line
+	}
+	return t, line[sp+1:]
+}

@@ -1,0 +1,100 @@
+package monitor
+
+// event is one input line normalized: what the format parsers extract and
+// the fold consumes. Byte slices point into the line (raw, still escaped);
+// nothing is copied. The engine reuses one event for every line.
+type event struct {
+	// Turn boundaries.
+	start      bool // a start event: reopens the turn
+	newSegment bool // costs reported from here on belong to a new session
+	final      bool // the format's final result event
+
+	// Model message boundaries.
+	msgOpen   bool   // this line belongs to a model message (opens one if none)
+	msgID     []byte // claude: a new id ends the open message first
+	endBefore bool   // end the open message before this line's content (claude user/result, gemini tool_result)
+	msgEnd    bool   // this line ends the model message
+
+	// Deltas (text_delta / thinking_delta / gemini delta messages).
+	delta     []byte
+	hasDelta  bool
+	deltaText bool // a text delta (not thinking): non-space text speaks
+
+	// text is complete message text (codex agent_message, opencode text,
+	// gemini non-delta message); non-space text speaks.
+	text    []byte
+	hasText bool
+
+	// content is a raw JSON array of content blocks (pi, claude): tool calls,
+	// text, tool results, read in order by the fold.
+	content         []byte
+	contentComplete bool // the calls in it carry complete arguments
+
+	// Single tool calls and results of the flat formats.
+	calls    [2]callRef
+	ncalls   int
+	results  [2]resultRef
+	nresults int
+
+	// Stop reason from a message end event, normalized ("" none seen).
+	stop    string
+	hasStop bool
+	// turnStop sets the stop reason directly (codex turn.failed, gemini error result).
+	turnStop string
+
+	// Cost.
+	costKind costKind
+	cost     Money
+	toks     tokens
+	toksSet  tokenFields
+	model    []byte
+}
+
+type callRef struct {
+	id, name, args []byte
+	complete       bool
+}
+
+type resultRef struct {
+	id, name []byte
+	isError  bool
+}
+
+// costKind says how a cost report combines with what came before.
+type costKind uint8
+
+const (
+	costNone        costKind = iota
+	costMessage              // the open message's cost is now cost (pi partials/ends: replaced, not summed)
+	costAdd                  // add cost (opencode step_finish)
+	costSegment              // the session's whole cost is now cost (claude result total_cost_usd)
+	costTokens               // the open message's token usage (claude), priced by model
+	costTokensTotal          // the session's cumulative token usage (codex, gemini), priced by model
+)
+
+// tokenFields marks which token buckets a usage report carried, so a report
+// with only output_tokens (claude message_delta) keeps the input count.
+type tokenFields uint8
+
+const (
+	tokIn tokenFields = 1 << iota
+	tokOut
+	tokCacheRead
+	tokCacheWrite
+)
+
+func (ev *event) addCall(id, name, args []byte, complete bool) {
+	if ev.ncalls < len(ev.calls) {
+		ev.calls[ev.ncalls] = callRef{id, name, args, complete}
+		ev.ncalls++
+	}
+}
+
+func (ev *event) addResult(id, name []byte, isError bool) {
+	if ev.nresults < len(ev.results) {
+		ev.results[ev.nresults] = resultRef{id, name, isError}
+		ev.nresults++
+	}
+}
+
+func (ev *event) setStop(s string) { ev.stop, ev.hasStop = s, true }

@@ -1,0 +1,170 @@
+package monitor
+
+// A parser reads one line of its format into ev. The scanner stands inside
+// the top-level object, after the "type" member (or at its start when
+// "type" was not the first key; parsers then skip "type" like any other
+// unknown key). A parser consumes the rest of the object and returns false
+// for a line of no known shape, which the engine counts as unparsed.
+type parser func(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool
+
+var parsers = map[string]parser{
+	FormatPi:       parsePi,
+	FormatClaude:   parseClaude,
+	FormatCodex:    parseCodex,
+	FormatOpencode: parseOpencode,
+	FormatGemini:   parseGemini,
+}
+
+func (e *Engine) setFormat(f string) {
+	if p, ok := parsers[f]; ok {
+		e.active, e.parse = f, p
+	}
+}
+
+// parseLine reads one line (prefix and spaces already trimmed) into e.ev.
+// The whole line must be one JSON object; the event is applied only then.
+func (e *Engine) parseLine(line []byte) bool {
+	if e.parse == nil { // auto, not decided yet
+		f := sniff(line)
+		if f == "" {
+			return false
+		}
+		e.setFormat(f)
+	}
+	s := &e.sc
+	s.reset(line)
+	if !s.enter() {
+		return false
+	}
+	var o obj
+	k, ok := s.key(&o)
+	if !ok {
+		return false
+	}
+	var typ []byte
+	if string(k) == "type" {
+		if typ, ok = s.str(); !ok {
+			return false
+		}
+	} else { // rare: "type" is not the first key; find it, then read from the top
+		if typ = topString(line, "type"); typ == nil {
+			return false
+		}
+		s.reset(line)
+		s.enter()
+		o = obj{}
+	}
+	if !e.parse(e, s, &o, typ, &e.ev) || s.bad {
+		return false
+	}
+	return s.end()
+}
+
+// topString returns the raw value of a top-level string member, or nil.
+func topString(line []byte, key string) []byte {
+	var s scanner
+	s.reset(line)
+	if !s.enter() {
+		return nil
+	}
+	var o obj
+	for {
+		k, ok := s.key(&o)
+		if !ok {
+			return nil
+		}
+		if string(k) == key && s.peek() == '"' {
+			v, _ := s.str()
+			return v
+		}
+		if !s.skip() {
+			return nil
+		}
+	}
+}
+
+// topHas reports whether a top-level member named key exists.
+func topHas(line []byte, key string) bool {
+	var s scanner
+	s.reset(line)
+	if !s.enter() {
+		return false
+	}
+	var o obj
+	for {
+		k, ok := s.key(&o)
+		if !ok {
+			return false
+		}
+		if string(k) == key {
+			return true
+		}
+		if !s.skip() {
+			return false
+		}
+	}
+}
+
+// sniff recognises the format of one line for auto: by event types that
+// only one format uses, and by keys where two formats share a type
+// (tool_use: opencode has "part", gemini "tool_name"; result: claude has
+// "subtype", gemini "status"). A line no format claims (a banner, an
+// "error" event) decides nothing.
+func sniff(line []byte) string {
+	typ := topString(line, "type")
+	if typ == nil {
+		return ""
+	}
+	switch t := string(typ); t {
+	case "agent_start", "agent_end", "turn_start", "turn_end", "message_start", "message_update",
+		"message_end", "tool_execution_start", "tool_execution_update", "tool_execution_end",
+		"auto_compaction_start", "auto_compaction_end", "auto_retry_start", "auto_retry_end":
+		return FormatPi
+	case "system", "assistant", "user", "stream_event":
+		return FormatClaude
+	case "init", "message", "tool_result":
+		return FormatGemini
+	case "step_start", "step_finish", "text", "reasoning":
+		return FormatOpencode
+	case "thread.started", "turn.started", "turn.completed", "turn.failed",
+		"item.started", "item.updated", "item.completed":
+		return FormatCodex
+	case "tool_use":
+		if topHas(line, "part") {
+			return FormatOpencode
+		}
+		if topHas(line, "tool_name") {
+			return FormatGemini
+		}
+	case "result":
+		if topHas(line, "subtype") {
+			return FormatClaude
+		}
+		if topHas(line, "status") || topHas(line, "stats") {
+			return FormatGemini
+		}
+	}
+	return ""
+}
+
+// skipAll consumes the remaining members of the object: a known event that
+// carries nothing the detectors use.
+func skipAll(s *scanner, o *obj) bool { return s.skipRest(o) }
+
+// readMoney reads a JSON number as exact decimal Money; ok is false for
+// null (and on a syntax error, which also fails the scanner).
+func readMoney(s *scanner) (Money, bool) {
+	if s.peek() == 'n' {
+		s.literal("null")
+		return 0, false
+	}
+	lit, ok := s.number()
+	if !ok {
+		return 0, false
+	}
+	m, ok := parseDecimal(lit)
+	if !ok {
+		return 0, s.fail()
+	}
+	return m, true
+}

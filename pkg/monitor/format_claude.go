@@ -1,0 +1,324 @@
+package monitor
+
+// claude -p --output-format stream-json --verbose [--include-partial-messages]:
+// one SDK message per line (system, assistant, user, result, and with
+// partial messages stream_event wrapping the Messages API stream events).
+//
+//   - system/init reopens the turn and starts a new session (cost).
+//   - assistant lines carry complete content blocks of one message; the
+//     CLI may emit several lines with the same message id (one per block),
+//     so a model message is a message id, ended by a new id, a user line,
+//     result, or the end of input. Its usage is replaced, not summed, and
+//     priced by message.model; its stop_reason (when not null) is read here.
+//   - user lines end the model message and carry tool_result blocks.
+//   - result is the final result event; total_cost_usd replaces the
+//     session's priced estimate.
+//   - stream_event: content_block_start of a tool_use is a step at first
+//     sight; content_block_delta text_delta/thinking_delta are the deltas;
+//     message_start/message_delta usage updates the message's tokens. Stop
+//     reasons are not read from these partials.
+func parseClaude(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
+	switch string(typ) {
+	case "assistant":
+		return claudeAssistant(s, o, ev)
+	case "user":
+		ev.endBefore = true
+		return claudeUser(s, o, ev)
+	case "result":
+		ev.endBefore, ev.final = true, true
+		return claudeResult(s, o, ev)
+	case "system":
+		return claudeSystem(s, o, ev)
+	case "stream_event":
+		return claudeStreamEvent(s, o, ev)
+	}
+	return false
+}
+
+func claudeSystem(s *scanner, o *obj, ev *event) bool {
+	var subtype, model []byte
+	for {
+		k, ok := s.key(o)
+		if !ok {
+			break
+		}
+		switch string(k) {
+		case "subtype":
+			subtype, _ = s.str()
+		case "model":
+			model, _ = s.strOrNull()
+		default:
+			s.skip()
+		}
+	}
+	if string(subtype) == "init" {
+		ev.start, ev.newSegment, ev.model = true, true, model
+	}
+	return !s.bad
+}
+
+func claudeAssistant(s *scanner, o *obj, ev *event) bool {
+	for {
+		k, ok := s.key(o)
+		if !ok {
+			break
+		}
+		if string(k) != "message" {
+			s.skip()
+			continue
+		}
+		if !s.enter() {
+			return false
+		}
+		var m obj
+		for {
+			k, ok := s.key(&m)
+			if !ok {
+				break
+			}
+			switch string(k) {
+			case "id":
+				ev.msgID, _ = s.str()
+			case "model":
+				ev.model, _ = s.strOrNull()
+			case "content":
+				ev.content, _ = s.value()
+				ev.contentComplete = true
+			case "stop_reason":
+				if r, _ := s.strOrNull(); r != nil {
+					ev.setStop(claudeStop(r))
+				}
+			case "usage":
+				readClaudeUsage(s, ev)
+			default:
+				s.skip()
+			}
+		}
+	}
+	if ev.msgID == nil {
+		ev.msgID = []byte{} // a message without an id is still a message
+	}
+	ev.msgOpen = true
+	return !s.bad
+}
+
+func claudeUser(s *scanner, o *obj, ev *event) bool {
+	for {
+		k, ok := s.key(o)
+		if !ok {
+			break
+		}
+		if string(k) != "message" || s.peek() != '{' {
+			s.skip()
+			continue
+		}
+		s.enter()
+		var m obj
+		for {
+			k, ok := s.key(&m)
+			if !ok {
+				break
+			}
+			if string(k) == "content" {
+				ev.content, _ = s.value()
+				continue
+			}
+			s.skip()
+		}
+	}
+	return !s.bad
+}
+
+func claudeResult(s *scanner, o *obj, ev *event) bool {
+	for {
+		k, ok := s.key(o)
+		if !ok {
+			break
+		}
+		switch string(k) {
+		case "total_cost_usd":
+			if m, ok := readMoney(s); ok {
+				ev.costKind, ev.cost = costSegment, m
+			}
+		case "stop_reason":
+			if r, _ := s.strOrNull(); r != nil {
+				ev.turnStop = claudeStop(r)
+			}
+		default:
+			s.skip()
+		}
+	}
+	return !s.bad
+}
+
+func claudeStreamEvent(s *scanner, o *obj, ev *event) bool {
+	for {
+		k, ok := s.key(o)
+		if !ok {
+			break
+		}
+		if string(k) != "event" || s.peek() != '{' {
+			s.skip()
+			continue
+		}
+		s.enter()
+		var se obj
+		var etype []byte
+		for {
+			k, ok := s.key(&se)
+			if !ok {
+				break
+			}
+			switch string(k) {
+			case "type":
+				etype, _ = s.str()
+			case "message": // message_start
+				readClaudeStreamMessage(s, ev)
+			case "content_block": // content_block_start
+				readClaudeBlock(s, ev)
+			case "delta": // content_block_delta, message_delta
+				readClaudeDelta(s, ev)
+			case "usage": // message_delta
+				readClaudeUsage(s, ev)
+			default:
+				s.skip()
+			}
+		}
+		switch string(etype) {
+		case "message_start", "content_block_start", "content_block_delta", "content_block_stop",
+			"message_delta", "message_stop":
+			ev.msgOpen = true
+		}
+	}
+	return !s.bad
+}
+
+func readClaudeStreamMessage(s *scanner, ev *event) {
+	if !s.enter() {
+		return
+	}
+	var o obj
+	for {
+		k, ok := s.key(&o)
+		if !ok {
+			return
+		}
+		switch string(k) {
+		case "id":
+			ev.msgID, _ = s.str()
+		case "model":
+			ev.model, _ = s.strOrNull()
+		case "usage":
+			readClaudeUsage(s, ev)
+		default:
+			s.skip()
+		}
+	}
+}
+
+func readClaudeBlock(s *scanner, ev *event) {
+	if !s.enter() {
+		return
+	}
+	var o obj
+	var typ, id, name []byte
+	for {
+		k, ok := s.key(&o)
+		if !ok {
+			break
+		}
+		switch string(k) {
+		case "type":
+			typ, _ = s.str()
+		case "id":
+			id, _ = s.str()
+		case "name":
+			name, _ = s.str()
+		default:
+			s.skip()
+		}
+	}
+	if len(typ) >= 8 && string(typ[len(typ)-8:]) == "tool_use" {
+		ev.addCall(id, name, nil, false) // arguments stream in later
+	}
+}
+
+func readClaudeDelta(s *scanner, ev *event) {
+	if !s.enter() {
+		return
+	}
+	var o obj
+	var typ, text []byte
+	for {
+		k, ok := s.key(&o)
+		if !ok {
+			break
+		}
+		switch string(k) {
+		case "type":
+			typ, _ = s.str()
+		case "text", "thinking":
+			text, _ = s.str()
+		default:
+			s.skip()
+		}
+	}
+	switch string(typ) {
+	case "text_delta":
+		ev.delta, ev.hasDelta, ev.deltaText = text, true, true
+	case "thinking_delta":
+		ev.delta, ev.hasDelta = text, true
+	}
+}
+
+// readClaudeUsage reads the Messages API usage buckets that are present.
+func readClaudeUsage(s *scanner, ev *event) {
+	if s.peek() != '{' {
+		s.skip()
+		return
+	}
+	s.enter()
+	var o obj
+	for {
+		k, ok := s.key(&o)
+		if !ok {
+			break
+		}
+		var dst *int64
+		var f tokenFields
+		switch string(k) {
+		case "input_tokens":
+			dst, f = &ev.toks.input, tokIn
+		case "output_tokens":
+			dst, f = &ev.toks.output, tokOut
+		case "cache_read_input_tokens":
+			dst, f = &ev.toks.cacheRead, tokCacheRead
+		case "cache_creation_input_tokens":
+			dst, f = &ev.toks.cacheWrite, tokCacheWrite
+		default:
+			s.skip()
+			continue
+		}
+		n, _ := s.integer()
+		*dst = n
+		ev.toksSet |= f
+	}
+	if ev.toksSet != 0 {
+		ev.costKind = costTokens
+	}
+}
+
+// claudeStop normalizes a Messages API stop_reason.
+func claudeStop(b []byte) string {
+	switch string(b) {
+	case "end_turn", "stop_sequence":
+		return StopEnd
+	case "tool_use":
+		return StopToolUse
+	case "max_tokens", "model_context_window_exceeded":
+		return StopLength
+	case "refusal":
+		return StopError
+	}
+	return ""
+}

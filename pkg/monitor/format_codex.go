@@ -1,0 +1,135 @@
+package monitor
+
+// codex exec --json: ThreadEvents (openai/codex codex-rs exec
+// exec_events.rs): thread.started, turn.started, turn.completed (usage,
+// cumulative over the thread), turn.failed, error, and item.started /
+// item.updated / item.completed wrapping one ThreadItem.
+//
+// codex has no deltas and no model message boundaries: each tool item
+// (command_execution, file_change, mcp_tool_call, web_search,
+// collab_tool_call) is one tool-only message, counted at the first sight of
+// its id; each completed agent_message is one message that speaks.
+// reasoning, todo_list and error items carry nothing the detectors use.
+// The stream names no model: usage is priced with the price table's
+// defaultModel for codex.
+func parseCodex(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
+	switch string(typ) {
+	case "item.started", "item.updated", "item.completed":
+		return codexItem(s, o, string(typ) == "item.completed", ev)
+	case "turn.started":
+		ev.start = true
+	case "turn.completed":
+		ev.final = true
+		return codexUsage(s, o, ev)
+	case "turn.failed":
+		ev.final, ev.turnStop = true, StopError
+	case "thread.started":
+		ev.newSegment = true
+	case "error":
+	default:
+		return false
+	}
+	return skipAll(s, o)
+}
+
+func codexUsage(s *scanner, o *obj, ev *event) bool {
+	for {
+		k, ok := s.key(o)
+		if !ok {
+			break
+		}
+		if string(k) != "usage" || s.peek() != '{' {
+			s.skip()
+			continue
+		}
+		s.enter()
+		var u obj
+		var in, cached, out int64
+		for {
+			k, ok := s.key(&u)
+			if !ok {
+				break
+			}
+			switch string(k) {
+			case "input_tokens":
+				in, _ = s.integer()
+			case "cached_input_tokens":
+				cached, _ = s.integer()
+			case "output_tokens":
+				out, _ = s.integer()
+			default:
+				s.skip()
+			}
+		}
+		if cached > in {
+			cached = in
+		}
+		// input_tokens includes the cached ones.
+		ev.costKind = costTokensTotal
+		ev.toks = tokens{input: in - cached, cacheRead: cached, output: out}
+	}
+	return !s.bad
+}
+
+// codexItem reads one ThreadItem.
+func codexItem(s *scanner, o *obj, completed bool, ev *event) bool {
+	var id, typ, tool, args, text, status []byte
+	for {
+		k, ok := s.key(o)
+		if !ok {
+			break
+		}
+		if string(k) != "item" || s.peek() != '{' {
+			s.skip()
+			continue
+		}
+		s.enter()
+		var it obj
+		for {
+			k, ok := s.key(&it)
+			if !ok {
+				break
+			}
+			switch string(k) {
+			case "id":
+				id, _ = s.str()
+			case "type":
+				typ, _ = s.str()
+			case "tool":
+				tool, _ = s.strOrNull()
+			case "command", "changes", "query", "arguments", "prompt": // one per item type
+				args, _ = s.value()
+			case "text":
+				text, _ = s.strOrNull()
+			case "status":
+				status, _ = s.strOrNull()
+			default:
+				s.skip()
+			}
+		}
+	}
+	if s.bad {
+		return false
+	}
+	switch string(typ) {
+	case "command_execution", "file_change", "mcp_tool_call", "web_search", "collab_tool_call":
+		name := tool
+		if len(name) == 0 {
+			name = typ
+		}
+		ev.msgOpen, ev.msgEnd = true, true // one tool-only message, if the call is new
+		ev.addCall(id, name, args, true)
+		if completed { // codex marks a failed or declined item as an error
+			ev.addResult(id, name, string(status) == "failed" || string(status) == "declined")
+		}
+	case "agent_message":
+		if completed {
+			ev.msgOpen, ev.msgEnd = true, true
+			ev.text, ev.hasText = text, true
+		}
+	case "reasoning", "todo_list", "error":
+	default:
+		return false // an item type this engine does not know
+	}
+	return true
+}

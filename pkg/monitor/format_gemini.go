@@ -1,0 +1,114 @@
+package monitor
+
+// gemini --output-format stream-json (google-gemini/gemini-cli
+// packages/core/src/output/types.ts JsonStreamEvent, emitted by
+// packages/cli/src/nonInteractiveCli.ts): init (session_id, model),
+// message (role, content, delta), tool_use (tool_name, tool_id,
+// parameters), tool_result (tool_id, status success|error, output, error),
+// error (severity, message), result (status, error, stats). Every event
+// has a timestamp.
+//
+// Gemini has no message ids or message end events: a model message is the
+// run of assistant messages and tool_use events of one model call, ended by
+// the next tool_result, user message or result. Assistant messages with
+// delta true are the deltas. result is the final result event; its stats
+// are cumulative token counts for the session, priced by the init model.
+func parseGemini(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
+	var role, content, model, toolName, toolID, params, status []byte
+	delta := false
+	var in, cached, out int64
+	hasStats := false
+	for {
+		k, ok := s.key(o)
+		if !ok {
+			break
+		}
+		switch string(k) {
+		case "role":
+			role, _ = s.str()
+		case "content":
+			content, _ = s.strOrNull()
+		case "delta":
+			delta, _ = s.boolean()
+		case "model":
+			model, _ = s.strOrNull()
+		case "tool_name":
+			toolName, _ = s.str()
+		case "tool_id":
+			toolID, _ = s.str()
+		case "parameters":
+			params, _ = s.value()
+		case "status":
+			status, _ = s.str()
+		case "stats":
+			in, cached, out = readGeminiStats(s)
+			hasStats = true
+		default:
+			s.skip()
+		}
+	}
+	if s.bad {
+		return false
+	}
+	switch string(typ) {
+	case "init":
+		ev.start, ev.newSegment, ev.model = true, true, model
+	case "message":
+		if string(role) != "assistant" {
+			ev.endBefore = true
+			break
+		}
+		ev.msgOpen = true
+		if delta {
+			ev.delta, ev.hasDelta, ev.deltaText = content, true, true
+		} else {
+			ev.text, ev.hasText = content, true
+		}
+	case "tool_use":
+		ev.msgOpen = true
+		ev.addCall(toolID, toolName, params, true)
+	case "tool_result":
+		ev.endBefore = true
+		ev.addResult(toolID, nil, string(status) == "error")
+	case "result":
+		ev.endBefore, ev.final = true, true
+		if hasStats {
+			ev.costKind = costTokensTotal
+			ev.toks = tokens{input: in, cacheRead: cached, output: out}
+		}
+		if string(status) == "error" {
+			ev.turnStop = StopError
+		}
+	case "error":
+	default:
+		return false
+	}
+	return true
+}
+
+// readGeminiStats reads StreamStats: input (non-cached prompt tokens),
+// cached, output_tokens.
+func readGeminiStats(s *scanner) (in, cached, out int64) {
+	if s.peek() != '{' {
+		s.skip()
+		return
+	}
+	s.enter()
+	var o obj
+	for {
+		k, ok := s.key(&o)
+		if !ok {
+			return
+		}
+		switch string(k) {
+		case "input":
+			in, _ = s.integer()
+		case "cached":
+			cached, _ = s.integer()
+		case "output_tokens":
+			out, _ = s.integer()
+		default:
+			s.skip()
+		}
+	}
+}

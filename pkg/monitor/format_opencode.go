@@ -1,0 +1,124 @@
+package monitor
+
+// opencode run --format json (sst/opencode packages/opencode/src/cli/cmd/
+// run.ts): one line per finished part, {"type", "timestamp", "sessionID",
+// "part"}: step_start, text (a finished text part), reasoning (with
+// --thinking), tool_use (a tool part once completed or errored: call and
+// result in one event), step_finish (reason, per-step cost and tokens),
+// and error.
+//
+// A model message is step_start .. step_finish; a step_finish with reason
+// "stop" is the final result event. Cost is used as reported, per step.
+func parseOpencode(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
+	switch string(typ) {
+	case "step_start":
+		ev.msgOpen = true
+	case "text", "tool_use", "step_finish":
+		return opencodePart(s, o, string(typ), ev)
+	case "reasoning", "error":
+	default:
+		return false
+	}
+	return skipAll(s, o)
+}
+
+func opencodePart(s *scanner, o *obj, typ string, ev *event) bool {
+	var callID, tool, input, text, status, reason []byte
+	var cost Money
+	hasCost := false
+	for {
+		k, ok := s.key(o)
+		if !ok {
+			break
+		}
+		if string(k) != "part" || s.peek() != '{' {
+			s.skip()
+			continue
+		}
+		s.enter()
+		var p obj
+		for {
+			k, ok := s.key(&p)
+			if !ok {
+				break
+			}
+			switch string(k) {
+			case "callID":
+				callID, _ = s.str()
+			case "tool":
+				tool, _ = s.str()
+			case "text":
+				text, _ = s.strOrNull()
+			case "reason":
+				reason, _ = s.strOrNull()
+			case "cost":
+				cost, hasCost = readMoney(s)
+			case "state":
+				input, status = readOpencodeState(s)
+			default:
+				s.skip()
+			}
+		}
+	}
+	if s.bad {
+		return false
+	}
+	ev.msgOpen = true
+	switch typ {
+	case "text":
+		ev.text, ev.hasText = text, true
+	case "tool_use":
+		ev.addCall(callID, tool, input, true)
+		if string(status) == "completed" || string(status) == "error" {
+			ev.addResult(callID, tool, string(status) == "error")
+		}
+	case "step_finish":
+		ev.msgEnd = true
+		if hasCost {
+			ev.costKind, ev.cost = costAdd, cost
+		}
+		if reason != nil {
+			ev.setStop(opencodeStop(reason))
+		}
+		ev.final = string(reason) == "stop"
+	}
+	return true
+}
+
+func readOpencodeState(s *scanner) (input, status []byte) {
+	if s.peek() != '{' {
+		s.skip()
+		return nil, nil
+	}
+	s.enter()
+	var o obj
+	for {
+		k, ok := s.key(&o)
+		if !ok {
+			return input, status
+		}
+		switch string(k) {
+		case "input":
+			input, _ = s.value()
+		case "status":
+			status, _ = s.str()
+		default:
+			s.skip()
+		}
+	}
+}
+
+// opencodeStop normalizes an AI SDK finish reason.
+func opencodeStop(b []byte) string {
+	switch string(b) {
+	case "stop":
+		return StopEnd
+	case "tool-calls":
+		return StopToolUse
+	case "length":
+		return StopLength
+	case "error", "content-filter":
+		return StopError
+	}
+	return ""
+}

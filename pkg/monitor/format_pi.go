@@ -1,0 +1,265 @@
+package monitor
+
+// pi --mode json: one JSON object per AgentEvent (pi-mono
+// packages/agent/src/types.ts AgentEvent; packages/ai/src/types.ts
+// AssistantMessage and AssistantMessageEvent), plus the coding agent's
+// session events (auto_compaction_*, auto_retry_*, and a "session" header).
+//
+//   - agent_start reopens the turn; agent_end is the final result event.
+//   - message_start/message_update/message_end carry the whole (partial)
+//     message; only role "assistant" is a model message; message_end ends it.
+//     Every message_update restates the partial: its call ids are steps at
+//     first sight, its usage.cost.total replaces the message's cost.
+//   - assistantMessageEvent text_delta/thinking_delta carry the deltas;
+//     toolcall_end carries a call with complete arguments.
+//   - tool_execution_start has complete arguments; tool_execution_end the
+//     result with isError.
+//   - turn_end restates the turn's assistant message: it ends the message
+//     only if no message_end did.
+func parsePi(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
+	switch string(typ) {
+	case "message_start", "message_update", "message_end", "turn_end":
+		return piMessageEvent(e, s, o, string(typ), ev)
+	case "tool_execution_start", "tool_execution_end":
+		return piToolEvent(s, o, string(typ) == "tool_execution_start", ev)
+	case "agent_start":
+		ev.start, ev.newSegment = true, true
+	case "agent_end":
+		ev.final = true
+	case "turn_start", "tool_execution_update", "auto_compaction_start", "auto_compaction_end",
+		"auto_retry_start", "auto_retry_end", "session":
+	default:
+		return false
+	}
+	return skipAll(s, o)
+}
+
+// piMessage is what the detectors read from a pi AssistantMessage.
+type piMessage struct {
+	assistant bool
+	content   []byte
+	cost      Money
+	hasCost   bool
+	stop      []byte
+	hasStop   bool
+}
+
+// piAME is what they read from an assistantMessageEvent.
+type piAME struct {
+	typ                        []byte
+	delta                      []byte
+	hasDelta                   bool
+	callID, callName, callArgs []byte
+	hasCall                    bool
+}
+
+func piMessageEvent(e *Engine, s *scanner, o *obj, typ string, ev *event) bool {
+	var m piMessage
+	var a piAME
+	for {
+		k, ok := s.key(o)
+		if !ok {
+			break
+		}
+		switch string(k) {
+		case "message":
+			readPiMessage(s, &m)
+		case "assistantMessageEvent":
+			readPiAME(s, &a)
+		default:
+			s.skip()
+		}
+	}
+	if s.bad {
+		return false
+	}
+	if !m.assistant {
+		return true // user and toolResult messages are not model messages
+	}
+	final := typ == "message_end" || typ == "turn_end"
+	if typ == "turn_end" && !e.msg.open {
+		return true // a restatement of a message that already ended
+	}
+	ev.msgOpen = true
+	if m.hasCost {
+		ev.costKind, ev.cost = costMessage, m.cost
+	}
+	switch {
+	case final:
+		ev.content, ev.contentComplete = m.content, true
+		ev.msgEnd = true
+		if m.hasStop {
+			ev.setStop(piStop(m.stop))
+		}
+	case typ == "message_start":
+		ev.content = m.content
+	default: // message_update
+		switch string(a.typ) {
+		case "text_delta":
+			ev.delta, ev.hasDelta, ev.deltaText = a.delta, a.hasDelta, true
+		case "thinking_delta":
+			ev.delta, ev.hasDelta = a.delta, a.hasDelta
+		case "toolcall_start", "toolcall_delta":
+			ev.content = m.content
+		case "toolcall_end":
+			ev.content = m.content
+			if a.hasCall {
+				ev.addCall(a.callID, a.callName, a.callArgs, true)
+			}
+		}
+	}
+	return true
+}
+
+func readPiMessage(s *scanner, m *piMessage) {
+	if !s.enter() {
+		return
+	}
+	var o obj
+	for {
+		k, ok := s.key(&o)
+		if !ok {
+			return
+		}
+		switch string(k) {
+		case "role":
+			r, _ := s.str()
+			m.assistant = string(r) == "assistant"
+		case "content":
+			m.content, _ = s.value()
+		case "usage":
+			readPiUsage(s, m)
+		case "stopReason":
+			m.stop, _ = s.strOrNull()
+			m.hasStop = true
+		default:
+			s.skip()
+		}
+	}
+}
+
+// readPiUsage reads usage.cost.total.
+func readPiUsage(s *scanner, m *piMessage) {
+	if s.peek() != '{' {
+		s.skip()
+		return
+	}
+	s.enter()
+	var o obj
+	for {
+		k, ok := s.key(&o)
+		if !ok {
+			return
+		}
+		if string(k) != "cost" || s.peek() != '{' {
+			s.skip()
+			continue
+		}
+		s.enter()
+		var c obj
+		for {
+			k, ok := s.key(&c)
+			if !ok {
+				break
+			}
+			if string(k) == "total" {
+				m.cost, m.hasCost = readMoney(s)
+				continue
+			}
+			s.skip()
+		}
+	}
+}
+
+func readPiAME(s *scanner, a *piAME) {
+	if !s.enter() {
+		return
+	}
+	var o obj
+	for {
+		k, ok := s.key(&o)
+		if !ok {
+			return
+		}
+		switch string(k) {
+		case "type":
+			a.typ, _ = s.str()
+		case "delta":
+			a.delta, a.hasDelta = s.str()
+		case "toolCall":
+			readPiToolCall(s, a)
+		default:
+			s.skip()
+		}
+	}
+}
+
+func readPiToolCall(s *scanner, a *piAME) {
+	if !s.enter() {
+		return
+	}
+	a.hasCall = true
+	var o obj
+	for {
+		k, ok := s.key(&o)
+		if !ok {
+			return
+		}
+		switch string(k) {
+		case "id":
+			a.callID, _ = s.str()
+		case "name":
+			a.callName, _ = s.str()
+		case "arguments":
+			a.callArgs, _ = s.value()
+		default:
+			s.skip()
+		}
+	}
+}
+
+func piToolEvent(s *scanner, o *obj, start bool, ev *event) bool {
+	var id, name, args []byte
+	isErr := false
+	for {
+		k, ok := s.key(o)
+		if !ok {
+			break
+		}
+		switch string(k) {
+		case "toolCallId":
+			id, _ = s.str()
+		case "toolName":
+			name, _ = s.str()
+		case "args":
+			args, _ = s.value()
+		case "isError":
+			isErr, _ = s.boolean()
+		default:
+			s.skip()
+		}
+	}
+	if start {
+		ev.addCall(id, name, args, true)
+	} else {
+		ev.addResult(id, name, isErr)
+	}
+	return !s.bad
+}
+
+// piStop normalizes pi's StopReason.
+func piStop(b []byte) string {
+	switch string(b) {
+	case "stop":
+		return StopEnd
+	case "toolUse":
+		return StopToolUse
+	case "length":
+		return StopLength
+	case "error":
+		return StopError
+	case "aborted":
+		return StopAborted
+	}
+	return ""
+}

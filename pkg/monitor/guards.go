@@ -1,0 +1,190 @@
+package monitor
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Guards are the detector knobs, named as in SPEC.md. A count of 0 switches
+// its detector off; so does a zero duration, and an empty MaxCostUSD.
+type Guards struct {
+	// StepBudget is how many tool calls a turn may start; the next one trips
+	// stepBudget (the 257th exceeds 256).
+	StepBudget int `json:"stepBudget"`
+	// IdenticalCalls is how many consecutive byte-identical tool calls trip
+	// identicalCalls (the 4th of 4).
+	IdenticalCalls int `json:"identicalCalls"`
+	// SilentTurns is how many tool-only model messages may follow the last
+	// one that spoke; the next one is nudged (the 13th after 12).
+	SilentTurns int `json:"silentTurns"`
+	// StallTimeout bounds the silence while the model is generating.
+	StallTimeout Duration `json:"stallTimeout"`
+	// ToolTimeout bounds the silence while a tool call is outstanding.
+	ToolTimeout Duration `json:"toolTimeout"`
+	// WhitespaceDeltas is how many consecutive whitespace-only text or
+	// thinking deltas trip degeneration (the 128th).
+	WhitespaceDeltas int `json:"whitespaceDeltas"`
+	// WhitespaceBytes is how many bytes of such deltas trip degeneration (the
+	// delta that brings the run to 8192).
+	WhitespaceBytes int `json:"whitespaceBytes"`
+	// WorldTools are tools whose answer means the world moved: a successful
+	// answer resets the identical-call streak.
+	WorldTools []string `json:"worldTools,omitempty"`
+	// MaxCostUSD is the spend cap for the whole run, a decimal string
+	// ("5.00"); empty means no cap.
+	MaxCostUSD string `json:"maxCostUSD,omitempty"`
+}
+
+// DefaultGuards returns SPEC.md's defaults.
+func DefaultGuards() Guards {
+	return Guards{
+		StepBudget:       256,
+		IdenticalCalls:   4,
+		SilentTurns:      12,
+		StallTimeout:     Duration(10 * time.Minute),
+		ToolTimeout:      Duration(30 * time.Minute),
+		WhitespaceDeltas: 128,
+		WhitespaceBytes:  8192,
+	}
+}
+
+// ParseGuards reads a JSON object holding any subset of the guard names and
+// merges it over DefaultGuards. An unknown key or a bad value is an error
+// that names the field. A JSON null leaves the default in place.
+func ParseGuards(data []byte) (Guards, error) {
+	g := DefaultGuards()
+	if len(bytes.TrimSpace(data)) == 0 {
+		return g, nil
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return g, fmt.Errorf("guards: not a JSON object: %w", err)
+	}
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // the first error is deterministic
+	for _, k := range keys {
+		v := raw[k]
+		if string(v) == "null" {
+			continue
+		}
+		if err := g.set(k, v); err != nil {
+			return g, fmt.Errorf("guards: %s: %w", k, err)
+		}
+	}
+	return g, g.Validate()
+}
+
+func (g *Guards) set(key string, v json.RawMessage) error {
+	switch key {
+	case "stepBudget":
+		return setCount(&g.StepBudget, v)
+	case "identicalCalls":
+		return setCount(&g.IdenticalCalls, v)
+	case "silentTurns":
+		return setCount(&g.SilentTurns, v)
+	case "whitespaceDeltas":
+		return setCount(&g.WhitespaceDeltas, v)
+	case "whitespaceBytes":
+		return setCount(&g.WhitespaceBytes, v)
+	case "stallTimeout":
+		return json.Unmarshal(v, &g.StallTimeout)
+	case "toolTimeout":
+		return json.Unmarshal(v, &g.ToolTimeout)
+	case "worldTools":
+		var tools []string
+		if err := json.Unmarshal(v, &tools); err != nil {
+			return fmt.Errorf("must be a list of tool names")
+		}
+		g.WorldTools = tools
+		return nil
+	case "maxCostUSD":
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil {
+			return fmt.Errorf("must be a decimal string like \"5.00\"")
+		}
+		g.MaxCostUSD = s
+		return nil
+	}
+	return fmt.Errorf("unknown guard (known: %s)", strings.Join(guardNames, ", "))
+}
+
+var guardNames = []string{"stepBudget", "identicalCalls", "silentTurns", "stallTimeout",
+	"toolTimeout", "whitespaceDeltas", "whitespaceBytes", "worldTools", "maxCostUSD"}
+
+func setCount(dst *int, v json.RawMessage) error {
+	var n int
+	if err := json.Unmarshal(v, &n); err != nil || n < 0 {
+		return fmt.Errorf("must be a non-negative integer, got %s", v)
+	}
+	*dst = n
+	return nil
+}
+
+// Validate reports the first guard with a value out of range, by name.
+func (g Guards) Validate() error {
+	counts := []struct {
+		name string
+		n    int
+	}{{"stepBudget", g.StepBudget}, {"identicalCalls", g.IdenticalCalls}, {"silentTurns", g.SilentTurns},
+		{"whitespaceDeltas", g.WhitespaceDeltas}, {"whitespaceBytes", g.WhitespaceBytes}}
+	for _, c := range counts {
+		if c.n < 0 {
+			return fmt.Errorf("guards: %s: must be a non-negative integer", c.name)
+		}
+	}
+	if g.StallTimeout < 0 {
+		return fmt.Errorf("guards: stallTimeout: must not be negative")
+	}
+	if g.ToolTimeout < 0 {
+		return fmt.Errorf("guards: toolTimeout: must not be negative")
+	}
+	if _, err := g.maxCost(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// maxCost returns the spend cap; ok is false when there is none.
+func (g Guards) maxCost() (capOK Money, err error) {
+	if g.MaxCostUSD == "" {
+		return -1, nil
+	}
+	m, err := ParseMoney(g.MaxCostUSD)
+	if err != nil || m < 0 {
+		return -1, fmt.Errorf("guards: maxCostUSD: must be a non-negative decimal string like \"5.00\", got %q", g.MaxCostUSD)
+	}
+	return m, nil
+}
+
+// Duration is a time.Duration whose JSON form is Go syntax ("90s", "10m").
+type Duration time.Duration
+
+// D returns the time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// String renders Go syntax.
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// MarshalJSON renders a Go duration string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// UnmarshalJSON reads a Go duration string ("90s", "10m", "0").
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("must be a duration string like \"10m\", got %s", b)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil || v < 0 {
+		return fmt.Errorf("must be a non-negative duration like \"10m\", got %q", s)
+	}
+	*d = Duration(v)
+	return nil
+}

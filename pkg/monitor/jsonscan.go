@@ -1,0 +1,321 @@
+package monitor
+
+import "bytes"
+
+// scanner is a hand-written, zero-allocation JSON reader over one line. It
+// finds keys and values by scanning bytes and hands out raw (still escaped)
+// string contents as sub-slices of the line; only what a detector needs is
+// ever unescaped, and then without allocating (see whitespace.go, sig.go).
+// Skipped values are checked leniently: strings must close and brackets must
+// match, which is enough to tell a truncated line from a whole one.
+type scanner struct {
+	b   []byte
+	i   int
+	bad bool // set on the first syntax error; every later call fails
+}
+
+// maxDepth bounds nesting in skipped values (a bit stack of two words).
+const maxDepth = 128
+
+func (s *scanner) reset(b []byte) { s.b, s.i, s.bad = b, 0, false }
+
+func (s *scanner) fail() bool { s.bad = true; return false }
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next non-space byte, or 0 at the end.
+func (s *scanner) peek() byte {
+	s.ws()
+	if s.bad || s.i >= len(s.b) {
+		return 0
+	}
+	return s.b[s.i]
+}
+
+// obj iterates the members of one object; n counts members read.
+type obj struct{ n int }
+
+// enter consumes '{'.
+func (s *scanner) enter() bool {
+	if s.peek() != '{' {
+		return s.fail()
+	}
+	s.i++
+	return true
+}
+
+// key reads the next member's key (raw) and its colon, leaving the scanner
+// at the value. It returns false at the closing brace or on an error.
+func (s *scanner) key(o *obj) ([]byte, bool) {
+	c := s.peek()
+	if c == '}' {
+		s.i++
+		return nil, false
+	}
+	if o.n > 0 {
+		if c != ',' {
+			return nil, s.fail()
+		}
+		s.i++
+		c = s.peek()
+	}
+	if c != '"' {
+		return nil, s.fail()
+	}
+	k, ok := s.str()
+	if !ok || s.peek() != ':' {
+		return nil, s.fail()
+	}
+	s.i++
+	o.n++
+	return k, true
+}
+
+// arr iterates the elements of one array.
+type arr struct{ n int }
+
+// enterArray consumes '['.
+func (s *scanner) enterArray() bool {
+	if s.peek() != '[' {
+		return s.fail()
+	}
+	s.i++
+	return true
+}
+
+// elem positions the scanner at the next element; false at ']' or on error.
+func (s *scanner) elem(a *arr) bool {
+	c := s.peek()
+	if c == ']' {
+		s.i++
+		return false
+	}
+	if a.n > 0 {
+		if c != ',' {
+			return s.fail()
+		}
+		s.i++
+		if s.peek() == 0 {
+			return s.fail()
+		}
+	} else if c == 0 {
+		return s.fail()
+	}
+	a.n++
+	return true
+}
+
+// str reads a string value and returns its raw contents (escapes intact).
+func (s *scanner) str() ([]byte, bool) {
+	if s.peek() != '"' {
+		return nil, s.fail()
+	}
+	start := s.i + 1
+	end := stringEnd(s.b, start)
+	if end < 0 {
+		return nil, s.fail()
+	}
+	s.i = end + 1
+	return s.b[start:end], true
+}
+
+// stringEnd finds the closing quote of a string whose contents start at
+// from, jumping between quotes with IndexByte (vectorized) and counting the
+// backslashes before each one. It returns -1 if the string never closes.
+func stringEnd(b []byte, from int) int {
+	j := from
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		q := j + k
+		n := 0
+		for p := q - 1; p >= from && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q
+		}
+		j = q + 1
+	}
+}
+
+// strOrNull reads a string, or null as an empty string.
+func (s *scanner) strOrNull() ([]byte, bool) {
+	if s.peek() == 'n' {
+		return nil, s.literal("null")
+	}
+	return s.str()
+}
+
+// number reads a number literal.
+func (s *scanner) number() ([]byte, bool) {
+	c := s.peek()
+	if c != '-' && (c < '0' || c > '9') {
+		return nil, s.fail()
+	}
+	start := s.i
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		if c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' {
+			s.i++
+			continue
+		}
+		break
+	}
+	return s.b[start:s.i], true
+}
+
+// integer reads a non-negative integer (null and fractions read as 0 and
+// the integer part); saturates instead of overflowing.
+func (s *scanner) integer() (int64, bool) {
+	if s.peek() == 'n' {
+		return 0, s.literal("null")
+	}
+	lit, ok := s.number()
+	if !ok {
+		return 0, false
+	}
+	var v int64
+	for _, c := range lit {
+		if c < '0' || c > '9' {
+			break
+		}
+		if v < 1<<58 {
+			v = v*10 + int64(c-'0')
+		}
+	}
+	if len(lit) > 0 && lit[0] == '-' {
+		return 0, true
+	}
+	return v, true
+}
+
+// boolean reads true or false (null reads as false).
+func (s *scanner) boolean() (bool, bool) {
+	switch s.peek() {
+	case 't':
+		return true, s.literal("true")
+	case 'f':
+		return false, s.literal("false")
+	case 'n':
+		return false, s.literal("null")
+	}
+	return false, s.fail()
+}
+
+func (s *scanner) literal(lit string) bool {
+	if len(s.b)-s.i < len(lit) || string(s.b[s.i:s.i+len(lit)]) != lit {
+		return s.fail()
+	}
+	s.i += len(lit)
+	return true
+}
+
+// value skips one value and returns its raw bytes.
+func (s *scanner) value() ([]byte, bool) {
+	s.ws()
+	start := s.i
+	if !s.skip() {
+		return nil, false
+	}
+	return s.b[start:s.i], true
+}
+
+// skip steps over one value of any kind without recursion. Strings are
+// jumped with IndexByte; brackets are matched on a bit stack.
+func (s *scanner) skip() bool {
+	var stack [maxDepth / 64]uint64 // bit set: '{' open; clear: '['
+	depth := 0
+	for {
+		c := s.peek()
+		switch {
+		case c == '"':
+			end := stringEnd(s.b, s.i+1)
+			if end < 0 {
+				return s.fail()
+			}
+			s.i = end + 1
+		case c == '{' || c == '[':
+			if depth == maxDepth {
+				return s.fail()
+			}
+			w, bit := depth/64, uint64(1)<<(depth%64)
+			if c == '{' {
+				stack[w] |= bit
+			} else {
+				stack[w] &^= bit
+			}
+			depth++
+			s.i++
+			continue
+		case c == '}' || c == ']':
+			if depth == 0 {
+				return s.fail()
+			}
+			depth--
+			isObj := stack[depth/64]&(uint64(1)<<(depth%64)) != 0
+			if isObj != (c == '}') {
+				return s.fail()
+			}
+			s.i++
+		case c == ',' || c == ':':
+			if depth == 0 {
+				return s.fail()
+			}
+			s.i++
+			continue
+		case c == 't':
+			if !s.literal("true") {
+				return false
+			}
+		case c == 'f':
+			if !s.literal("false") {
+				return false
+			}
+		case c == 'n':
+			if !s.literal("null") {
+				return false
+			}
+		case c == '-' || c >= '0' && c <= '9':
+			s.number()
+		default:
+			return s.fail()
+		}
+		if depth == 0 {
+			return true
+		}
+	}
+}
+
+// end checks that nothing but spaces follows the top-level value.
+func (s *scanner) end() bool {
+	s.ws()
+	if s.bad || s.i != len(s.b) {
+		return s.fail()
+	}
+	return true
+}
+
+// skipRest skips the remaining members of an object after key() stopped
+// being interesting, and its closing brace.
+func (s *scanner) skipRest(o *obj) bool {
+	for {
+		if _, ok := s.key(o); !ok {
+			return !s.bad
+		}
+		if !s.skip() {
+			return false
+		}
+	}
+}

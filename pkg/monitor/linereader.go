@@ -1,0 +1,134 @@
+package monitor
+
+import (
+	"bytes"
+	"errors"
+	"io"
+)
+
+// DefaultMaxLine is the line cap: the longest line the engine reads whole.
+// A longer line is skipped without being held in memory and counted as
+// unparsed. 16 MiB holds any realistic restated partial message; the
+// reader's memory is bounded by this cap plus one read buffer.
+const DefaultMaxLine = 16 << 20
+
+// LineReader splits any io.Reader into lines with a bounded buffer. Lines
+// longer than the cap are skipped as they stream past: Next reports them
+// with Skipped set and an empty line, so the caller counts them (as
+// unparsed) and their line numbers stay right.
+type LineReader struct {
+	r       io.Reader
+	buf     []byte
+	start   int // first unread byte in buf
+	end     int // end of valid data in buf
+	maxLine int
+	err     error
+	skipped bool
+}
+
+// NewLineReader reads lines of at most maxLine bytes (DefaultMaxLine when
+// maxLine <= 0) from r.
+func NewLineReader(r io.Reader, maxLine int) *LineReader {
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLine
+	}
+	initial := 64 << 10
+	if initial > maxLine+1 {
+		initial = maxLine + 1
+	}
+	return &LineReader{r: r, buf: make([]byte, initial), maxLine: maxLine}
+}
+
+// Next returns the next line without its newline (and without a trailing
+// CR). The slice is valid until the next call. ok is false at the end of
+// input. After an over-long line, Next returns an empty line and Skipped
+// reports true until the following call.
+func (l *LineReader) Next() (line []byte, ok bool) {
+	l.skipped = false
+	for {
+		if i := bytes.IndexByte(l.buf[l.start:l.end], '\n'); i >= 0 {
+			line = l.buf[l.start : l.start+i]
+			l.start += i + 1
+			return trimCR(line), true
+		}
+		if l.err != nil {
+			if l.start < l.end { // last line without a newline
+				line = l.buf[l.start:l.end]
+				l.start = l.end
+				return trimCR(line), true
+			}
+			return nil, false
+		}
+		if l.end-l.start > l.maxLine {
+			l.skipLong()
+			return nil, true
+		}
+		l.fill()
+	}
+}
+
+// Skipped reports whether the line Next just returned was over the cap and
+// skipped.
+func (l *LineReader) Skipped() bool { return l.skipped }
+
+// Err returns the read error that ended the input, if it was not io.EOF.
+func (l *LineReader) Err() error {
+	if errors.Is(l.err, io.EOF) {
+		return nil
+	}
+	return l.err
+}
+
+// fill reads more input, compacting and growing the buffer up to the cap.
+func (l *LineReader) fill() {
+	if l.start > 0 && (l.end == len(l.buf) || l.start == l.end) {
+		copy(l.buf, l.buf[l.start:l.end])
+		l.end -= l.start
+		l.start = 0
+	}
+	if l.end == len(l.buf) {
+		n := 2 * len(l.buf)
+		if n > l.maxLine+1 {
+			n = l.maxLine + 1
+		}
+		nb := make([]byte, n)
+		copy(nb, l.buf[:l.end])
+		l.buf = nb
+	}
+	n, err := l.r.Read(l.buf[l.end:])
+	l.end += n
+	if err != nil {
+		l.err = err
+	} else if n == 0 {
+		l.err = io.ErrNoProgress
+	}
+}
+
+// skipLong drops the rest of an over-long line, reading it in buffer-sized
+// pieces that are discarded, never held whole.
+func (l *LineReader) skipLong() {
+	l.skipped = true
+	l.start, l.end = 0, 0
+	for l.err == nil {
+		n, err := l.r.Read(l.buf)
+		if i := bytes.IndexByte(l.buf[:n], '\n'); i >= 0 {
+			l.start, l.end = i+1, n
+			if err != nil {
+				l.err = err
+			}
+			return
+		}
+		if err != nil {
+			l.err = err
+		} else if n == 0 {
+			l.err = io.ErrNoProgress
+		}
+	}
+}
+
+func trimCR(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		return b[:n-1]
+	}
+	return b
+}

@@ -1,0 +1,143 @@
+package monitor
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+//go:embed prices.json
+var defaultPricesJSON []byte
+
+// Prices is the per-model price table used to price formats that report
+// only tokens (claude, codex). It is data: the default is the embedded
+// prices.json (with the date its rates were read and where from); a
+// --prices file or the cluster config overrides it model by model.
+type Prices struct {
+	// ReadAt is the date the rates were read.
+	ReadAt string `json:"readAt,omitempty"`
+	// Unit documents the unit of the rates (USD per million tokens).
+	Unit string `json:"unit,omitempty"`
+	// Note says where the rates come from.
+	Note string `json:"note,omitempty"`
+	// DefaultModel names the model assumed for a format whose stream names
+	// none (codex exec --json does not print its model).
+	DefaultModel map[string]string `json:"defaultModel,omitempty"`
+	// Models maps a model name (or name prefix) to its rates.
+	Models map[string]ModelPrice `json:"models"`
+
+	sorted []string // model keys, longest first, for prefix lookup
+}
+
+// ModelPrice is one model's rates in USD per million tokens.
+type ModelPrice struct {
+	Input      Money  `json:"input"`
+	Output     Money  `json:"output"`
+	CacheRead  Money  `json:"cacheRead,omitempty"`
+	CacheWrite Money  `json:"cacheWrite,omitempty"`
+	Source     string `json:"source,omitempty"`
+}
+
+// DefaultPrices returns the embedded table.
+func DefaultPrices() Prices {
+	p, err := parsePricesOnly(defaultPricesJSON)
+	if err != nil {
+		panic("monitor: embedded prices.json: " + err.Error())
+	}
+	return p
+}
+
+// ParsePrices reads a price table (the shape of prices.json) and merges it
+// over DefaultPrices: a model given here replaces the default entry of the
+// same name, the others stay. A bad rate is an error naming the model.
+func ParsePrices(data []byte) (Prices, error) {
+	over, err := parsePricesOnly(data)
+	if err != nil {
+		return Prices{}, err
+	}
+	p := DefaultPrices()
+	if over.ReadAt != "" {
+		p.ReadAt = over.ReadAt
+	}
+	if over.Note != "" {
+		p.Note = over.Note
+	}
+	for k, v := range over.DefaultModel {
+		p.DefaultModel[k] = v
+	}
+	for k, v := range over.Models {
+		p.Models[k] = v
+	}
+	p.index()
+	return p, nil
+}
+
+func parsePricesOnly(data []byte) (Prices, error) {
+	var raw struct {
+		ReadAt       string                     `json:"readAt"`
+		Unit         string                     `json:"unit"`
+		Note         string                     `json:"note"`
+		DefaultModel map[string]string          `json:"defaultModel"`
+		Models       map[string]json.RawMessage `json:"models"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return Prices{}, fmt.Errorf("prices: not a price table: %w", err)
+	}
+	p := Prices{ReadAt: raw.ReadAt, Unit: raw.Unit, Note: raw.Note,
+		DefaultModel: map[string]string{}, Models: map[string]ModelPrice{}}
+	for k, v := range raw.DefaultModel {
+		p.DefaultModel[k] = v
+	}
+	for name, v := range raw.Models {
+		var mp ModelPrice
+		if err := json.Unmarshal(v, &mp); err != nil {
+			return Prices{}, fmt.Errorf("prices: models.%s: rates must be decimal strings like \"3.00\": %w", name, err)
+		}
+		if mp.Input < 0 || mp.Output < 0 || mp.CacheRead < 0 || mp.CacheWrite < 0 {
+			return Prices{}, fmt.Errorf("prices: models.%s: rates must not be negative", name)
+		}
+		p.Models[name] = mp
+	}
+	p.index()
+	return p, nil
+}
+
+func (p *Prices) index() {
+	p.sorted = p.sorted[:0]
+	for k := range p.Models {
+		p.sorted = append(p.sorted, k)
+	}
+	slices.SortFunc(p.sorted, func(a, b string) int {
+		if len(a) != len(b) {
+			return len(b) - len(a)
+		}
+		return strings.Compare(a, b)
+	})
+}
+
+// lookup finds the rates for model by longest prefix. It does not allocate.
+func (p *Prices) lookup(model []byte) (ModelPrice, bool) {
+	if p.sorted == nil && len(p.Models) > 0 {
+		p.index()
+	}
+	for _, k := range p.sorted {
+		if len(model) >= len(k) && string(model[:len(k)]) == k {
+			return p.Models[k], true
+		}
+	}
+	return ModelPrice{}, false
+}
+
+// tokens is one report of token usage, in the buckets the tables price.
+type tokens struct {
+	input, output, cacheRead, cacheWrite int64
+}
+
+func (t tokens) price(mp ModelPrice) Money {
+	return mulTokens(t.input, mp.Input).
+		Add(mulTokens(t.output, mp.Output)).
+		Add(mulTokens(t.cacheRead, mp.CacheRead)).
+		Add(mulTokens(t.cacheWrite, mp.CacheWrite))
+}

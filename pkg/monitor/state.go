@@ -1,0 +1,32 @@
+package monitor
+
+import "time"
+
+// State is what the checks see: the small counters the fold keeps. Checks
+// are pure functions of it.
+type State struct {
+	Guards Guards
+	// Steps counts tool calls started in the turn (each call id once).
+	Steps int
+	// Streak counts consecutive identical tool calls (by signature).
+	Streak int
+	// Silent counts tool-only model messages since the last one that spoke;
+	// Nudged is set once the silent-run nudge was said for this streak.
+	Silent int
+	Nudged bool
+	// WhitespaceDeltas and WhitespaceBytes measure the current run of
+	// whitespace-only text or thinking deltas.
+	WhitespaceDeltas int
+	WhitespaceBytes  int
+	// Cost is what the run has cost: earlier turns plus this one.
+	Cost Money
+	// Cap is the spend cap, negative for none.
+	Cap Money
+	// StopReason is the last model message's normalized stop reason.
+	StopReason string
+	// Outstanding counts tool calls whose arguments are complete and whose
+	// result was not seen yet.
+	Outstanding int
+	// Gap is the silence being judged by the stall check.
+	Gap time.Duration
+}

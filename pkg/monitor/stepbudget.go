@@ -1,0 +1,13 @@
+package monitor
+
+import "strconv"
+
+// stepBudget trips runaway when the turn starts more tool calls than the
+// budget: the 257th step exceeds 256 (strict where it bounds).
+func stepBudget(s State) (reason, message string, failed bool) {
+	b := s.Guards.StepBudget
+	if b == 0 || s.Steps <= b {
+		return "", "", false
+	}
+	return DetectorStepBudget, "exceeded " + strconv.Itoa(b) + " steps", true
+}

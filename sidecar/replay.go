@@ -1,0 +1,130 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"turnwatch.dev/turnwatch/pkg/monitor"
+)
+
+func init() {
+	commands["replay"] = command{
+		summary: "run the detectors over a recorded stream and print the JSON report",
+		run:     runReplay,
+	}
+}
+
+// engineFlags are the flags replay and watch share.
+type engineFlags struct {
+	format, guards, prices, prior string
+	maxLine                       int
+}
+
+func (f *engineFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.format, "format", monitor.FormatAuto, "stream format: pi, claude, codex, opencode, gemini or auto")
+	fs.StringVar(&f.guards, "guards", "", "JSON file with any subset of the guard names (the rest default)")
+	fs.StringVar(&f.prices, "prices", "", "JSON price table merged over the built-in one")
+	fs.StringVar(&f.prior, "prior-cost", "", "what earlier turns of the run cost, decimal USD")
+	fs.IntVar(&f.maxLine, "max-line", monitor.DefaultMaxLine, "longest line read whole, in bytes; longer lines are skipped and counted unparsed")
+}
+
+// options reads the guard and price files into engine options.
+func (f *engineFlags) options() (monitor.Options, error) {
+	opts := monitor.Options{Format: f.format, Guards: monitor.DefaultGuards(), Prices: monitor.DefaultPrices(), PriorCostUSD: f.prior}
+	if f.guards != "" {
+		data, err := os.ReadFile(f.guards)
+		if err != nil {
+			return opts, err
+		}
+		if opts.Guards, err = monitor.ParseGuards(data); err != nil {
+			return opts, fmt.Errorf("%s: %w", f.guards, err)
+		}
+	}
+	if f.prices != "" {
+		data, err := os.ReadFile(f.prices)
+		if err != nil {
+			return opts, err
+		}
+		if opts.Prices, err = monitor.ParsePrices(data); err != nil {
+			return opts, fmt.Errorf("%s: %w", f.prices, err)
+		}
+	}
+	return opts, nil
+}
+
+// runReplay: replay --format FORMAT [--guards FILE] FILE|-
+func runReplay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var ef engineFlags
+	ef.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: turnwatch-sidecar replay [--format FORMAT] [--guards FILE] [--prices FILE] FILE|-")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return 2
+	}
+	opts, err := ef.options()
+	if err != nil {
+		fmt.Fprintln(stderr, "replay:", err)
+		return 2
+	}
+	in := stdin
+	if name := fs.Arg(0); name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			fmt.Fprintln(stderr, "replay:", err)
+			return 1
+		}
+		defer f.Close()
+		in = f
+	}
+	report, err := replay(in, opts, ef.maxLine)
+	if err != nil {
+		fmt.Fprintln(stderr, "replay:", err)
+		return 2
+	}
+	enc := json.NewEncoder(stdout)
+	if err := enc.Encode(report); err != nil {
+		fmt.Fprintln(stderr, "replay:", err)
+		return 1
+	}
+	return 0
+}
+
+// replay runs the engine over a whole stream as production would:
+// evaluation ends at the first trip that stops the turn (later lines are
+// still counted), the length stop is judged at the end. Lines carry no
+// clock unless they have the kubectl --timestamps prefix.
+func replay(in io.Reader, opts monitor.Options, maxLine int) (monitor.Report, error) {
+	eng, err := monitor.New(opts)
+	if err != nil {
+		return monitor.Report{}, err
+	}
+	lr := monitor.NewLineReader(in, maxLine)
+	for {
+		line, ok := lr.Next()
+		if !ok {
+			break
+		}
+		if lr.Skipped() {
+			eng.FeedSkipped()
+			continue
+		}
+		eng.Feed(line, time.Time{})
+	}
+	if err := lr.Err(); err != nil {
+		return monitor.Report{}, err
+	}
+	eng.Finish()
+	return eng.Report(), nil
+}
