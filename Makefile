@@ -21,7 +21,7 @@ generate: ## Generate deepcopy code from the API types.
 
 .PHONY: manifests
 manifests: ## Generate CRDs and RBAC from markers.
-	$(CONTROLLER_GEN) rbac:roleName=turnwatch-manager crd paths="./api/..." paths="./controllers/..." \
+	$(CONTROLLER_GEN) rbac:roleName=turnwatch-manager crd:generateEmbeddedObjectMeta=true paths="./api/..." paths="./controllers/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 
 .PHONY: verify-generated

@@ -1,0 +1,214 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Format is the agent's stdout event format.
+// +kubebuilder:validation:Enum=pi;claude;codex;opencode;gemini;auto
+type Format string
+
+// Formats the sidecar reads.
+const (
+	FormatPi       Format = "pi"
+	FormatClaude   Format = "claude"
+	FormatCodex    Format = "codex"
+	FormatOpencode Format = "opencode"
+	FormatGemini   Format = "gemini"
+	FormatAuto     Format = "auto"
+)
+
+// RerollPolicy says which failed turns are tried again as a fresh
+// conversation. Unset fields take the cluster default (SPEC.md's table: one
+// reroll, for runaway, stalled, degenerate and infra).
+// +kubebuilder:validation:XValidation:rule="!has(self.classes) || !self.classes.exists(c, c == 'overspend')",message="classes: overspend is never rerolled: maxCostUSD caps the whole run"
+type RerollPolicy struct {
+	// Max is how many turns may follow the first one, all classes together.
+	// 0 turns rerolls off.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10
+	// +optional
+	Max *int32 `json:"max,omitempty"`
+
+	// Classes are the fault classes that are rerolled; any other class
+	// faults the run at once. overspend is never rerolled.
+	// +listType=set
+	// +optional
+	Classes []FaultClass `json:"classes,omitempty"`
+}
+
+// AgentRunSpec is one request to an agent.
+// +kubebuilder:validation:XValidation:rule="!has(self.continue) || !self.continue || has(self.session)",message="continue needs a session: set spec.session"
+// +kubebuilder:validation:XValidation:rule="!has(self.agentContainer) || self.template.spec.containers.exists(c, c.name == self.agentContainer)",message="agentContainer must name a container of spec.template.spec.containers"
+type AgentRunSpec struct {
+	// Prompt is the task handed to the agent (env TURNWATCH_PROMPT). A reroll
+	// gets the identical prompt.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=262144
+	// +required
+	Prompt string `json:"prompt"`
+
+	// Format is the agent's stdout event format; auto lets the sidecar guess.
+	// +kubebuilder:default=auto
+	// +optional
+	Format Format `json:"format,omitempty"`
+
+	// Template is the Pod of one turn. The controller sets restartPolicy
+	// Never, turns off the service-account token automount, adds the
+	// turnwatch env to the agent container and injects the sidecar.
+	// +kubebuilder:validation:XValidation:rule="self.spec.containers.size() > 0",message="template.spec.containers must name at least one container"
+	Template corev1.PodTemplateSpec `json:"template"`
+
+	// AgentContainer is the name of the agent container; default the first
+	// container of the template.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	AgentContainer string `json:"agentContainer,omitempty"`
+
+	// Session names a conversation that spans AgentRuns of this namespace.
+	// The conversation id handed to the agent is derived from the session and
+	// its epoch.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`
+	// +optional
+	Session string `json:"session,omitempty"`
+
+	// Continue continues the session's current conversation instead of
+	// starting a fresh one. A continued turn is never rerolled: a failure
+	// faults the run and bumps the session's epoch, so that the next continue
+	// starts a fresh conversation.
+	// +optional
+	Continue bool `json:"continue,omitempty"`
+
+	// Guards override the cluster's default detector thresholds for this run.
+	// +optional
+	Guards *Guards `json:"guards,omitempty"`
+
+	// Rerolls overrides the cluster's default reroll policy for this run.
+	// +optional
+	Rerolls *RerollPolicy `json:"rerolls,omitempty"`
+
+	// Cancel stops the run: the live turn's agent is stopped and recorded as
+	// Aborted, and no turn follows.
+	// +optional
+	Cancel bool `json:"cancel,omitempty"`
+}
+
+// RunPhase is where an AgentRun is.
+// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Faulted;Aborted
+type RunPhase string
+
+// Phases of an AgentRun.
+const (
+	RunPending   RunPhase = "Pending"
+	RunRunning   RunPhase = "Running"
+	RunSucceeded RunPhase = "Succeeded"
+	RunFaulted   RunPhase = "Faulted"
+	RunAborted   RunPhase = "Aborted"
+)
+
+// TurnRef is one turn of a run as the run's status lists it.
+type TurnRef struct {
+	// Name is the AgentTurn's name, <run>-<attempt>.
+	Name string `json:"name"`
+	// Attempt is the turn's attempt number, 0 for the first.
+	Attempt int32 `json:"attempt"`
+	// Outcome is the turn's outcome; empty while it runs.
+	// +optional
+	Outcome TurnOutcome `json:"outcome,omitempty"`
+	// ErrorType is the fault class of a failed turn.
+	// +optional
+	ErrorType FaultClass `json:"errorType,omitempty"`
+}
+
+// AgentRunStatus is what became of the run.
+type AgentRunStatus struct {
+	// ObservedGeneration is the generation this status was computed from.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Phase is Pending, Running, Succeeded, Faulted or Aborted.
+	// +optional
+	Phase RunPhase `json:"phase,omitempty"`
+
+	// Attempts is how many turns were started.
+	// +optional
+	Attempts int32 `json:"attempts,omitempty"`
+
+	// Epoch is the session epoch of the run's latest conversation, bumped by
+	// one when the run faults, so that the session's next continue starts a
+	// fresh conversation. 0 without a session.
+	// +optional
+	Epoch int64 `json:"epoch,omitempty"`
+
+	// ConversationID is the conversation id of the latest turn.
+	// +optional
+	ConversationID string `json:"conversationID,omitempty"`
+
+	// Steps is the tool calls of all turns.
+	// +optional
+	Steps int64 `json:"steps,omitempty"`
+
+	// CostUSD is the cost of all turns, a decimal string.
+	// +optional
+	CostUSD string `json:"costUSD,omitempty"`
+
+	// Turns lists the run's turns, oldest first.
+	// +listType=atomic
+	// +optional
+	Turns []TurnRef `json:"turns,omitempty"`
+
+	// Fault is the run's terminal fault, once it faulted.
+	// +optional
+	Fault *Fault `json:"fault,omitempty"`
+
+	// StartTime is when the first turn was created.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// CompletionTime is when the run reached Succeeded, Faulted or Aborted.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// Conditions are Ready (True once the run succeeded; False with the
+	// fault class as reason once it faulted or aborted) and Faulted.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// AgentRun is one request to an agent: a prompt, a Pod template and guards.
+// It owns its AgentTurns.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=ar,categories=turnwatch
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="metadata.name must be at most 63 characters: it is a label value"
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Attempts",type=integer,JSONPath=`.status.attempts`
+// +kubebuilder:printcolumn:name="Steps",type=integer,JSONPath=`.status.steps`
+// +kubebuilder:printcolumn:name="Cost",type=string,JSONPath=`.status.costUSD`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type AgentRun struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec AgentRunSpec `json:"spec"`
+	// +optional
+	Status AgentRunStatus `json:"status,omitempty"`
+}
+
+// AgentRunList is a list of AgentRuns.
+// +kubebuilder:object:root=true
+type AgentRunList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []AgentRun `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&AgentRun{}, &AgentRunList{})
+}

@@ -1,0 +1,105 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TurnOutcome is how a turn ended.
+// +kubebuilder:validation:Enum=Succeeded;Failed;Aborted
+type TurnOutcome string
+
+// Outcomes of an AgentTurn.
+const (
+	// TurnSucceeded: the turn finished by itself with a final result.
+	TurnSucceeded TurnOutcome = "Succeeded"
+	// TurnFailed: a detector tripped, or the agent or its Pod broke.
+	TurnFailed TurnOutcome = "Failed"
+	// TurnAborted: the user deleted or cancelled the run.
+	TurnAborted TurnOutcome = "Aborted"
+)
+
+// AgentTurnSpec is one attempt of an AgentRun. The controller creates it; it
+// is not meant to be written by hand.
+type AgentTurnSpec struct {
+	// RunName is the owning AgentRun's name.
+	RunName string `json:"runName"`
+	// Attempt is 0 for the first turn, 1 for the first reroll...
+	// +kubebuilder:validation:Minimum=0
+	Attempt int32 `json:"attempt"`
+	// Prompt is the run's prompt, identical on every attempt.
+	Prompt string `json:"prompt"`
+	// ConversationID is the conversation the agent starts or continues
+	// (env TURNWATCH_CONVERSATION_ID), a UUID derived from the session and
+	// epoch, or from the run's UID and attempt when there is no session.
+	ConversationID string `json:"conversationID"`
+	// Continue tells the agent to continue the conversation.
+	// +optional
+	Continue bool `json:"continue,omitempty"`
+	// Epoch is the session epoch of this turn's conversation.
+	// +optional
+	Epoch int64 `json:"epoch,omitempty"`
+	// PriorCostUSD is what the run's earlier turns cost, counted against
+	// guards.maxCostUSD.
+	// +optional
+	PriorCostUSD string `json:"priorCostUSD,omitempty"`
+}
+
+// AgentTurnStatus is what became of the turn.
+type AgentTurnStatus struct {
+	// Outcome is Succeeded, Failed or Aborted; empty while the turn runs.
+	// +optional
+	Outcome TurnOutcome `json:"outcome,omitempty"`
+	// Error says why a Failed turn failed.
+	// +optional
+	Error *TurnError `json:"error,omitempty"`
+	// Steps is the tool calls the turn started, as the sidecar counted them.
+	// +optional
+	Steps int64 `json:"steps,omitempty"`
+	// CostUSD is the turn's cost, a decimal string.
+	// +optional
+	CostUSD string `json:"costUSD,omitempty"`
+	// PodName is the turn's Pod.
+	// +optional
+	PodName string `json:"podName,omitempty"`
+	// Nudged is true once the silent-run nudge was reported for this turn.
+	// +optional
+	Nudged bool `json:"nudged,omitempty"`
+	// StartTime is when the Pod was created.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// CompletionTime is when the outcome was recorded.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+}
+
+// AgentTurn is one attempt of an AgentRun: one Pod, one conversation.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=at,categories=turnwatch
+// +kubebuilder:printcolumn:name="Run",type=string,JSONPath=`.spec.runName`
+// +kubebuilder:printcolumn:name="Attempt",type=integer,JSONPath=`.spec.attempt`
+// +kubebuilder:printcolumn:name="Outcome",type=string,JSONPath=`.status.outcome`
+// +kubebuilder:printcolumn:name="Error",type=string,JSONPath=`.status.error.type`
+// +kubebuilder:printcolumn:name="Steps",type=integer,JSONPath=`.status.steps`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type AgentTurn struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +required
+	Spec AgentTurnSpec `json:"spec"`
+	// +optional
+	Status AgentTurnStatus `json:"status,omitempty"`
+}
+
+// AgentTurnList is a list of AgentTurns.
+// +kubebuilder:object:root=true
+type AgentTurnList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []AgentTurn `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&AgentTurn{}, &AgentTurnList{})
+}

@@ -1,0 +1,52 @@
+package v1alpha1
+
+// FaultClass is the type of a failed turn (AgentTurn status.error.type) and of
+// a run's terminal fault. See SPEC.md "Fault classes".
+// +kubebuilder:validation:Enum=runaway;stalled;degenerate;overspend;length;no-signal;infra
+type FaultClass string
+
+const (
+	// ClassRunaway: the step budget or identical calls tripped.
+	ClassRunaway FaultClass = "runaway"
+	// ClassStalled: no event for longer than the stall or tool timeout.
+	ClassStalled FaultClass = "stalled"
+	// ClassDegenerate: the model streamed whitespace only.
+	ClassDegenerate FaultClass = "degenerate"
+	// ClassOverspend: the run's cost passed guards.maxCostUSD.
+	ClassOverspend FaultClass = "overspend"
+	// ClassLength: the last model message stopped at the output-length limit.
+	ClassLength FaultClass = "length"
+	// ClassNoSignal: the agent exited without a final result event.
+	ClassNoSignal FaultClass = "no-signal"
+	// ClassInfra: the Pod or a container broke (image pull, eviction, OOM,
+	// non-zero exit without a result).
+	ClassInfra FaultClass = "infra"
+)
+
+// TurnError is why a turn failed.
+type TurnError struct {
+	// Type is the fault class.
+	Type FaultClass `json:"type"`
+	// Detector is the detector that tripped (stepBudget, identicalCalls,
+	// stall, degeneration, spend, lengthStop); empty for no-signal and infra.
+	// +optional
+	Detector string `json:"detector,omitempty"`
+	// Message is the legible text ("repeated an identical tool call 4 times").
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// Fault is an AgentRun's terminal fault: the error of its last turn.
+type Fault struct {
+	// Class is the fault class.
+	Class FaultClass `json:"class"`
+	// Detector is the detector that tripped, if one did.
+	// +optional
+	Detector string `json:"detector,omitempty"`
+	// Message is the legible text.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// Turn is the name of the AgentTurn that faulted; its Pod is kept, stopped,
+	// with its logs.
+	Turn string `json:"turn"`
+}

@@ -1,0 +1,106 @@
+package v1alpha1
+
+// Guards are the detectors' thresholds. In an AgentRun every field is an
+// optional override of the cluster defaults (the manager's config file); the
+// merged, complete set is handed to the sidecar as JSON with these names.
+// A count of 0 switches that detector off.
+type Guards struct {
+	// StepBudget is the most tool calls one turn may start; the next one
+	// trips stepBudget (class runaway). Cluster default 256.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	StepBudget *int32 `json:"stepBudget,omitempty"`
+
+	// IdenticalCalls is how many consecutive byte-identical tool calls trip
+	// identicalCalls (class runaway). Cluster default 4.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	IdenticalCalls *int32 `json:"identicalCalls,omitempty"`
+
+	// SilentTurns is how many tool-only model messages in a row are allowed
+	// before the silent-run nudge (an Event, not a stop). Cluster default 12.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	SilentTurns *int32 `json:"silentTurns,omitempty"`
+
+	// StallTimeout is the longest silence while the model is generating, in
+	// Go duration syntax ("10m"); longer trips stall (class stalled).
+	// Cluster default "10m". "0s" switches it off.
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:MaxLength=32
+	// +optional
+	StallTimeout *string `json:"stallTimeout,omitempty"`
+
+	// ToolTimeout is the longest silence while a tool call is outstanding,
+	// in Go duration syntax ("30m"). Cluster default "30m".
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:MaxLength=32
+	// +optional
+	ToolTimeout *string `json:"toolTimeout,omitempty"`
+
+	// WhitespaceDeltas is how many consecutive whitespace-only text or
+	// thinking deltas trip degeneration (class degenerate). Cluster default 128.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	WhitespaceDeltas *int32 `json:"whitespaceDeltas,omitempty"`
+
+	// WhitespaceBytes is how many bytes of consecutive whitespace-only deltas
+	// trip degeneration. Cluster default 8192.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	WhitespaceBytes *int32 `json:"whitespaceBytes,omitempty"`
+
+	// WorldTools are tools whose answer means "the world moved" (run_tests):
+	// their answer resets the identical-call streak.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=256
+	// +optional
+	WorldTools []string `json:"worldTools,omitempty"`
+
+	// MaxCostUSD is the spend cap for the whole run (all its turns), a
+	// decimal string such as "5.00". Cost strictly above it trips spend
+	// (class overspend). Unset: no cap.
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,9}(\.[0-9]{1,9})?$`
+	// +optional
+	MaxCostUSD *string `json:"maxCostUSD,omitempty"`
+}
+
+// Merge returns g with every field that o sets replaced by o's value. Neither
+// argument is changed.
+func (g Guards) Merge(o *Guards) Guards {
+	out := *g.DeepCopy()
+	if o == nil {
+		return out
+	}
+	o = o.DeepCopy()
+	if o.StepBudget != nil {
+		out.StepBudget = o.StepBudget
+	}
+	if o.IdenticalCalls != nil {
+		out.IdenticalCalls = o.IdenticalCalls
+	}
+	if o.SilentTurns != nil {
+		out.SilentTurns = o.SilentTurns
+	}
+	if o.StallTimeout != nil {
+		out.StallTimeout = o.StallTimeout
+	}
+	if o.ToolTimeout != nil {
+		out.ToolTimeout = o.ToolTimeout
+	}
+	if o.WhitespaceDeltas != nil {
+		out.WhitespaceDeltas = o.WhitespaceDeltas
+	}
+	if o.WhitespaceBytes != nil {
+		out.WhitespaceBytes = o.WhitespaceBytes
+	}
+	if o.WorldTools != nil {
+		out.WorldTools = o.WorldTools
+	}
+	if o.MaxCostUSD != nil {
+		out.MaxCostUSD = o.MaxCostUSD
+	}
+	return out
+}

@@ -1,0 +1,16 @@
+package v1alpha1
+
+// Labels on every AgentTurn and Pod (and, for the session, on the AgentRun).
+const (
+	// LabelRun is the AgentRun's name.
+	LabelRun = "turnwatch.dev/run"
+	// LabelAttempt is the turn's attempt number, "0" for the first.
+	LabelAttempt = "turnwatch.dev/attempt"
+	// LabelSession is the run's spec.session, where one is set. The
+	// controller also puts it on the AgentRun so that the epoch of a session
+	// can be found with a label selector.
+	LabelSession = "turnwatch.dev/session"
+)
+
+// Finalizer keeps an AgentRun until its live turn is recorded as Aborted.
+const Finalizer = "turnwatch.dev/abort"

@@ -1,0 +1,266 @@
+package controllers
+
+import (
+	"context"
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+)
+
+// Event reasons on an AgentRun.
+const (
+	EventRerolled  = "Rerolled"  // a failed turn is tried again as a fresh conversation
+	EventFaulted   = "Faulted"   // the run ended with a terminal fault
+	EventNudged    = "Nudged"    // the silent-run nudge fired in a turn
+	EventSucceeded = "Succeeded" // a turn finished with a final result
+	EventAborted   = "Aborted"   // the run was cancelled or deleted
+)
+
+// AgentRunReconciler turns an AgentRun into AgentTurns: the first one, a
+// reroll after a failure where the policy allows, and the run's status.
+type AgentRunReconciler struct {
+	client.Client
+	Scheme   *runtime.Scheme
+	Recorder events.EventRecorder
+	Clock    clock.PassiveClock
+	Config   Config
+}
+
+// +kubebuilder:rbac:groups=turnwatch.dev,resources=agentruns,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=turnwatch.dev,resources=agentruns/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=turnwatch.dev,resources=agentruns/finalizers,verbs=update
+// +kubebuilder:rbac:groups=turnwatch.dev,resources=agentturns,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile moves one AgentRun one step on.
+func (r *AgentRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	run := &twv1.AgentRun{}
+	if err := r.Get(ctx, req.NamespacedName, run); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if run.DeletionTimestamp == nil {
+		if err := r.ensureMeta(ctx, run); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	turns, err := r.turnsOf(ctx, run)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	d := decide(run, turns, runPolicy(r.Config.Rerolls, run))
+	if d.step == stepCreate {
+		turn, created, err := r.createTurn(ctx, run, turns, d.attempt)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if !created {
+			// The turn exists but the cache has not shown it yet; its
+			// creation event brings us back.
+			return ctrl.Result{}, nil
+		}
+		if d.last != nil {
+			r.recordReroll(run, d.last, turn)
+		}
+		turns = append(turns, *turn)
+		d = decision{step: stepWait, last: turn}
+	}
+	if err := r.writeStatus(ctx, run, turns, d); err != nil {
+		return ctrl.Result{}, err
+	}
+	if run.DeletionTimestamp != nil && d.step != stepWait {
+		return ctrl.Result{}, r.release(ctx, run)
+	}
+	return ctrl.Result{}, nil
+}
+
+// ensureMeta puts the finalizer (so that a deleted run's live turn is
+// recorded as Aborted) and the session label (so that the session's runs
+// can be listed) on the run, in one write.
+func (r *AgentRunReconciler) ensureMeta(ctx context.Context, run *twv1.AgentRun) error {
+	hasSession := run.Spec.Session == "" || run.Labels[twv1.LabelSession] == run.Spec.Session
+	if controllerutil.ContainsFinalizer(run, twv1.Finalizer) && hasSession {
+		return nil
+	}
+	base := run.DeepCopy()
+	controllerutil.AddFinalizer(run, twv1.Finalizer)
+	if !hasSession {
+		if run.Labels == nil {
+			run.Labels = map[string]string{}
+		}
+		run.Labels[twv1.LabelSession] = run.Spec.Session
+	}
+	return r.Patch(ctx, run, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+}
+
+// release drops the finalizer once the run's turns are all settled.
+func (r *AgentRunReconciler) release(ctx context.Context, run *twv1.AgentRun) error {
+	if !controllerutil.ContainsFinalizer(run, twv1.Finalizer) {
+		return nil
+	}
+	base := run.DeepCopy()
+	controllerutil.RemoveFinalizer(run, twv1.Finalizer)
+	return client.IgnoreNotFound(r.Patch(ctx, run, client.MergeFrom(base)))
+}
+
+// turnsOf lists the run's turns, oldest first. Only turns the run controls
+// count, so that a stale turn of a deleted run of the same name is ignored.
+func (r *AgentRunReconciler) turnsOf(ctx context.Context, run *twv1.AgentRun) ([]twv1.AgentTurn, error) {
+	var list twv1.AgentTurnList
+	if err := r.List(ctx, &list, client.InNamespace(run.Namespace), client.MatchingLabels{twv1.LabelRun: run.Name}); err != nil {
+		return nil, err
+	}
+	turns := slices.DeleteFunc(list.Items, func(t twv1.AgentTurn) bool {
+		return !metav1.IsControlledBy(&t, run)
+	})
+	slices.SortFunc(turns, func(a, b twv1.AgentTurn) int { return int(a.Spec.Attempt - b.Spec.Attempt) })
+	return turns, nil
+}
+
+// createTurn creates the turn of an attempt. Its name is deterministic, so a
+// second try (after a restart, or from a stale cache) finds it already there
+// and creates nothing: created is false then.
+func (r *AgentRunReconciler) createTurn(ctx context.Context, run *twv1.AgentRun, turns []twv1.AgentTurn, attempt int32) (*twv1.AgentTurn, bool, error) {
+	epoch, conv, err := r.conversation(ctx, run, turns, attempt)
+	if err != nil {
+		return nil, false, err
+	}
+	costs := make([]string, 0, len(turns))
+	for i := range turns {
+		costs = append(costs, turns[i].Status.CostUSD)
+	}
+	turn := &twv1.AgentTurn{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      turnName(run.Name, attempt),
+			Namespace: run.Namespace,
+			Labels:    turnLabels(run, attempt),
+		},
+		Spec: twv1.AgentTurnSpec{
+			RunName:        run.Name,
+			Attempt:        attempt,
+			Prompt:         run.Spec.Prompt,
+			ConversationID: conv,
+			Continue:       run.Spec.Continue && attempt == 0,
+			Epoch:          epoch,
+			PriorCostUSD:   sumUSD(costs...),
+		},
+	}
+	if err := controllerutil.SetControllerReference(run, turn, r.Scheme); err != nil {
+		return nil, false, err
+	}
+	if err := r.Create(ctx, turn); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	log.FromContext(ctx).Info("created turn", "turn", turn.Name, "attempt", attempt, "conversationID", conv)
+	return turn, true, nil
+}
+
+func turnName(run string, attempt int32) string {
+	return run + "-" + strconv.Itoa(int(attempt))
+}
+
+// conversation picks the epoch and conversation id of a new turn. Without a
+// session every attempt gets its own conversation. In a session, a continue
+// takes the session's current epoch, and every fresh conversation (a run
+// without continue, or a reroll) takes one past the highest epoch the
+// session has seen, so that it never resumes another run's conversation.
+func (r *AgentRunReconciler) conversation(ctx context.Context, run *twv1.AgentRun, turns []twv1.AgentTurn, attempt int32) (int64, string, error) {
+	if run.Spec.Session == "" {
+		return 0, runConversationID(run.UID, attempt), nil
+	}
+	top, seen, err := r.sessionEpoch(ctx, run)
+	if err != nil {
+		return 0, "", err
+	}
+	for i := range turns {
+		top, seen = max(top, turns[i].Spec.Epoch), true
+	}
+	epoch := top
+	if !(run.Spec.Continue && attempt == 0) && seen {
+		epoch = top + 1
+	}
+	return epoch, sessionConversationID(run.Namespace, run.Spec.Session, epoch), nil
+}
+
+// sessionEpoch is the highest status.epoch of the other runs of the session.
+func (r *AgentRunReconciler) sessionEpoch(ctx context.Context, run *twv1.AgentRun) (top int64, seen bool, err error) {
+	var list twv1.AgentRunList
+	if err := r.List(ctx, &list, client.InNamespace(run.Namespace), client.MatchingLabels{twv1.LabelSession: run.Spec.Session}); err != nil {
+		return 0, false, err
+	}
+	for i := range list.Items {
+		o := &list.Items[i]
+		if o.UID == run.UID || o.Spec.Session != run.Spec.Session {
+			continue
+		}
+		top, seen = max(top, o.Status.Epoch), true
+	}
+	return top, seen, nil
+}
+
+// writeStatus computes the status and writes it if it changed, then tells
+// (events, metrics) about a run that just ended. The update carries the
+// resourceVersion it read, so two passes over a stale copy cannot both
+// report the same ending.
+func (r *AgentRunReconciler) writeStatus(ctx context.Context, run *twv1.AgentRun, turns []twv1.AgentTurn, d decision) error {
+	st := runStatus(run, turns, d, metav1.NewTime(r.Clock.Now()))
+	if equality.Semantic.DeepEqual(st, run.Status) {
+		return nil
+	}
+	before := run.Status.Phase
+	run.Status = st
+	if err := r.Status().Update(ctx, run); err != nil {
+		return err
+	}
+	if before != st.Phase {
+		r.recordEnd(ctx, run, d)
+	}
+	return nil
+}
+
+func (r *AgentRunReconciler) recordEnd(ctx context.Context, run *twv1.AgentRun, d decision) {
+	switch run.Status.Phase {
+	case twv1.RunFaulted:
+		f := run.Status.Fault
+		faultsTotal.WithLabelValues(string(f.Class)).Inc()
+		r.Recorder.Eventf(run, d.last, corev1.EventTypeWarning, EventFaulted, "Fault", "%s", faultMessage(f, d.why))
+		log.FromContext(ctx).Info("run faulted", "class", f.Class, "detector", f.Detector, "turn", f.Turn)
+	case twv1.RunSucceeded:
+		r.Recorder.Eventf(run, d.last, corev1.EventTypeNormal, EventSucceeded, "Settle", "turn %s finished with a final result", d.last.Name)
+	case twv1.RunAborted:
+		r.Recorder.Eventf(run, nil, corev1.EventTypeNormal, EventAborted, "Abort", "the run was cancelled or deleted")
+	}
+}
+
+func (r *AgentRunReconciler) recordReroll(run *twv1.AgentRun, failed, next *twv1.AgentTurn) {
+	class := errorType(failed)
+	rerollsTotal.WithLabelValues(string(class)).Inc()
+	r.Recorder.Eventf(run, next, corev1.EventTypeWarning, EventRerolled, "Reroll", "%s; rerolling as turn %s (attempt %d) with a fresh conversation",
+		faultMessage(faultOf(failed), ""), next.Name, next.Spec.Attempt)
+}
+
+// SetupWithManager registers the controller: it follows AgentRuns and the
+// turns they own.
+func (r *AgentRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&twv1.AgentRun{}).
+		Owns(&twv1.AgentTurn{}).
+		Named("agentrun").
+		Complete(r)
+}
+

@@ -1,0 +1,264 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+)
+
+// AgentTurnReconciler runs one turn: it renders the turn's Pod, reads the
+// sidecar's conditions on it, stops the agent on a trip and records the
+// turn's outcome. What follows a turn is the AgentRunReconciler's business.
+type AgentTurnReconciler struct {
+	client.Client
+	// APIReader reads around the cache, to tell a Pod that is gone from one
+	// the cache has not seen yet.
+	APIReader    client.Reader
+	Scheme       *runtime.Scheme
+	Recorder     events.EventRecorder
+	Clock        clock.PassiveClock
+	Config       Config
+	SidecarImage string
+}
+
+// +kubebuilder:rbac:groups=turnwatch.dev,resources=agentturns,verbs=get;list;watch
+// +kubebuilder:rbac:groups=turnwatch.dev,resources=agentturns/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=turnwatch.dev,resources=agentturns/finalizers,verbs=update
+// +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=core,resources=serviceaccounts,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create
+// The manager holds what the sidecar Role grants, so that it may grant it.
+// +kubebuilder:rbac:groups=core,resources=pods/log,verbs=get
+// +kubebuilder:rbac:groups=core,resources=pods/status,verbs=patch
+
+// Reconcile moves one AgentTurn one step on.
+func (r *AgentTurnReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	turn := &twv1.AgentTurn{}
+	if err := r.Get(ctx, req.NamespacedName, turn); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	run := &twv1.AgentRun{}
+	if err := r.Get(ctx, types.NamespacedName{Namespace: turn.Namespace, Name: turn.Spec.RunName}, run); err != nil {
+		// A turn without its run is garbage collected with it.
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !metav1.IsControlledBy(turn, run) {
+		return ctrl.Result{}, nil
+	}
+	pod := &corev1.Pod{}
+	err := r.Get(ctx, types.NamespacedName{Namespace: turn.Namespace, Name: turn.Name}, pod)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, err
+	}
+	if err != nil {
+		pod = nil
+	}
+	switch {
+	case turn.Status.Outcome != "":
+		return ctrl.Result{}, r.keepStopped(ctx, turn, pod)
+	case run.DeletionTimestamp != nil || run.Spec.Cancel:
+		return ctrl.Result{}, r.abort(ctx, turn, pod)
+	case pod == nil:
+		return r.podMissing(ctx, run, turn)
+	case !metav1.IsControlledBy(pod, turn):
+		return ctrl.Result{}, fmt.Errorf("pod %s exists and is not turn %s's", pod.Name, turn.Name)
+	}
+	return r.follow(ctx, run, turn, pod)
+}
+
+// follow reads the Pod and records what it says.
+func (r *AgentTurnReconciler) follow(ctx context.Context, run *twv1.AgentRun, turn *twv1.AgentTurn, pod *corev1.Pod) (ctrl.Result, error) {
+	now := r.Clock.Now()
+	v := judge(pod, agentContainerName(run), now, r.Config.SettleGrace.Duration)
+	st := turn.Status.DeepCopy()
+	if c := v.counts; c != nil {
+		st.Steps = int64(c.Steps)
+		if _, err := parseUSD(c.CostUSD); err == nil {
+			st.CostUSD = c.CostUSD
+		}
+	}
+	nudge := v.nudge != "" && !st.Nudged
+	st.Nudged = st.Nudged || nudge
+	if v.outcome != "" {
+		if v.outcome == twv1.TurnFailed {
+			// Stop first: every second the agent runs on costs money.
+			if err := r.stop(ctx, pod); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+		settle(st, v.outcome, v.err, now)
+	}
+	if err := r.writeStatus(ctx, turn, st); err != nil {
+		return ctrl.Result{}, err
+	}
+	if nudge {
+		nudgesTotal.Inc()
+		r.Recorder.Eventf(run, turn, corev1.EventTypeNormal, EventNudged, "Nudge", "turn %s: %s", turn.Name, v.nudge)
+	}
+	if v.outcome != "" {
+		r.recordSettled(ctx, turn, v.tripped)
+	}
+	return ctrl.Result{RequeueAfter: v.recheck}, nil
+}
+
+// podMissing creates the turn's Pod, or settles the turn as infra when the
+// Pod it created is gone.
+func (r *AgentTurnReconciler) podMissing(ctx context.Context, run *twv1.AgentRun, turn *twv1.AgentTurn) (ctrl.Result, error) {
+	if turn.Status.PodName != "" {
+		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: turn.Namespace, Name: turn.Status.PodName}, &corev1.Pod{})
+		if err == nil {
+			return ctrl.Result{RequeueAfter: time.Second}, nil // the cache lags
+		}
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+		st := turn.Status.DeepCopy()
+		settle(st, twv1.TurnFailed, &twv1.TurnError{Type: twv1.ClassInfra, Message: "the pod was deleted before the turn ended"}, r.Clock.Now())
+		if err := r.writeStatus(ctx, turn, st); err != nil {
+			return ctrl.Result{}, err
+		}
+		r.recordSettled(ctx, turn, false)
+		return ctrl.Result{}, nil
+	}
+	if err := ensureSidecarRBAC(ctx, r.Client, turn.Namespace); err != nil {
+		return ctrl.Result{}, fmt.Errorf("sidecar RBAC: %w", err)
+	}
+	pod, err := renderPod(run, turn, renderOptions{SidecarImage: r.SidecarImage, Guards: r.Config.Guards, Prices: r.Config.Prices})
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := controllerutil.SetControllerReference(turn, pod, r.Scheme); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
+		return ctrl.Result{}, err
+	}
+	log.FromContext(ctx).Info("created pod", "pod", pod.Name)
+	st := turn.Status.DeepCopy()
+	st.PodName = pod.Name
+	st.StartTime = ptrTime(metav1.NewTime(r.Clock.Now()))
+	return ctrl.Result{}, r.writeStatus(ctx, turn, st)
+}
+
+// abort stops the agent of a cancelled or deleted run and records the turn
+// as Aborted: stopped by the user, never Failed.
+func (r *AgentTurnReconciler) abort(ctx context.Context, turn *twv1.AgentTurn, pod *corev1.Pod) error {
+	if pod != nil {
+		if err := r.stop(ctx, pod); err != nil {
+			return err
+		}
+	}
+	st := turn.Status.DeepCopy()
+	settle(st, twv1.TurnAborted, nil, r.Clock.Now())
+	if err := r.writeStatus(ctx, turn, st); err != nil {
+		return err
+	}
+	turnsTotal.WithLabelValues(string(twv1.TurnAborted), "").Inc()
+	return nil
+}
+
+// keepStopped makes sure a settled, unsuccessful turn's Pod is stopped (a
+// previous pass may have recorded the outcome and then died).
+func (r *AgentTurnReconciler) keepStopped(ctx context.Context, turn *twv1.AgentTurn, pod *corev1.Pod) error {
+	if pod == nil || turn.Status.Outcome == twv1.TurnSucceeded || !metav1.IsControlledBy(pod, turn) {
+		return nil
+	}
+	return r.stop(ctx, pod)
+}
+
+// stop ends the agent and keeps the Pod: an active deadline of one second
+// makes the kubelet kill the containers; the Pod object and its logs stay for
+// inspection until the run is deleted.
+func (r *AgentTurnReconciler) stop(ctx context.Context, pod *corev1.Pod) error {
+	if podTerminal(pod) || (pod.Spec.ActiveDeadlineSeconds != nil && *pod.Spec.ActiveDeadlineSeconds == 1) {
+		return nil
+	}
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"activeDeadlineSeconds":1}}`))
+	if err := r.Patch(ctx, pod, patch); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	log.FromContext(ctx).Info("stopped agent", "pod", pod.Name)
+	return nil
+}
+
+func settle(st *twv1.AgentTurnStatus, outcome twv1.TurnOutcome, e *twv1.TurnError, now time.Time) {
+	st.Outcome, st.Error = outcome, e
+	st.CompletionTime = ptrTime(metav1.NewTime(now))
+}
+
+// writeStatus writes st if it differs; the update is guarded by the
+// resourceVersion read, so a stale pass fails instead of overwriting.
+func (r *AgentTurnReconciler) writeStatus(ctx context.Context, turn *twv1.AgentTurn, st *twv1.AgentTurnStatus) error {
+	if equality.Semantic.DeepEqual(*st, turn.Status) {
+		return nil
+	}
+	turn.Status = *st
+	return r.Status().Update(ctx, turn)
+}
+
+func (r *AgentTurnReconciler) recordSettled(ctx context.Context, turn *twv1.AgentTurn, tripped bool) {
+	st := &turn.Status
+	class := errorType(turn)
+	turnsTotal.WithLabelValues(string(st.Outcome), string(class)).Inc()
+	turnSteps.Observe(float64(st.Steps))
+	turnCost.Observe(usdFloat(st.CostUSD))
+	if tripped {
+		tripsTotal.WithLabelValues(st.Error.Detector, string(class)).Inc()
+	}
+	log.FromContext(ctx).Info("turn settled", "outcome", st.Outcome, "class", class, "steps", st.Steps, "costUSD", st.CostUSD)
+}
+
+// runChanged passes AgentRun updates a turn cares about: a spec change
+// (cancel) or the start of deletion, not the run's own status writes.
+var runChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() ||
+			(e.ObjectOld.GetDeletionTimestamp() == nil) != (e.ObjectNew.GetDeletionTimestamp() == nil)
+	},
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+// SetupWithManager registers the controller: it follows AgentTurns, their
+// Pods, and the cancel or deletion of their runs.
+func (r *AgentTurnReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&twv1.AgentTurn{}).
+		Owns(&corev1.Pod{}).
+		Watches(&twv1.AgentRun{}, handler.EnqueueRequestsFromMapFunc(r.turnsOfRun), builder.WithPredicates(runChanged)).
+		Named("agentturn").
+		Complete(r)
+}
+
+func (r *AgentTurnReconciler) turnsOfRun(ctx context.Context, obj client.Object) []reconcile.Request {
+	var list twv1.AgentTurnList
+	if err := r.List(ctx, &list, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{twv1.LabelRun: obj.GetName()}); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, t := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: t.Namespace, Name: t.Name}})
+	}
+	return reqs
+}

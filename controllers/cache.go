@@ -1,0 +1,27 @@
+package controllers
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+)
+
+// CacheByObject narrows the manager's informers to what turnwatch made, so
+// that the operator does not hold every Pod and ServiceAccount of the
+// cluster in memory: Pods with a turnwatch.dev/run label, and the sidecar's
+// ServiceAccounts, Roles and RoleBindings.
+func CacheByObject() map[client.Object]cache.ByObject {
+	hasRun, _ := labels.NewRequirement(twv1.LabelRun, selection.Exists, nil)
+	ours := labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": "turnwatch"})
+	return map[client.Object]cache.ByObject{
+		&corev1.Pod{}:            {Label: labels.NewSelector().Add(*hasRun)},
+		&corev1.ServiceAccount{}: {Label: ours},
+		&rbacv1.Role{}:           {Label: ours},
+		&rbacv1.RoleBinding{}:    {Label: ours},
+	}
+}

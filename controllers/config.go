@@ -1,0 +1,155 @@
+package controllers
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+)
+
+// Config is the cluster's defaults: the one place where the knobs' default
+// values live. The manager reads it from --config (a file the Helm chart
+// mounts from a ConfigMap); without one, DefaultConfig applies.
+type Config struct {
+	// Guards are the default detector thresholds; an AgentRun's spec.guards
+	// overrides them field by field.
+	Guards twv1.Guards `json:"guards"`
+	// Prices is the per-model price table for formats that report only
+	// tokens. The controller does not read it: it hands it to the sidecar as
+	// is (TURNWATCH_PRICES). Empty: the env is left out and the sidecar uses
+	// its built-in table.
+	Prices json.RawMessage `json:"prices,omitempty"`
+	// Rerolls is the default reroll policy; an AgentRun's spec.rerolls
+	// overrides it field by field.
+	Rerolls twv1.RerollPolicy `json:"rerolls"`
+	// SettleGrace is how long the controller waits, after the agent container
+	// terminated, for the sidecar's Finished condition before it settles the
+	// turn from the container's exit alone.
+	SettleGrace metav1Duration `json:"settleGrace"`
+}
+
+// metav1Duration is a time.Duration written as "30s" in the config file.
+type metav1Duration struct{ time.Duration }
+
+func (d metav1Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+func (d *metav1Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	d.Duration = v
+	return nil
+}
+
+// DefaultConfig is SPEC.md's defaults.
+func DefaultConfig() Config {
+	return Config{
+		Guards: twv1.Guards{
+			StepBudget:       ptr.To[int32](256),
+			IdenticalCalls:   ptr.To[int32](4),
+			SilentTurns:      ptr.To[int32](12),
+			StallTimeout:     ptr.To("10m"),
+			ToolTimeout:      ptr.To("30m"),
+			WhitespaceDeltas: ptr.To[int32](128),
+			WhitespaceBytes:  ptr.To[int32](8192),
+		},
+		Rerolls: twv1.RerollPolicy{
+			Max: ptr.To[int32](1),
+			Classes: []twv1.FaultClass{
+				twv1.ClassRunaway, twv1.ClassStalled, twv1.ClassDegenerate, twv1.ClassInfra,
+			},
+		},
+		SettleGrace: metav1Duration{30 * time.Second},
+	}
+}
+
+// fileConfig is the config file: every field optional.
+type fileConfig struct {
+	Guards      *twv1.Guards       `json:"guards,omitempty"`
+	Prices      json.RawMessage    `json:"prices,omitempty"`
+	Rerolls     *twv1.RerollPolicy `json:"rerolls,omitempty"`
+	SettleGrace *metav1Duration    `json:"settleGrace,omitempty"`
+}
+
+// LoadConfig reads a YAML or JSON config file over DefaultConfig. An empty
+// path gives DefaultConfig. Unknown fields are an error, so that a typo in
+// the Helm values is not silently ignored.
+func LoadConfig(path string) (Config, error) {
+	cfg := DefaultConfig()
+	if path == "" {
+		return cfg, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return cfg, err
+	}
+	return parseConfig(b)
+}
+
+func parseConfig(b []byte) (Config, error) {
+	cfg := DefaultConfig()
+	var f fileConfig
+	if err := yaml.UnmarshalStrict(b, &f); err != nil {
+		return cfg, fmt.Errorf("config: %w", err)
+	}
+	cfg.Guards = cfg.Guards.Merge(f.Guards)
+	if len(f.Prices) > 0 && string(f.Prices) != "null" {
+		cfg.Prices = f.Prices
+	}
+	cfg.Rerolls = mergeRerolls(cfg.Rerolls, f.Rerolls)
+	if f.SettleGrace != nil {
+		cfg.SettleGrace = *f.SettleGrace
+	}
+	return cfg, validateConfig(cfg)
+}
+
+// validateConfig applies the schema's rules to the defaults, which no API
+// server checks.
+func validateConfig(cfg Config) error {
+	for name, d := range map[string]*string{"stallTimeout": cfg.Guards.StallTimeout, "toolTimeout": cfg.Guards.ToolTimeout} {
+		if d == nil {
+			continue
+		}
+		if _, err := time.ParseDuration(*d); err != nil {
+			return fmt.Errorf("config: guards.%s: %w", name, err)
+		}
+	}
+	if c := cfg.Guards.MaxCostUSD; c != nil {
+		if _, err := parseUSD(*c); err != nil {
+			return fmt.Errorf("config: guards.maxCostUSD: %w", err)
+		}
+	}
+	if m := cfg.Rerolls.Max; m != nil && *m < 0 {
+		return fmt.Errorf("config: rerolls.max: must be at least 0")
+	}
+	for _, c := range cfg.Rerolls.Classes {
+		if c == twv1.ClassOverspend {
+			return fmt.Errorf("config: rerolls.classes: overspend is never rerolled")
+		}
+	}
+	return nil
+}
+
+func mergeRerolls(def twv1.RerollPolicy, o *twv1.RerollPolicy) twv1.RerollPolicy {
+	out := *def.DeepCopy()
+	if o == nil {
+		return out
+	}
+	if o.Max != nil {
+		out.Max = ptr.To(*o.Max)
+	}
+	if o.Classes != nil {
+		out.Classes = append([]twv1.FaultClass(nil), o.Classes...)
+	}
+	return out
+}

@@ -1,0 +1,45 @@
+package controllers
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// Metrics, registered with controller-runtime's registry (served on the
+// manager's metrics endpoint).
+var (
+	tripsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "turnwatch_trips_total",
+		Help: "Turns stopped by a sidecar detector, by detector and fault class.",
+	}, []string{"detector", "class"})
+	rerollsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "turnwatch_rerolls_total",
+		Help: "Reroll turns created, by the fault class of the turn they replace.",
+	}, []string{"class"})
+	faultsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "turnwatch_faults_total",
+		Help: "AgentRuns that ended Faulted, by fault class.",
+	}, []string{"class"})
+	nudgesTotal = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "turnwatch_nudges_total",
+		Help: "Silent-run nudges reported by sidecars.",
+	})
+	turnsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "turnwatch_turns_total",
+		Help: "Settled turns, by outcome and fault class (empty unless Failed).",
+	}, []string{"outcome", "class"})
+	turnSteps = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "turnwatch_turn_steps",
+		Help:    "Steps (tool calls) of settled turns.",
+		Buckets: []float64{1, 4, 16, 32, 64, 128, 256, 512},
+	})
+	turnCost = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "turnwatch_turn_cost_usd",
+		Help:    "Cost in USD of settled turns.",
+		Buckets: []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 25},
+	})
+)
+
+func init() {
+	metrics.Registry.MustRegister(tripsTotal, rerollsTotal, faultsTotal, nudgesTotal, turnsTotal, turnSteps, turnCost)
+}

@@ -1,0 +1,184 @@
+package controllers
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/pkg/protocol"
+)
+
+const (
+	// SidecarServiceAccount is the account a turn's Pod runs as unless its
+	// template names one.
+	SidecarServiceAccount = "turnwatch-sidecar"
+	// tokenVolume is the sidecar's projected API credential.
+	tokenVolume = "turnwatch-sidecar-token"
+	// tokenMountPath is where client-go's in-cluster config looks.
+	tokenMountPath = "/var/run/secrets/kubernetes.io/serviceaccount"
+	// tokenSeconds is the projected token's lifetime; the kubelet renews it.
+	tokenSeconds = 3607
+	// sidecarUID is the sidecar's user: not root, and fixed so that
+	// runAsNonRoot holds for any image.
+	sidecarUID = 65532
+)
+
+// renderOptions are the parts of a Pod that come from the manager, not the run.
+type renderOptions struct {
+	SidecarImage string
+	Guards       twv1.Guards     // cluster defaults
+	Prices       json.RawMessage // passed through, unread
+}
+
+// agentContainerName is spec.agentContainer, or the template's first container.
+func agentContainerName(run *twv1.AgentRun) string {
+	if run.Spec.AgentContainer != "" {
+		return run.Spec.AgentContainer
+	}
+	if cs := run.Spec.Template.Spec.Containers; len(cs) > 0 {
+		return cs[0].Name
+	}
+	return ""
+}
+
+// turnLabels are the labels of a run's turns and their Pods.
+func turnLabels(run *twv1.AgentRun, attempt int32) map[string]string {
+	l := map[string]string{
+		twv1.LabelRun:     run.Name,
+		twv1.LabelAttempt: strconv.Itoa(int(attempt)),
+	}
+	if run.Spec.Session != "" {
+		l[twv1.LabelSession] = run.Spec.Session
+	}
+	return l
+}
+
+// renderPod is the turn's Pod: the run's template with restartPolicy Never,
+// no automounted token, the turnwatch env on the agent container and the
+// sidecar injected as a native sidecar holding the only API credential.
+func renderPod(run *twv1.AgentRun, turn *twv1.AgentTurn, o renderOptions) (*corev1.Pod, error) {
+	tmpl := run.Spec.Template.DeepCopy()
+	agent := agentContainerName(run)
+	idx := -1
+	for i := range tmpl.Spec.Containers {
+		if tmpl.Spec.Containers[i].Name == agent {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		return nil, fmt.Errorf("spec.agentContainer %q names no container of the template", agent)
+	}
+	guards, err := json.Marshal(o.Guards.Merge(run.Spec.Guards))
+	if err != nil {
+		return nil, err
+	}
+
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        turn.Name,
+			Namespace:   turn.Namespace,
+			Labels:      tmpl.Labels,
+			Annotations: tmpl.Annotations,
+		},
+		Spec: tmpl.Spec,
+	}
+	if pod.Labels == nil {
+		pod.Labels = map[string]string{}
+	}
+	for k, v := range turnLabels(run, turn.Spec.Attempt) {
+		pod.Labels[k] = v
+	}
+	spec := &pod.Spec
+	spec.RestartPolicy = corev1.RestartPolicyNever
+	spec.AutomountServiceAccountToken = ptr.To(false)
+	if spec.ServiceAccountName == "" {
+		spec.ServiceAccountName = SidecarServiceAccount
+	}
+	spec.Containers[idx].Env = append(spec.Containers[idx].Env, agentEnv(turn)...)
+	spec.Volumes = append(spec.Volumes, tokenVolumeSource())
+	// First, so that it follows the agent from its first line.
+	spec.InitContainers = append([]corev1.Container{sidecarContainer(run, turn, agent, guards, o)}, spec.InitContainers...)
+	return pod, nil
+}
+
+func agentEnv(turn *twv1.AgentTurn) []corev1.EnvVar {
+	return []corev1.EnvVar{
+		{Name: protocol.EnvPrompt, Value: turn.Spec.Prompt},
+		{Name: protocol.EnvConversationID, Value: turn.Spec.ConversationID},
+		{Name: protocol.EnvContinue, Value: strconv.FormatBool(turn.Spec.Continue)},
+		{Name: protocol.EnvAttempt, Value: strconv.Itoa(int(turn.Spec.Attempt))},
+	}
+}
+
+func sidecarContainer(run *twv1.AgentRun, turn *twv1.AgentTurn, agent string, guards []byte, o renderOptions) corev1.Container {
+	format := run.Spec.Format
+	if format == "" {
+		format = twv1.FormatAuto
+	}
+	env := []corev1.EnvVar{
+		{Name: protocol.EnvFormat, Value: string(format)},
+		{Name: protocol.EnvGuards, Value: string(guards)},
+	}
+	if len(o.Prices) > 0 {
+		env = append(env, corev1.EnvVar{Name: protocol.EnvPrices, Value: string(o.Prices)})
+	}
+	env = append(env,
+		corev1.EnvVar{Name: protocol.EnvPriorCostUSD, Value: sumUSD(turn.Spec.PriorCostUSD)},
+		corev1.EnvVar{Name: protocol.EnvPodName, ValueFrom: fieldRef("metadata.name")},
+		corev1.EnvVar{Name: protocol.EnvPodNamespace, ValueFrom: fieldRef("metadata.namespace")},
+		corev1.EnvVar{Name: protocol.EnvAgentContainer, Value: agent},
+	)
+	return corev1.Container{
+		Name:          protocol.SidecarContainerName,
+		Image:         o.SidecarImage,
+		Command:       []string{"turnwatch-sidecar", "run"},
+		RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways),
+		Env:           env,
+		VolumeMounts: []corev1.VolumeMount{{
+			Name: tokenVolume, MountPath: tokenMountPath, ReadOnly: true,
+		}},
+		SecurityContext: &corev1.SecurityContext{
+			RunAsNonRoot:             ptr.To(true),
+			RunAsUser:                ptr.To[int64](sidecarUID),
+			AllowPrivilegeEscalation: ptr.To(false),
+			ReadOnlyRootFilesystem:   ptr.To(true),
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		},
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+	}
+}
+
+func fieldRef(path string) *corev1.EnvVarSource {
+	return &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: path}}
+}
+
+// tokenVolumeSource is what the kubelet's automount would give, as a volume
+// that only the sidecar mounts.
+func tokenVolumeSource() corev1.Volume {
+	return corev1.Volume{
+		Name: tokenVolume,
+		VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+			DefaultMode: ptr.To[int32](0o644),
+			Sources: []corev1.VolumeProjection{
+				{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{
+					Path: "token", ExpirationSeconds: ptr.To[int64](tokenSeconds),
+				}},
+				{ConfigMap: &corev1.ConfigMapProjection{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"},
+					Items:                []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}},
+				}},
+				{DownwardAPI: &corev1.DownwardAPIProjection{
+					Items: []corev1.DownwardAPIVolumeFile{{
+						Path: "namespace", FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"},
+					}},
+				}},
+			},
+		}},
+	}
+}

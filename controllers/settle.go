@@ -1,0 +1,185 @@
+package controllers
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/pkg/protocol"
+)
+
+// verdict is what a turn's Pod says about the turn.
+type verdict struct {
+	// outcome is empty while the turn goes on.
+	outcome twv1.TurnOutcome
+	err     *twv1.TurnError
+	// tripped is true when the sidecar's Tripped condition decided it.
+	tripped bool
+	// counts are the sidecar's latest steps and cost, when it reported any.
+	counts *protocol.Progress
+	// nudge is the silent-run nudge's text, when the sidecar reported one.
+	nudge string
+	// recheck asks to look again after this long (waiting for the sidecar's
+	// Finished condition after the agent exited).
+	recheck time.Duration
+}
+
+// Container waiting reasons that will not fix themselves.
+var brokenWaiting = map[string]bool{
+	"ImagePullBackOff":           true,
+	"ErrImagePull":               false, // the kubelet retries; BackOff follows
+	"InvalidImageName":           true,
+	"ErrImageNeverPull":          true,
+	"CreateContainerConfigError": true,
+	"CreateContainerError":       true,
+	"RunContainerError":          true,
+}
+
+// judge reads the turn's Pod. It is pure; now and grace come from the caller's
+// clock and config. The order of the rules is the protocol's: a trip wins over
+// everything; then the sidecar's final summary; then what the kubelet says.
+func judge(pod *corev1.Pod, agent string, now time.Time, grace time.Duration) verdict {
+	v := verdict{counts: podCounts(pod)}
+	if c := podCondition(pod, protocol.ConditionSilent); c != nil && c.Status == corev1.ConditionTrue {
+		v.nudge = c.Message
+	}
+	if c := podCondition(pod, protocol.ConditionTripped); c != nil && c.Status == corev1.ConditionTrue {
+		det := protocol.DetectorFor(c.Reason)
+		v.outcome, v.tripped = twv1.TurnFailed, true
+		v.err = &twv1.TurnError{Type: classOf(det), Detector: det, Message: c.Message}
+		return v
+	}
+	if c := podCondition(pod, protocol.ConditionFinished); c != nil && c.Status == corev1.ConditionTrue {
+		return judgeFinished(v, pod, agent, c, now, grace)
+	}
+	if msg := brokenContainer(pod); msg != "" {
+		return fail(v, twv1.ClassInfra, msg)
+	}
+	if podTerminal(pod) {
+		return judgeExit(v, pod, agent)
+	}
+	if t := agentTerminated(pod, agent); t != nil {
+		// The agent exited but the Pod is not over: give the sidecar time to
+		// read the rest of the log and write its Finished condition.
+		if wait := t.FinishedAt.Add(grace).Sub(now); wait > 0 {
+			v.recheck = wait
+			return v
+		}
+		return judgeExit(v, pod, agent)
+	}
+	return v
+}
+
+// judgeFinished settles from the sidecar's summary. A result settles at once;
+// no result waits for the agent's exit code, which tells infra (non-zero,
+// OOM) from no-signal (a clean exit that never said it was done).
+func judgeFinished(v verdict, pod *corev1.Pod, agent string, c *corev1.PodCondition, now time.Time, grace time.Duration) verdict {
+	var sum protocol.Summary
+	if err := json.Unmarshal([]byte(c.Message), &sum); err == nil {
+		v.counts = &protocol.Progress{Steps: sum.Steps, CostUSD: sum.CostUSD}
+	}
+	switch {
+	case sum.StopReason == "length":
+		v.outcome = twv1.TurnFailed
+		v.err = &twv1.TurnError{Type: twv1.ClassLength, Detector: DetectorLengthStop,
+			Message: "the last model message stopped at the output-length limit"}
+		return v
+	case sum.Result:
+		v.outcome = twv1.TurnSucceeded
+		return v
+	}
+	if agentTerminated(pod, agent) == nil && !podTerminal(pod) {
+		if wait := c.LastTransitionTime.Add(grace).Sub(now); wait > 0 {
+			v.recheck = wait
+			return v
+		}
+	}
+	return judgeExit(v, pod, agent)
+}
+
+// judgeExit settles a turn whose agent is over without a trip or a result:
+// infra when the Pod or the container broke, no-signal when the agent exited
+// cleanly without a final result event.
+func judgeExit(v verdict, pod *corev1.Pod, agent string) verdict {
+	if pod.Status.Reason == "Evicted" {
+		return fail(v, twv1.ClassInfra, "the pod was evicted: "+pod.Status.Message)
+	}
+	if c := podCondition(pod, corev1.DisruptionTarget); c != nil && c.Status == corev1.ConditionTrue {
+		return fail(v, twv1.ClassInfra, fmt.Sprintf("the pod was disrupted: %s: %s", c.Reason, c.Message))
+	}
+	t := agentTerminated(pod, agent)
+	switch {
+	case t == nil:
+		msg := "the pod ended before the agent container ran"
+		if pod.Status.Reason != "" {
+			msg += ": " + pod.Status.Reason
+		}
+		return fail(v, twv1.ClassInfra, msg)
+	case t.Reason == "OOMKilled":
+		return fail(v, twv1.ClassInfra, fmt.Sprintf("the agent container was OOM-killed (exit code %d)", t.ExitCode))
+	case t.ExitCode != 0:
+		return fail(v, twv1.ClassInfra, fmt.Sprintf("the agent container exited with code %d without a final result", t.ExitCode))
+	}
+	return fail(v, twv1.ClassNoSignal, "the agent exited without a final result event")
+}
+
+func fail(v verdict, class twv1.FaultClass, msg string) verdict {
+	v.outcome = twv1.TurnFailed
+	v.err = &twv1.TurnError{Type: class, Message: msg}
+	return v
+}
+
+// brokenContainer names a container (agent or sidecar) stuck in a state that
+// will not fix itself, such as an image that cannot be pulled.
+func brokenContainer(pod *corev1.Pod) string {
+	all := append(append([]corev1.ContainerStatus(nil), pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...)
+	for _, cs := range all {
+		if w := cs.State.Waiting; w != nil && brokenWaiting[w.Reason] {
+			return fmt.Sprintf("container %s cannot start: %s: %s", cs.Name, w.Reason, w.Message)
+		}
+	}
+	return ""
+}
+
+func podTerminal(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}
+
+func agentTerminated(pod *corev1.Pod, agent string) *corev1.ContainerStateTerminated {
+	for i := range pod.Status.ContainerStatuses {
+		if cs := &pod.Status.ContainerStatuses[i]; cs.Name == agent {
+			return cs.State.Terminated
+		}
+	}
+	return nil
+}
+
+func podCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == t {
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// podCounts are the steps and cost of the sidecar's latest report: the final
+// summary if there is one, else the latest progress.
+func podCounts(pod *corev1.Pod) *protocol.Progress {
+	if c := podCondition(pod, protocol.ConditionFinished); c != nil {
+		var s protocol.Summary
+		if json.Unmarshal([]byte(c.Message), &s) == nil {
+			return &protocol.Progress{Steps: s.Steps, CostUSD: s.CostUSD}
+		}
+	}
+	if c := podCondition(pod, protocol.ConditionProgress); c != nil {
+		var p protocol.Progress
+		if json.Unmarshal([]byte(c.Message), &p) == nil {
+			return &p
+		}
+	}
+	return nil
+}

@@ -1,0 +1,390 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/pkg/protocol"
+)
+
+// The envtest suite: a real kube-apiserver and etcd (hack/envtest.sh builds
+// them; `make test-envtest` points KUBEBUILDER_ASSETS at them), the real
+// reconcilers in a real manager, and the test playing the sidecar and the
+// kubelet by writing Pod status. There is no kubelet: a stopped agent shows
+// as spec.activeDeadlineSeconds = 1 on its Pod.
+
+var (
+	restConfig *rest.Config
+	k8s        client.Client // straight to the API server, no cache
+	testScheme = runtime.NewScheme()
+)
+
+func TestMain(m *testing.M) {
+	if err := clientgoscheme.AddToScheme(testScheme); err != nil {
+		panic(err)
+	}
+	if err := twv1.AddToScheme(testScheme); err != nil {
+		panic(err)
+	}
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		fmt.Println("KUBEBUILDER_ASSETS is not set: the envtest suites are skipped (run `make test-envtest`)")
+		os.Exit(m.Run())
+	}
+	ctrl.SetLogger(logr.Discard())
+	if os.Getenv("TURNWATCH_TEST_LOG") != "" {
+		ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
+	}
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("..", "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+	}
+	var err error
+	restConfig, err = env.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting envtest:", err)
+		os.Exit(1)
+	}
+	k8s, err = client.New(restConfig, client.Options{Scheme: testScheme})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping envtest:", err)
+	}
+	os.Exit(code)
+}
+
+// needEnv skips a test that needs the API server when there is none.
+func needEnv(t testing.TB) {
+	t.Helper()
+	if restConfig == nil {
+		t.Skip("no envtest API server (KUBEBUILDER_ASSETS unset)")
+	}
+}
+
+// testManager is one manager process, confined to one namespace so that
+// tests run side by side.
+type testManager struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	once   sync.Once
+}
+
+type managerOpts struct {
+	config    Config
+	clock     clock.PassiveClock
+	newClient client.NewClientFunc
+	rest      *rest.Config
+}
+
+func startManager(t testing.TB, ns string, o managerOpts) *testManager {
+	t.Helper()
+	if o.config.Guards.StepBudget == nil {
+		o.config = DefaultConfig()
+	}
+	if o.clock == nil {
+		o.clock = clock.RealClock{}
+	}
+	cfg := restConfig
+	if o.rest != nil {
+		cfg = o.rest
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 testScheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptrTo(true)},
+		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}, ByObject: CacheByObject()},
+		NewClient:              o.newClient,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Setup(mgr, o.config, "turnwatch-sidecar:test", o.clock); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &testManager{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(m.done)
+		if err := mgr.Start(ctx); err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	}()
+	t.Cleanup(m.stop)
+	return m
+}
+
+func (m *testManager) stop() {
+	m.once.Do(func() {
+		m.cancel()
+		<-m.done
+	})
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// newNamespace makes a namespace for one test.
+func newNamespace(t testing.TB) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "tw-" + rand.String(8)}}
+	if err := k8s.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+// newRun is a valid AgentRun; mutate changes it before it is created.
+func newRun(ns, name string, mutate ...func(*twv1.AgentRun)) *twv1.AgentRun {
+	run := &twv1.AgentRun{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: twv1.AgentRunSpec{
+			Prompt: "fix the failing test in ./pkg/foo",
+			Format: twv1.FormatClaude,
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				Containers: []corev1.Container{{Name: "agent", Image: "agent:test"}},
+			}},
+		},
+	}
+	for _, f := range mutate {
+		f(run)
+	}
+	return run
+}
+
+func create(t testing.TB, obj client.Object) {
+	t.Helper()
+	if err := k8s.Create(context.Background(), obj); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// eventually polls cond until it returns nil, failing the test after 30 s
+// with cond's last error.
+func eventually(t testing.TB, what string, cond func() error) {
+	t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(context.Background(), 25*time.Millisecond, 30*time.Second, true,
+		func(context.Context) (bool, error) {
+			last = cond()
+			return last == nil, nil
+		})
+	if err != nil {
+		t.Fatalf("%s: %v", what, last)
+	}
+}
+
+// consistently checks cond for a while and fails at its first error.
+func consistently(t testing.TB, what string, d time.Duration, cond func() error) {
+	t.Helper()
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if err := cond(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+}
+
+func getTurn(ns, name string) (*twv1.AgentTurn, error) {
+	t := &twv1.AgentTurn{}
+	return t, k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, t)
+}
+
+func getRun(ns, name string) (*twv1.AgentRun, error) {
+	r := &twv1.AgentRun{}
+	return r, k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, r)
+}
+
+func getPod(ns, name string) (*corev1.Pod, error) {
+	p := &corev1.Pod{}
+	return p, k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, p)
+}
+
+// waitPod waits for a turn's Pod.
+func waitPod(t testing.TB, ns, name string) *corev1.Pod {
+	t.Helper()
+	var pod *corev1.Pod
+	eventually(t, "pod "+name, func() (err error) {
+		pod, err = getPod(ns, name)
+		return err
+	})
+	return pod
+}
+
+// playSidecar writes on a Pod's status what the sidecar (conditions) and the
+// kubelet (phase, container states) would, through the status subresource.
+func playSidecar(t testing.TB, ns, name string, edit func(*corev1.PodStatus)) {
+	t.Helper()
+	eventually(t, "write pod status of "+name, func() error {
+		pod, err := getPod(ns, name)
+		if err != nil {
+			return err
+		}
+		edit(&pod.Status)
+		return k8s.Status().Update(context.Background(), pod)
+	})
+}
+
+// condition sets (or replaces) a Pod condition.
+func condition(typ, reason, message string) func(*corev1.PodStatus) {
+	return func(s *corev1.PodStatus) {
+		c := corev1.PodCondition{Type: corev1.PodConditionType(typ), Status: corev1.ConditionTrue,
+			Reason: reason, Message: message, LastTransitionTime: metav1.Now()}
+		for i := range s.Conditions {
+			if string(s.Conditions[i].Type) == typ {
+				s.Conditions[i] = c
+				return
+			}
+		}
+		s.Conditions = append(s.Conditions, c)
+	}
+}
+
+// trip is the sidecar's Tripped condition for a detector.
+func trip(detector, message string) func(*corev1.PodStatus) {
+	return condition(protocol.ConditionTripped, protocol.ReasonFor(detector), message)
+}
+
+// finishedCond is the sidecar's Finished condition with a summary.
+func finishedCond(s protocol.Summary) func(*corev1.PodStatus) {
+	reason := protocol.ReasonNoResult
+	if s.Result {
+		reason = protocol.ReasonResult
+	}
+	return condition(protocol.ConditionFinished, reason, protocol.Marshal(s))
+}
+
+// agentExited is the kubelet reporting the agent container's exit.
+func agentExited(code int32, reason string, podPhase corev1.PodPhase) func(*corev1.PodStatus) {
+	return func(s *corev1.PodStatus) {
+		s.Phase = podPhase
+		s.ContainerStatuses = []corev1.ContainerStatus{{
+			Name: "agent", Image: "agent:test",
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: code, Reason: reason, FinishedAt: metav1.Now(),
+			}},
+		}}
+	}
+}
+
+// turnSettled waits for a turn's outcome.
+func turnSettled(t testing.TB, ns, name string) *twv1.AgentTurn {
+	t.Helper()
+	var turn *twv1.AgentTurn
+	eventually(t, "turn "+name+" settles", func() (err error) {
+		turn, err = getTurn(ns, name)
+		if err == nil && turn.Status.Outcome == "" {
+			err = fmt.Errorf("no outcome yet: %+v", turn.Status)
+		}
+		return err
+	})
+	return turn
+}
+
+// runPhase waits for a run's phase.
+func runPhase(t testing.TB, ns, name string, phase twv1.RunPhase) *twv1.AgentRun {
+	t.Helper()
+	var run *twv1.AgentRun
+	eventually(t, fmt.Sprintf("run %s is %s", name, phase), func() (err error) {
+		run, err = getRun(ns, name)
+		if err == nil && run.Status.Phase != phase {
+			err = fmt.Errorf("phase %q, status %+v", run.Status.Phase, run.Status)
+		}
+		return err
+	})
+	return run
+}
+
+// podStopped waits for the controller to stop a Pod's agent.
+func podStopped(t testing.TB, ns, name string) {
+	t.Helper()
+	eventually(t, "pod "+name+" stopped", func() error {
+		pod, err := getPod(ns, name)
+		if err != nil {
+			return err
+		}
+		if d := pod.Spec.ActiveDeadlineSeconds; d == nil || *d != 1 {
+			return fmt.Errorf("activeDeadlineSeconds = %v", d)
+		}
+		return nil
+	})
+}
+
+// turnNames lists a run's turns by name.
+func turnNames(ns, run string) ([]string, error) {
+	var list twv1.AgentTurnList
+	if err := k8s.List(context.Background(), &list, client.InNamespace(ns), client.MatchingLabels{twv1.LabelRun: run}); err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, t := range list.Items {
+		names = append(names, t.Name)
+	}
+	return names, nil
+}
+
+// runEvents are the Events about a run with a reason, as kubectl describe
+// shows them.
+func runEvents(ns, run, reason string) ([]eventsv1.Event, error) {
+	var list eventsv1.EventList
+	if err := k8s.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	var out []eventsv1.Event
+	for _, e := range list.Items {
+		if e.Regarding.Name == run && e.Regarding.Kind == "AgentRun" && e.Reason == reason {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// waitEvents waits for exactly n Events of a reason about a run, and returns them.
+func waitEvents(t testing.TB, ns, run, reason string, n int) []eventsv1.Event {
+	t.Helper()
+	var evs []eventsv1.Event
+	eventually(t, fmt.Sprintf("%d %s event(s) on %s", n, reason, run), func() (err error) {
+		evs, err = runEvents(ns, run, reason)
+		if err == nil && len(evs) != n {
+			err = fmt.Errorf("%d events", len(evs))
+		}
+		return err
+	})
+	return evs
+}
+
+func containsAll(s string, parts ...string) error {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return fmt.Errorf("%q does not contain %q", s, p)
+		}
+	}
+	return nil
+}
