@@ -45,6 +45,21 @@ test: verify-generated vet test-unit test-envtest test-e2e ## Everything: what C
 test-unit: ## Quick tests: the engine, the sidecar, parsers (no API server).
 	go test ./pkg/... ./sidecar/...
 
+FUZZ_TARGETS := FuzzPi FuzzClaude FuzzCodex FuzzOpencode FuzzGemini FuzzAuto FuzzScanner FuzzDecimal
+FUZZTIME ?= 5s
+
+.PHONY: fuzz-brief
+fuzz-brief: ## Run each pkg/monitor fuzz target briefly (FUZZTIME each, default 5s).
+	@for f in $(FUZZ_TARGETS); do \
+		echo "fuzz $$f ($(FUZZTIME))"; \
+		go test ./pkg/monitor -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) || exit 1; \
+	done
+
+.PHONY: bench-engine
+bench-engine: ## Engine benchmarks (throughput vs naive encoding/json, memory 1 MB..1 GB); see docs/performance.md.
+	go test ./pkg/monitor -run '^$$' -bench 'Throughput|Memory' -benchmem -count 6 | tee bench-engine.txt
+	$(TOOLS) benchstat -col /impl bench-engine.txt
+
 .PHONY: test-envtest
 test-envtest: ## Controller suites on a real kube-apiserver and etcd (envtest).
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test ./api/... ./controllers/...

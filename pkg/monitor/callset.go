@@ -23,7 +23,7 @@ type callSet struct {
 	n     int
 }
 
-func (c *callSet) init() { c.flags = make(map[uint64]uint8, maxCalls) }
+func (c *callSet) init() { c.flags = make(map[uint64]uint8) } // grows with the calls seen, up to maxCalls
 
 // get returns the flags of id, and whether it is new (then it is added).
 func (c *callSet) get(id uint64) (f uint8, isNew bool, evicted uint8) {

@@ -20,6 +20,7 @@ type Engine struct {
 	calls callSet
 	ev    event
 	sc    scanner
+	obj   obj
 
 	lines, unparsed int
 	live, result    bool
@@ -78,7 +79,7 @@ func New(opts Options) (*Engine, error) {
 		opts.Guards = DefaultGuards()
 	}
 	if len(opts.Prices.Models) == 0 {
-		opts.Prices = DefaultPrices()
+		opts.Prices = defaultPrices() // shared read-only
 	}
 	if err := opts.check(); err != nil {
 		return nil, err
@@ -87,7 +88,9 @@ func New(opts Options) (*Engine, error) {
 	if e.format == "" {
 		e.format = FormatAuto
 	}
-	e.prices.index()
+	if e.prices.sorted == nil {
+		e.prices.index()
+	}
 	e.setFormat(e.format)
 	e.st.Guards = opts.Guards
 	e.st.Cap, _ = opts.Guards.maxCost()

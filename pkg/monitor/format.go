@@ -36,8 +36,9 @@ func (e *Engine) parseLine(line []byte) bool {
 	if !s.enter() {
 		return false
 	}
-	var o obj
-	k, ok := s.key(&o)
+	o := &e.obj // not a local: the parser is called through a func value, so a local would escape
+	*o = obj{}
+	k, ok := s.key(o)
 	if !ok {
 		return false
 	}
@@ -52,9 +53,9 @@ func (e *Engine) parseLine(line []byte) bool {
 		}
 		s.reset(line)
 		s.enter()
-		o = obj{}
+		*o = obj{}
 	}
-	if !e.parse(e, s, &o, typ, &e.ev) || s.bad {
+	if !e.parse(e, s, o, typ, &e.ev) || s.bad {
 		return false
 	}
 	return s.end()

@@ -158,22 +158,44 @@ func (s *scanner) strOrNull() ([]byte, bool) {
 	return s.str()
 }
 
-// number reads a number literal.
+// number reads a number literal, checking JSON's number grammar.
 func (s *scanner) number() ([]byte, bool) {
-	c := s.peek()
-	if c != '-' && (c < '0' || c > '9') {
+	start := s.i
+	b := s.b
+	i := s.i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	digits := func() bool {
+		j := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		return i > j
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case !digits():
 		return nil, s.fail()
 	}
-	start := s.i
-	for s.i < len(s.b) {
-		c := s.b[s.i]
-		if c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' {
-			s.i++
-			continue
+	if i < len(b) && b[i] == '.' {
+		i++
+		if !digits() {
+			return nil, s.fail()
 		}
-		break
 	}
-	return s.b[start:s.i], true
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if !digits() {
+			return nil, s.fail()
+		}
+	}
+	s.i = i
+	return b[start:i], true
 }
 
 // integer reads a non-negative integer (null and fractions read as 0 and
@@ -232,69 +254,124 @@ func (s *scanner) value() ([]byte, bool) {
 	return s.b[start:s.i], true
 }
 
-// skip steps over one value of any kind without recursion. Strings are
-// jumped with IndexByte; brackets are matched on a bit stack.
+// skip steps over one value of any kind without recursion, checking the
+// grammar as it goes. Strings are jumped with IndexByte (their escapes are
+// not validated); brackets are matched on a bit stack.
 func (s *scanner) skip() bool {
-	var stack [maxDepth / 64]uint64 // bit set: '{' open; clear: '['
-	depth := 0
+	const (
+		sValue        = iota // a value must follow
+		sValueOrClose        // just after '[': a value or ']'
+		sKeyOrClose          // just after '{': a key or '}'
+		sKey                 // after ',' in an object
+		sColon               // after a key
+		sNext                // after a value inside a container: ',' or the close
+	)
+	var stack [maxDepth / 64]uint64 // bit set: object; clear: array
+	depth, state := 0, sValue
 	for {
 		c := s.peek()
-		switch {
-		case c == '"':
-			end := stringEnd(s.b, s.i+1)
-			if end < 0 {
+		switch state {
+		case sKeyOrClose, sKey:
+			if c == '}' && state == sKeyOrClose {
+				break // close below
+			}
+			if c != '"' {
 				return s.fail()
 			}
-			s.i = end + 1
-		case c == '{' || c == '[':
-			if depth == maxDepth {
+			if end := stringEnd(s.b, s.i+1); end < 0 {
 				return s.fail()
-			}
-			w, bit := depth/64, uint64(1)<<(depth%64)
-			if c == '{' {
-				stack[w] |= bit
 			} else {
-				stack[w] &^= bit
+				s.i = end + 1
 			}
-			depth++
-			s.i++
+			state = sColon
 			continue
-		case c == '}' || c == ']':
-			if depth == 0 {
-				return s.fail()
-			}
-			depth--
-			isObj := stack[depth/64]&(uint64(1)<<(depth%64)) != 0
-			if isObj != (c == '}') {
+		case sColon:
+			if c != ':' {
 				return s.fail()
 			}
 			s.i++
-		case c == ',' || c == ':':
-			if depth == 0 {
-				return s.fail()
-			}
-			s.i++
+			state = sValue
 			continue
-		case c == 't':
-			if !s.literal("true") {
-				return false
+		case sNext:
+			if c == ',' {
+				s.i++
+				if stack[(depth-1)/64]&(1<<((depth-1)%64)) != 0 {
+					state = sKey
+				} else {
+					state = sValue
+				}
+				continue
 			}
-		case c == 'f':
-			if !s.literal("false") {
-				return false
+			if c != '}' && c != ']' {
+				return s.fail()
 			}
-		case c == 'n':
-			if !s.literal("null") {
-				return false
+		case sValueOrClose:
+			if c == ']' {
+				break
 			}
-		case c == '-' || c >= '0' && c <= '9':
-			s.number()
-		default:
+			fallthrough
+		case sValue:
+			switch {
+			case c == '"':
+				end := stringEnd(s.b, s.i+1)
+				if end < 0 {
+					return s.fail()
+				}
+				s.i = end + 1
+			case c == '{' || c == '[':
+				if depth == maxDepth {
+					return s.fail()
+				}
+				w, bit := depth/64, uint64(1)<<(depth%64)
+				if c == '{' {
+					stack[w] |= bit
+					state = sKeyOrClose
+				} else {
+					stack[w] &^= bit
+					state = sValueOrClose
+				}
+				depth++
+				s.i++
+				continue
+			case c == 't':
+				if !s.literal("true") {
+					return false
+				}
+			case c == 'f':
+				if !s.literal("false") {
+					return false
+				}
+			case c == 'n':
+				if !s.literal("null") {
+					return false
+				}
+			case c == '-' || c >= '0' && c <= '9':
+				if _, ok := s.number(); !ok {
+					return false
+				}
+			default:
+				return s.fail()
+			}
+			if depth == 0 {
+				return true
+			}
+			state = sNext
+			continue
+		}
+		// c closes the innermost container.
+		if depth == 0 {
 			return s.fail()
 		}
+		depth--
+		isObj := stack[depth/64]&(uint64(1)<<(depth%64)) != 0
+		if isObj != (c == '}') {
+			return s.fail()
+		}
+		s.i++
 		if depth == 0 {
 			return true
 		}
+		state = sNext
 	}
 }
 

@@ -32,7 +32,7 @@ func NewLineReader(r io.Reader, maxLine int) *LineReader {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLine
 	}
-	initial := 64 << 10
+	initial := 1 << 20 // large enough that compacting a partial line is rare
 	if initial > maxLine+1 {
 		initial = maxLine + 1
 	}
@@ -95,13 +95,22 @@ func (l *LineReader) fill() {
 		copy(nb, l.buf[:l.end])
 		l.buf = nb
 	}
-	n, err := l.r.Read(l.buf[l.end:])
+	n, err := l.read(l.buf[l.end:])
 	l.end += n
 	if err != nil {
 		l.err = err
-	} else if n == 0 {
-		l.err = io.ErrNoProgress
 	}
+}
+
+// read reads at least one byte, or fails: like bufio, it gives up with
+// io.ErrNoProgress after many empty reads in a row.
+func (l *LineReader) read(p []byte) (int, error) {
+	for range 100 {
+		if n, err := l.r.Read(p); n > 0 || err != nil {
+			return n, err
+		}
+	}
+	return 0, io.ErrNoProgress
 }
 
 // skipLong drops the rest of an over-long line, reading it in buffer-sized
@@ -110,18 +119,13 @@ func (l *LineReader) skipLong() {
 	l.skipped = true
 	l.start, l.end = 0, 0
 	for l.err == nil {
-		n, err := l.r.Read(l.buf)
-		if i := bytes.IndexByte(l.buf[:n], '\n'); i >= 0 {
-			l.start, l.end = i+1, n
-			if err != nil {
-				l.err = err
-			}
-			return
-		}
+		n, err := l.read(l.buf)
 		if err != nil {
 			l.err = err
-		} else if n == 0 {
-			l.err = io.ErrNoProgress
+		}
+		if i := bytes.IndexByte(l.buf[:n], '\n'); i >= 0 {
+			l.start, l.end = i+1, n
+			return
 		}
 	}
 }

@@ -4,8 +4,10 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"sync"
 )
 
 //go:embed prices.json
@@ -40,12 +42,23 @@ type ModelPrice struct {
 	Source     string `json:"source,omitempty"`
 }
 
-// DefaultPrices returns the embedded table.
-func DefaultPrices() Prices {
+// defaultPrices is the embedded table, parsed once; engines share it
+// read-only.
+var defaultPrices = sync.OnceValue(func() Prices {
 	p, err := parsePricesOnly(defaultPricesJSON)
 	if err != nil {
 		panic("monitor: embedded prices.json: " + err.Error())
 	}
+	return p
+})
+
+// DefaultPrices returns a copy of the embedded table that the caller may
+// change.
+func DefaultPrices() Prices {
+	p := defaultPrices()
+	p.DefaultModel = maps.Clone(p.DefaultModel)
+	p.Models = maps.Clone(p.Models)
+	p.sorted = slices.Clone(p.sorted)
 	return p
 }
 
@@ -105,7 +118,7 @@ func parsePricesOnly(data []byte) (Prices, error) {
 }
 
 func (p *Prices) index() {
-	p.sorted = p.sorted[:0]
+	p.sorted = make([]string, 0, len(p.Models)) // never the backing array of a copy
 	for k := range p.Models {
 		p.sorted = append(p.sorted, k)
 	}

@@ -1,0 +1,137 @@
+package monitor
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// Fuzz targets, one per parser (plus auto, the scanner and decimals),
+// seeded with every corpus line and file of their format. The engine must
+// never panic on untrusted input, count every line, and count a line that
+// is not one JSON object as unparsed. `make fuzz-brief` runs each for a few
+// seconds.
+
+func seedCorpus(f *testing.F, dir string) {
+	files, _ := filepath.Glob(filepath.Join("testdata/corpus", dir, "*.*json*"))
+	if dir == "" {
+		files, _ = filepath.Glob("testdata/corpus/*/*.*json*")
+	}
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			f.Add(line)
+		}
+	}
+	f.Add([]byte("\x00\xff{\"type\":"))
+	f.Add([]byte(`{"type":"x","a":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}`))
+}
+
+func fuzzFormat(f *testing.F, format, dir string) {
+	seedCorpus(f, dir)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g := DefaultGuards()
+		g.MaxCostUSD = "0.01"
+		g.WorldTools = []string{"bash", "Bash"}
+		e, err := New(Options{Format: format, Guards: g})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lr := NewLineReader(bytes.NewReader(data), 1<<16)
+		n, oneObject := 0, true
+		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		for {
+			line, ok := lr.Next()
+			if !ok {
+				break
+			}
+			n++
+			if lr.Skipped() {
+				e.FeedSkipped()
+				continue
+			}
+			if len(bytes.TrimSpace(line)) > 0 && (!json.Valid(line) && !scannerLeniency(line) || bytes.TrimSpace(line)[0] != '{') {
+				oneObject = false
+			}
+			now = now.Add(time.Minute)
+			e.Feed(line, now)
+			e.Tick(now.Add(time.Second))
+		}
+		e.Finish()
+		r := e.Report()
+		if r.Lines != n || r.Unparsed > n || r.Steps < 0 || len(r.Trips) > 1 {
+			t.Fatalf("report %+v for %d lines", r, n)
+		}
+		if n == 1 && !oneObject && r.Unparsed != 1 && len(r.Trips) == 0 {
+			t.Fatalf("a line that is not a JSON object must be unparsed: %+v", r)
+		}
+	})
+}
+
+func FuzzPi(f *testing.F)       { fuzzFormat(f, FormatPi, "pi") }
+func FuzzClaude(f *testing.F)   { fuzzFormat(f, FormatClaude, "claude") }
+func FuzzCodex(f *testing.F)    { fuzzFormat(f, FormatCodex, "codex") }
+func FuzzOpencode(f *testing.F) { fuzzFormat(f, FormatOpencode, "opencode") }
+func FuzzGemini(f *testing.F)   { fuzzFormat(f, FormatGemini, "gemini") }
+func FuzzAuto(f *testing.F)     { fuzzFormat(f, FormatAuto, "") }
+
+// FuzzScanner: skipping a value agrees with encoding/json on validity, and
+// canonical signatures never panic.
+func FuzzScanner(f *testing.F) {
+	seedCorpus(f, "")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var s scanner
+		s.reset(data)
+		got := s.skip() && s.end()
+		if got && !json.Valid(data) && !scannerLeniency(data) {
+			t.Fatalf("scanner accepts invalid JSON %q", data)
+		}
+		if !got && json.Valid(data) {
+			t.Fatalf("scanner rejects valid JSON %q", data)
+		}
+		callSig([]byte("t"), data)
+		wsOnly(data)
+	})
+}
+
+// scannerLeniency: the scanner jumps over strings without checking their
+// escapes, raw control bytes or UTF-8 (that would cost a pass over every
+// byte); everything else it checks as encoding/json does.
+func scannerLeniency(b []byte) bool {
+	return bytes.IndexByte(b, '\\') >= 0 || hasControl(b) || !utf8.Valid(b)
+}
+
+func hasControl(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 { // raw tabs/CRs are fine between tokens, not inside strings
+			return true
+		}
+	}
+	return false
+}
+
+// FuzzDecimal: parsing money never panics and agrees with itself through
+// its own rendering.
+func FuzzDecimal(f *testing.F) {
+	for _, s := range []string{"0", "5.00", "1.5e-7", "0.30000000000000004", "-1", "1e400", "9223372.036854775807"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m, ok := parseDecimal([]byte(s))
+		if !ok {
+			return
+		}
+		back, ok := parseDecimal([]byte(m.String()))
+		if !ok || back != m {
+			t.Fatalf("%q -> %s -> %v %v", s, m, back, ok)
+		}
+	})
+}

@@ -1,0 +1,57 @@
+package monitor
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestDefaultPrices(t *testing.T) {
+	p := DefaultPrices()
+	if p.ReadAt == "" || len(p.Models) == 0 || p.DefaultModel[FormatCodex] == "" {
+		t.Fatalf("embedded table incomplete: %+v", p)
+	}
+	for name, mp := range p.Models {
+		if mp.Input <= 0 || mp.Output <= 0 || mp.Source == "" {
+			t.Errorf("%s: %+v", name, mp)
+		}
+	}
+	if _, ok := p.lookup([]byte(p.DefaultModel[FormatCodex])); !ok {
+		t.Error("codex's default model must be priced")
+	}
+}
+
+func TestPriceLookup(t *testing.T) {
+	p := DefaultPrices()
+	tests := map[string]string{
+		"claude-sonnet-4-5-20250929": "3.00",
+		"claude-opus-4-1-20250805":   "15.00",
+		"claude-opus-4-5-20251101":   "5.00", // longest prefix, not claude-opus-4
+		"gpt-5.1-codex-max":          "1.25",
+		"gemini-2.5-pro":             "",
+	}
+	for model, input := range tests {
+		mp, ok := p.lookup([]byte(model))
+		if ok != (input != "") || ok && mp.Input.String() != input {
+			t.Errorf("%s: %v %s, want %q", model, ok, mp.Input, input)
+		}
+	}
+}
+
+func TestParsePrices(t *testing.T) {
+	p, err := ParsePrices([]byte(`{"readAt":"2027-01-01","models":{"gemini-2.5-pro":{"input":"1.25","output":"10"},"claude-sonnet-4-5":{"input":"1","output":"2"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mp, _ := p.lookup([]byte("gemini-2.5-pro")); mp.Output.String() != "10.00" {
+		t.Error("added model missing")
+	}
+	if mp, _ := p.lookup([]byte("claude-sonnet-4-5-x")); mp.Input.String() != "1.00" {
+		t.Error("override not applied")
+	}
+	if _, ok := p.lookup([]byte("claude-opus-4-5")); !ok {
+		t.Error("defaults must stay")
+	}
+	if _, err := ParsePrices([]byte(`{"models":{"m":{"input":"x"}}}`)); err == nil || !strings.Contains(err.Error(), "models.m") {
+		t.Errorf("error %v, want one naming models.m", err)
+	}
+}
