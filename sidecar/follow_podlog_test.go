@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/testr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// logEntry is one line of a container log as the kubelet keeps it.
+type logEntry struct {
+	ts   time.Time
+	text string
+}
+
+// drop is how one connection to the fake log endpoint ends early.
+type drop struct {
+	after int  // lines sent in full first
+	half  bool // then half of the next line
+	abort bool // then the connection breaks (else the response ends cleanly)
+}
+
+// fakeLogServer serves the pods/log endpoint the way the API server relays
+// the kubelet: lines with timestamp >= sinceTime (second precision on the
+// wire), in log order, each with its RFC 3339 prefix. The i-th connection
+// ends as drops[i] says; once the drops are used up the container counts as
+// terminated and a connection sends the rest and ends.
+type fakeLogServer struct {
+	t       *testing.T
+	entries []logEntry
+	drops   []drop
+	noEOL   bool // the log's last line has no newline
+
+	mu    sync.Mutex
+	conns int
+	since []string // sinceTime of each request, "" when none
+}
+
+const kubeletTimeFormat = "2006-01-02T15:04:05.000000000Z07:00" // what the kubelet writes
+
+func (s *fakeLogServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if r.URL.Path != "/api/v1/namespaces/ns/pods/p/log" || q.Get("container") != "agent" ||
+		q.Get("follow") != "true" || q.Get("timestamps") != "true" {
+		s.t.Errorf("unexpected request %s", r.URL)
+		http.Error(w, "not found", http.StatusNotFound)
+		return
+	}
+	var since time.Time
+	if v := q.Get("sinceTime"); v != "" {
+		var err error
+		if since, err = time.Parse(time.RFC3339, v); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+	}
+	s.mu.Lock()
+	i := s.conns
+	s.conns++
+	s.since = append(s.since, q.Get("sinceTime"))
+	s.mu.Unlock()
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(http.StatusOK)
+	var out []string
+	for j, e := range s.entries {
+		if e.ts.Before(since) {
+			continue
+		}
+		line := e.ts.Format(kubeletTimeFormat) + " " + e.text
+		if j < len(s.entries)-1 || !s.noEOL {
+			line += "\n"
+		}
+		out = append(out, line)
+	}
+	var d *drop
+	if i < len(s.drops) {
+		d = &s.drops[i]
+	}
+	for j, line := range out {
+		if d != nil && j == d.after {
+			if d.half {
+				fmt.Fprint(w, line[:len(line)/2])
+			}
+			break
+		}
+		fmt.Fprint(w, line)
+	}
+	w.(http.Flusher).Flush()
+	if d != nil && d.abort {
+		panic(http.ErrAbortHandler) // the connection breaks without the chunked trailer
+	}
+}
+
+// terminated says whether the scripted drops are over (the agent exited).
+func (s *fakeLogServer) terminated(context.Context) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conns >= len(s.drops), nil
+}
+
+// testLog builds a log with the awkward cases: runs of equal timestamps,
+// many lines in one second, second boundaries, and a stderr line whose
+// timestamp is a little older than the line before it.
+func testLog() []logEntry {
+	base := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	ms := []int{
+		100, 100, 100, 100, // 0-3: one write, four lines
+		200, 999, // 4-5
+		1000, 1000, 1001, // 6-8: on the second boundary
+		1500, 1400, 1600, // 9-11: 10 is out of order
+		3000, 3000, 3000, 3000, 3000, // 12-16
+		3700, 5200, 5200, 9999, // 17-20
+	}
+	out := make([]logEntry, len(ms))
+	for i, m := range ms {
+		out[i] = logEntry{ts: base.Add(time.Duration(m) * time.Millisecond), text: fmt.Sprintf(`{"n":%d}`, i)}
+	}
+	return out
+}
+
+func TestPodLogSourceResumes(t *testing.T) {
+	cases := []struct {
+		name  string
+		drops []drop
+		noEOL bool
+	}{
+		{name: "no drop"},
+		{name: "clean end while the agent runs", drops: []drop{{after: 5}}},
+		{name: "broken mid-line", drops: []drop{{after: 7, half: true, abort: true}}},
+		{name: "ended mid-line", drops: []drop{{after: 7, half: true}}},
+		{name: "inside a run of equal timestamps", drops: []drop{{after: 2, abort: true}, {after: 2, abort: true}}},
+		{name: "around the out-of-order line", drops: []drop{{after: 10, abort: true}, {after: 1, half: true, abort: true}}},
+		{name: "broken before any line", drops: []drop{{after: 0, abort: true}, {after: 0}, {after: 14, half: true, abort: true}}},
+		{name: "many drops", drops: []drop{{after: 1}, {after: 1, abort: true}, {after: 3, half: true}, {after: 0}, {after: 4, abort: true}, {after: 2, half: true, abort: true}}},
+		{name: "last line without newline", drops: []drop{{after: 19}}, noEOL: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := &fakeLogServer{t: t, entries: testLog(), drops: tc.drops, noEOL: tc.noEOL}
+			got := followAll(t, srv)
+			want := make([]string, len(srv.entries))
+			for i, e := range srv.entries {
+				want[i] = e.text
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("delivered %d lines:\n%s\nwant %d:\n%s", len(got), strings.Join(got, " "), len(want), strings.Join(want, " "))
+			}
+			// Each drop costs one connection; the end may cost one more (a
+			// stream that ends before the agent is known to have exited is
+			// read once more from the cursor).
+			if srv.conns < len(tc.drops)+1 || srv.conns > len(tc.drops)+2 {
+				t.Fatalf("%d connections for %d drops", srv.conns, len(tc.drops))
+			}
+			t.Logf("sinceTime per connection: %q", srv.since)
+		})
+	}
+}
+
+// followAll runs a podLogSource against srv until the log is over and
+// returns the delivered lines without their timestamp prefix.
+func followAll(t *testing.T, srv *fakeLogServer) []string {
+	t.Helper()
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	client := kubernetes.NewForConfigOrDie(&rest.Config{Host: hs.URL})
+	src := &podLogSource{client: client, namespace: "ns", pod: "p", container: "agent",
+		agentDone: srv.terminated, backoff: backoff{initial: time.Millisecond, max: 4 * time.Millisecond},
+		log: testLogger(t)}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var got []string
+	err := src.Follow(ctx, func(l streamLine) error {
+		ts, ok := parseLogTime(l.Data)
+		if !ok || !ts.Equal(l.Time) {
+			t.Errorf("line %q: time %v, parsed %v %v", l.Data, l.Time, ts, ok)
+		}
+		_, text, _ := strings.Cut(string(l.Data), " ")
+		got = append(got, text)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Follow: %v", err)
+	}
+	if src.Connected() {
+		t.Fatalf("still connected after the end")
+	}
+	return got
+}
+
+func testLogger(t *testing.T) logr.Logger { return testr.New(t) }

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// restConfig is the in-cluster config (the projected token the controller
+// mounts into the sidecar only), or a kubeconfig when one is named, for
+// running the sidecar outside a Pod.
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		return clientcmd.BuildConfigFromFlags("", kubeconfig)
+	}
+	cfg, err := rest.InClusterConfig()
+	if err != nil {
+		return nil, fmt.Errorf("no in-cluster credential (and no --kubeconfig): %w", err)
+	}
+	return cfg, nil
+}
+
+// podStatus reads and writes the sidecar's own Pod through the pods/status
+// subresource, the only write its Role grants. It also serves as the only
+// read: the sidecar may not get Pods, but a patch answers with the whole Pod,
+// and an empty patch changes nothing (the API server skips the write of an
+// unchanged object), so it reads the Pod's conditions and container states.
+type podStatus struct {
+	client    kubernetes.Interface
+	namespace string
+	name      string
+}
+
+// patch applies a strategic merge patch to the Pod's status and returns the
+// Pod as stored after it.
+func (p *podStatus) patch(ctx context.Context, body []byte) (*corev1.Pod, error) {
+	return p.client.CoreV1().Pods(p.namespace).Patch(ctx, p.name, types.StrategicMergePatchType,
+		body, metav1.PatchOptions{FieldManager: fieldManager}, "status")
+}
+
+// read returns the Pod without changing it.
+func (p *podStatus) read(ctx context.Context) (*corev1.Pod, error) {
+	return p.patch(ctx, []byte("{}"))
+}
+
+// fieldManager names the sidecar in the Pod's managedFields.
+const fieldManager = "turnwatch-sidecar"
+
+// agentTerminated says whether the named container of pod has terminated (or
+// the Pod itself is over).
+func agentTerminated(pod *corev1.Pod, container string) bool {
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return true
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == container {
+			return cs.State.Terminated != nil
+		}
+	}
+	return false
+}
+
+// agentDoneFunc reads the Pod and says whether the agent container has
+// terminated. A Pod that is gone, or a credential that is refused, ends the
+// follow (the error); other errors are taken as "still running" and retried
+// by the caller's next look.
+func agentDoneFunc(ps *podStatus, container string, log logr.Logger) func(context.Context) (bool, error) {
+	return func(ctx context.Context) (bool, error) {
+		pod, err := ps.read(ctx)
+		if err != nil {
+			if permanent(err) {
+				return false, fmt.Errorf("reading the own Pod: %w", err)
+			}
+			log.Info("reading the own Pod failed; will retry", "err", err.Error())
+			return false, nil
+		}
+		return agentTerminated(pod, container), nil
+	}
+}
+
+// permanent says whether retrying a request cannot help.
+func permanent(err error) bool {
+	return apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) ||
+		apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsGone(err)
+}
+
+// backoff is an exponential backoff: initial, doubled each time, capped.
+type backoff struct {
+	initial, max time.Duration
+}
+
+var defaultBackoff = backoff{initial: 200 * time.Millisecond, max: 10 * time.Second}
+
+func (b backoff) first() time.Duration { return b.initial }
+
+func (b backoff) next(d time.Duration) time.Duration {
+	return min(2*d, b.max)
+}
+
+// sleepCtx waits d, or less if ctx ends first (then false).
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

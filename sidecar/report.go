@@ -1,0 +1,247 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"turnwatch.dev/turnwatch/pkg/protocol"
+)
+
+// statusPatcher writes the sidecar's own Pod status; podStatus is the real one.
+type statusPatcher interface {
+	patch(ctx context.Context, body []byte) (*corev1.Pod, error)
+}
+
+// reporter writes the sidecar's verdicts as conditions on its own Pod, per
+// docs/protocol.md. Every write is idempotent: it knows the conditions as
+// last stored on the Pod and does not write one that is already there with
+// the same status, reason and message, so a restarted sidecar that replays
+// the log from the start reports nothing twice.
+type reporter struct {
+	pod     statusPatcher
+	now     func() time.Time
+	backoff backoff
+	// period is the least time between two Progress writes.
+	period time.Duration
+	log    logr.Logger
+
+	present      map[string]corev1.PodCondition // as last read from the Pod
+	lastProgress time.Time                      // when Progress was last written
+	writes       int                            // patches that changed something
+}
+
+// desired is one condition the sidecar wants on its Pod.
+type desired struct {
+	Type    string
+	Reason  string
+	Message string
+}
+
+// condition is the patch form of a Pod condition. Unlike corev1.PodCondition
+// it leaves out the times it does not set: a null would clear them.
+type condition struct {
+	Type               string                 `json:"type"`
+	Status             corev1.ConditionStatus `json:"status"`
+	Reason             string                 `json:"reason"`
+	Message            string                 `json:"message"`
+	LastTransitionTime *metav1.Time           `json:"lastTransitionTime,omitempty"`
+}
+
+// load reads the Pod's conditions as they stand, retrying until it can.
+func (r *reporter) load(ctx context.Context) error {
+	return r.retry(ctx, "reading the own Pod", func() error {
+		pod, err := r.pod.patch(ctx, []byte("{}"))
+		if err == nil {
+			r.remember(pod)
+		}
+		return err
+	})
+}
+
+// remember keeps the Pod's conditions as stored.
+func (r *reporter) remember(pod *corev1.Pod) {
+	r.present = make(map[string]corev1.PodCondition, len(pod.Status.Conditions))
+	for _, c := range pod.Status.Conditions {
+		r.present[string(c.Type)] = c
+	}
+}
+
+// has says whether the Pod carries c already, with status True.
+func (r *reporter) has(c desired) bool {
+	p, ok := r.present[c.Type]
+	return ok && p.Status == corev1.ConditionTrue && p.Reason == c.Reason && p.Message == c.Message
+}
+
+// over says whether the turn was already settled on the Pod (by an earlier
+// run of this sidecar): tripped or finished. Then nothing more is reported.
+func (r *reporter) over() bool {
+	for _, t := range []string{protocol.ConditionTripped, protocol.ConditionFinished} {
+		if c, ok := r.present[t]; ok && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// ensure writes those of conds that the Pod does not carry yet, in one patch,
+// retrying with backoff until it succeeds, a retry cannot help, or ctx ends.
+func (r *reporter) ensure(ctx context.Context, conds ...desired) error {
+	body, n := r.body(conds)
+	if n == 0 {
+		return nil
+	}
+	return r.retry(ctx, "writing conditions", func() error { return r.write(ctx, body) })
+}
+
+// body is the patch that sets the missing ones of conds, and how many.
+func (r *reporter) body(conds []desired) ([]byte, int) {
+	var out []condition
+	now := metav1.NewTime(r.now().Truncate(time.Second))
+	for _, c := range conds {
+		if r.has(c) {
+			continue
+		}
+		pc := condition{Type: c.Type, Status: corev1.ConditionTrue, Reason: c.Reason, Message: c.Message}
+		// The transition time moves only when the status does.
+		if p, ok := r.present[c.Type]; !ok || p.Status != corev1.ConditionTrue {
+			pc.LastTransitionTime = &now
+		}
+		out = append(out, pc)
+	}
+	if len(out) == 0 {
+		return nil, 0
+	}
+	body, _ := json.Marshal(map[string]any{"status": map[string]any{"conditions": out}})
+	return body, len(out)
+}
+
+// write sends one patch and keeps what the Pod stores after it.
+func (r *reporter) write(ctx context.Context, body []byte) error {
+	pod, err := r.pod.patch(ctx, body)
+	if err != nil {
+		return err
+	}
+	r.writes++
+	r.remember(pod)
+	return nil
+}
+
+// retry runs op until it succeeds, fails for good, or ctx ends, waiting with
+// exponential backoff in between.
+func (r *reporter) retry(ctx context.Context, what string, op func() error) error {
+	delay := r.backoff.first()
+	for {
+		err := op()
+		if err == nil {
+			return nil
+		}
+		if permanent(err) {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		r.log.Info("retrying", "what", what, "err", err.Error(), "in", delay)
+		if !sleepCtx(ctx, delay) {
+			return fmt.Errorf("%s: %w (last error: %v)", what, ctx.Err(), err)
+		}
+		delay = r.backoff.next(delay)
+	}
+}
+
+// tripped reports a detector that ended the turn, together with the progress
+// at that moment (nothing is reported after a trip, so this is the last word
+// on steps and cost until the controller reads the Pod).
+func (r *reporter) tripped(ctx context.Context, detector, message string, p protocol.Progress) error {
+	conds := []desired{{Type: protocol.ConditionTripped, Reason: protocol.ReasonFor(detector), Message: message}}
+	if r.ahead(p) {
+		conds = append(conds, progressCondition(p))
+	}
+	return r.ensure(ctx, conds...)
+}
+
+// silent reports the silent-run nudge.
+func (r *reporter) silent(ctx context.Context, message string) error {
+	return r.ensure(ctx, desired{Type: protocol.ConditionSilent, Reason: protocol.ReasonFor(detectorSilentRun), Message: message})
+}
+
+// detectorSilentRun is the silent-run nudge's detector name (SPEC.md).
+const detectorSilentRun = "silentRun"
+
+// finished reports the summary of the stream; a length stop, judged at the
+// end, comes in the same patch.
+func (r *reporter) finished(ctx context.Context, s protocol.Summary, lengthStop *desired) error {
+	reason := protocol.ReasonNoResult
+	if s.Result {
+		reason = protocol.ReasonResult
+	}
+	conds := []desired{}
+	if lengthStop != nil {
+		conds = append(conds, *lengthStop)
+	}
+	conds = append(conds, desired{Type: protocol.ConditionFinished, Reason: reason, Message: protocol.Marshal(s)})
+	return r.ensure(ctx, conds...)
+}
+
+// progress writes p if it is ahead of what the Pod carries and the last
+// Progress write is at least one period ago. It is called after every line
+// and on every tick, so a value held back by the throttle goes out at the
+// next call after the period. A failed write is not retried here: the next
+// call carries a newer value anyway.
+func (r *reporter) progress(ctx context.Context, p protocol.Progress) {
+	if !r.progressDue() || !r.ahead(p) {
+		return
+	}
+	body, n := r.body([]desired{progressCondition(p)})
+	if n == 0 {
+		return
+	}
+	r.lastProgress = r.now()
+	if err := r.write(ctx, body); err != nil {
+		r.log.Info("writing progress failed", "err", err.Error())
+	}
+}
+
+// progressDue says whether the throttle lets a Progress write through.
+func (r *reporter) progressDue() bool {
+	return r.now().Sub(r.lastProgress) >= r.period
+}
+
+func progressCondition(p protocol.Progress) desired {
+	return desired{Type: protocol.ConditionProgress, Reason: protocol.ReasonRunning, Message: protocol.Marshal(p)}
+}
+
+// ahead says whether p is further than the Progress the Pod carries (none
+// counts as zero). Steps and cost only grow within a turn, so a restarted
+// sidecar replaying the log writes no Progress until it passes the point its
+// predecessor reported.
+func (r *reporter) ahead(p protocol.Progress) bool {
+	var was protocol.Progress
+	if c, ok := r.present[protocol.ConditionProgress]; ok {
+		if err := json.Unmarshal([]byte(c.Message), &was); err != nil {
+			return true // unreadable: overwrite it
+		}
+	}
+	dc := compareDecimal(p.CostUSD, was.CostUSD)
+	if p.Steps < was.Steps || dc < 0 {
+		return false
+	}
+	return p.Steps > was.Steps || dc > 0
+}
+
+// compareDecimal compares two decimal strings; an empty or bad one is zero.
+func compareDecimal(a, b string) int {
+	return decimal(a).Cmp(decimal(b))
+}
+
+func decimal(s string) *big.Rat {
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return new(big.Rat)
+	}
+	return r
+}

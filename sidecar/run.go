@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"turnwatch.dev/turnwatch/pkg/monitor"
+	"turnwatch.dev/turnwatch/pkg/protocol"
+)
+
+func init() {
+	commands["run"] = command{
+		summary: "in-Pod watchdog: follow the agent container's output and report on the own Pod",
+		run:     runCommand,
+	}
+}
+
+// runConfig is what `run` needs, from the env the controller sets
+// (docs/protocol.md) with flags taking precedence.
+type runConfig struct {
+	Format         string
+	Guards         monitor.Guards
+	Prices         monitor.Prices
+	PriorCostUSD   string
+	PodName        string
+	Namespace      string
+	AgentContainer string
+	StreamFile     string
+	// ProgressPeriod is the least time between two Progress writes.
+	ProgressPeriod time.Duration
+	// Drain is how long, after SIGTERM, the sidecar keeps reading what the
+	// agent wrote before it makes the final evaluation.
+	Drain time.Duration
+	// WriteGrace is how long, after SIGTERM and the drain, the last writes
+	// may take.
+	WriteGrace time.Duration
+	Kubeconfig string
+	MaxLine    int
+}
+
+// Defaults where docs/protocol.md leaves the knob to the sidecar.
+const (
+	defaultProgressPeriod = 15 * time.Second
+	// The kubelet gives a container 30 s between SIGTERM and SIGKILL by
+	// default: drain plus the last writes stay well inside it.
+	defaultDrain      = 10 * time.Second
+	defaultWriteGrace = 10 * time.Second
+)
+
+// namespaceFile is where the projected service-account volume puts the
+// Pod's namespace.
+const namespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// parseRunConfig reads the env through getenv, then the flags in args.
+func parseRunConfig(args []string, getenv func(string) string, stderr io.Writer) (runConfig, error) {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c runConfig
+	var guards, prices, period string
+	fs.StringVar(&c.Format, "format", or(getenv(protocol.EnvFormat), monitor.FormatAuto), "stream format: "+strings.Join(monitor.Formats, " | ")+" [$"+protocol.EnvFormat+"]")
+	fs.StringVar(&guards, "guards", getenv(protocol.EnvGuards), "guards: a JSON object, or a file holding one [$"+protocol.EnvGuards+"]")
+	fs.StringVar(&prices, "prices", getenv(protocol.EnvPrices), "price table: JSON, or a file holding it [$"+protocol.EnvPrices+"]")
+	fs.StringVar(&c.PriorCostUSD, "prior-cost-usd", getenv(protocol.EnvPriorCostUSD), "what earlier turns of the run cost [$"+protocol.EnvPriorCostUSD+"]")
+	fs.StringVar(&c.PodName, "pod", getenv(protocol.EnvPodName), "the own Pod's name [$"+protocol.EnvPodName+"]")
+	fs.StringVar(&c.Namespace, "namespace", getenv(protocol.EnvPodNamespace), "the own Pod's namespace [$"+protocol.EnvPodNamespace+"]")
+	fs.StringVar(&c.AgentContainer, "container", getenv(protocol.EnvAgentContainer), "the agent container, whose log is followed [$"+protocol.EnvAgentContainer+"]")
+	fs.StringVar(&c.StreamFile, "stream-file", getenv(protocol.EnvStreamFile), "follow this file instead of the container log [$"+protocol.EnvStreamFile+"]")
+	fs.StringVar(&period, "progress-period", getenv(protocol.EnvProgressPeriod), "least time between Progress writes: seconds or a duration (default 15s) [$"+protocol.EnvProgressPeriod+"]")
+	fs.DurationVar(&c.Drain, "drain", defaultDrain, "after SIGTERM, how long to keep reading the agent's output")
+	fs.DurationVar(&c.WriteGrace, "write-grace", defaultWriteGrace, "after SIGTERM and the drain, how long the last writes may take")
+	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "kubeconfig to use instead of the in-cluster credential")
+	fs.IntVar(&c.MaxLine, "max-line", monitor.DefaultMaxLine, "longest line kept whole; longer ones count as unparsed")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("run takes no arguments, got %q", fs.Args())
+	}
+	var err error
+	if c.Guards, err = monitor.ParseGuards(inlineOrFile(guards)); err != nil {
+		return c, err
+	}
+	if c.Prices, err = parsePrices(inlineOrFile(prices)); err != nil {
+		return c, err
+	}
+	if c.ProgressPeriod, err = parsePeriod(period); err != nil {
+		return c, err
+	}
+	if c.Namespace == "" {
+		if b, err := os.ReadFile(namespaceFile); err == nil {
+			c.Namespace = strings.TrimSpace(string(b))
+		}
+	}
+	return c, c.check()
+}
+
+func (c runConfig) check() error {
+	var missing []string
+	for _, f := range []struct{ name, v string }{
+		{protocol.EnvPodName, c.PodName}, {protocol.EnvPodNamespace, c.Namespace}, {protocol.EnvAgentContainer, c.AgentContainer},
+	} {
+		if f.v == "" {
+			missing = append(missing, f.name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("missing %s (env or flag)", strings.Join(missing, ", "))
+	}
+	_, err := monitor.New(c.engineOptions()) // format, guards, prior cost
+	return err
+}
+
+func (c runConfig) engineOptions() monitor.Options {
+	return monitor.Options{Format: c.Format, Guards: c.Guards, Prices: c.Prices, PriorCostUSD: c.PriorCostUSD}
+}
+
+// inlineOrFile returns s itself when it is JSON, else the file it names.
+func inlineOrFile(s string) []byte {
+	t := strings.TrimSpace(s)
+	if t == "" || strings.HasPrefix(t, "{") {
+		return []byte(t)
+	}
+	b, err := os.ReadFile(t)
+	if err != nil {
+		return []byte(t) // the parser reports it as bad JSON, with the text
+	}
+	return b
+}
+
+func parsePrices(b []byte) (monitor.Prices, error) {
+	if len(b) == 0 {
+		return monitor.DefaultPrices(), nil
+	}
+	return monitor.ParsePrices(b)
+}
+
+// parsePeriod reads whole seconds ("15") or a Go duration ("15s").
+func parsePeriod(s string) (time.Duration, error) {
+	if s == "" {
+		return defaultProgressPeriod, nil
+	}
+	if n, err := strconv.Atoi(s); err == nil && n >= 0 {
+		return time.Duration(n) * time.Second, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("progress period %q: want seconds or a duration", s)
+	}
+	return d, nil
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// runCommand is `turnwatch-sidecar run`.
+func runCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
+	log := logr.FromSlogHandler(slog.NewJSONHandler(stderr, nil)).WithName("run")
+	cfg, err := parseRunConfig(args, os.Getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "turnwatch-sidecar run: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	r, err := newKubeRunner(cfg, log)
+	if err != nil {
+		log.Error(err, "cannot start")
+		return 1
+	}
+	if err := r.run(ctx); err != nil {
+		log.Error(err, "run failed")
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/kubernetes"
+
+	"turnwatch.dev/turnwatch/pkg/monitor"
+	"turnwatch.dev/turnwatch/pkg/protocol"
+)
+
+// runner is the in-Pod watchdog: one source of the agent's output, one
+// engine, one reporter on the own Pod. The engine and the reporter are used
+// from the loop's goroutine only.
+type runner struct {
+	cfg runConfig
+	src source
+	rep *reporter
+	log logr.Logger
+	now func() time.Time
+	// tick is how often the loop looks at the clock when no line arrives.
+	tick time.Duration
+	// idle is how long the source must be quiet before a tick judges the
+	// stall: a burst of lines (a replay after a restart, a resume after a
+	// drop) carries old timestamps, and the real clock must not be held
+	// against them before the sidecar caught up.
+	idle time.Duration
+}
+
+const (
+	defaultTick = time.Second
+	defaultIdle = time.Second
+	// filePoll is how often the stream file's end is read again; fileDonePoll
+	// how often, while the file is quiet, the agent's state is read.
+	filePoll     = 200 * time.Millisecond
+	fileDonePoll = 2 * time.Second
+)
+
+// newKubeRunner builds the runner from the in-cluster credential (or
+// cfg.Kubeconfig).
+func newKubeRunner(cfg runConfig, log logr.Logger) (*runner, error) {
+	rc, err := restConfig(cfg.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	rc.UserAgent = "turnwatch-sidecar"
+	client, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, err
+	}
+	return newRunner(cfg, client, log), nil
+}
+
+// newRunner wires the source and the reporter on client.
+func newRunner(cfg runConfig, client kubernetes.Interface, log logr.Logger) *runner {
+	ps := &podStatus{client: client, namespace: cfg.Namespace, name: cfg.PodName}
+	done := agentDoneFunc(ps, cfg.AgentContainer, log)
+	var src source
+	if cfg.StreamFile != "" {
+		src = &fileSource{path: cfg.StreamFile, agentDone: done, poll: filePoll, donePoll: fileDonePoll,
+			maxLine: cfg.MaxLine, log: log.WithName("file"), now: time.Now}
+	} else {
+		src = &podLogSource{client: client, namespace: cfg.Namespace, pod: cfg.PodName, container: cfg.AgentContainer,
+			agentDone: done, maxLine: cfg.MaxLine, backoff: defaultBackoff, log: log.WithName("podlog")}
+	}
+	rep := &reporter{pod: ps, now: time.Now, backoff: defaultBackoff, period: cfg.ProgressPeriod, log: log.WithName("report")}
+	return &runner{cfg: cfg, src: src, rep: rep, log: log, now: time.Now, tick: defaultTick, idle: defaultIdle}
+}
+
+// run watches the turn until its output is over, reports, and then waits for
+// sigCtx: a native sidecar that exits is started again, so it stays until
+// the kubelet stops it. After SIGTERM it reads for cfg.Drain more, makes the
+// final evaluation, and gives the last writes cfg.WriteGrace.
+func (r *runner) run(sigCtx context.Context) error {
+	writeCtx, cancelWrites := context.WithCancel(context.WithoutCancel(sigCtx))
+	defer cancelWrites()
+	followCtx, cancelFollow := context.WithCancel(writeCtx)
+	defer cancelFollow()
+	defer context.AfterFunc(sigCtx, func() {
+		r.log.Info("terminating: reading what is left, then reporting", "drain", r.cfg.Drain.String())
+		time.AfterFunc(r.cfg.Drain, cancelFollow)
+		time.AfterFunc(r.cfg.Drain+r.cfg.WriteGrace, cancelWrites)
+	})()
+
+	if err := r.rep.load(writeCtx); err != nil {
+		return err
+	}
+	if r.rep.over() {
+		// An earlier run of this sidecar settled the turn: nothing to add.
+		r.log.Info("the turn is already settled on the Pod; nothing more to report")
+	} else if err := r.watch(followCtx, cancelFollow, writeCtx); err != nil {
+		return err
+	}
+	<-sigCtx.Done()
+	return nil
+}
+
+// watch feeds the engine until the output is over or a detector tripped.
+func (r *runner) watch(followCtx context.Context, stopFollow context.CancelFunc, writeCtx context.Context) error {
+	eng, err := monitor.New(r.cfg.engineOptions())
+	if err != nil {
+		return err
+	}
+	lines := make(chan streamLine, 256)
+	var followErr error
+	go func() {
+		defer close(lines)
+		followErr = r.src.Follow(followCtx, func(l streamLine) error {
+			select {
+			case lines <- l:
+				return nil
+			case <-followCtx.Done():
+				return followCtx.Err()
+			}
+		})
+	}()
+	stop := func() {
+		stopFollow()
+		for range lines { // let the follower go
+		}
+	}
+	ticker := time.NewTicker(r.tick)
+	defer ticker.Stop()
+	lastSeen, wasConnected := r.now(), false
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				return r.finish(writeCtx, eng, followErr) // followErr is set before close
+			}
+			lastSeen = r.now()
+			if over, err := r.verdicts(writeCtx, eng, eng.Feed(l.Data, lastSeen)); over || err != nil {
+				stop()
+				return err
+			}
+			r.progress(writeCtx, eng)
+		case <-ticker.C:
+			now := r.now()
+			connected := r.src.Connected()
+			if connected && !wasConnected {
+				lastSeen = now // a fresh stream first sends what it missed
+			}
+			wasConnected = connected
+			if connected && now.Sub(lastSeen) >= r.idle {
+				if t := eng.Tick(now); t != nil {
+					stop()
+					return r.tripped(writeCtx, eng, t)
+				}
+			}
+			r.progress(writeCtx, eng)
+		}
+	}
+}
+
+// verdicts reports what one line produced; over is true after a trip.
+func (r *runner) verdicts(ctx context.Context, eng *monitor.Engine, v monitor.Verdicts) (bool, error) {
+	for _, n := range v.Nudges {
+		r.log.Info("nudge", "detector", monitor.DetectorSilentRun, "message", n.Message, "line", n.Line)
+		if err := r.rep.silent(ctx, n.Message); err != nil {
+			return false, err
+		}
+	}
+	if v.Trip == nil {
+		return false, nil
+	}
+	return true, r.tripped(ctx, eng, v.Trip)
+}
+
+// tripped reports a trip; nothing is reported after it.
+func (r *runner) tripped(ctx context.Context, eng *monitor.Engine, t *monitor.Trip) error {
+	r.log.Info("tripped", "class", t.Class, "detector", t.Detector, "message", t.Message, "line", t.Line)
+	return r.rep.tripped(ctx, t.Detector, t.Message, progressOf(eng.Report()))
+}
+
+// progress writes the engine's progress when the throttle allows.
+func (r *runner) progress(ctx context.Context, eng *monitor.Engine) {
+	if r.rep.progressDue() {
+		r.rep.progress(ctx, progressOf(eng.Report()))
+	}
+}
+
+// finish makes the final evaluation once the output is over (or the drain
+// after SIGTERM ended) and writes the summary, with a length stop if any.
+func (r *runner) finish(ctx context.Context, eng *monitor.Engine, followErr error) error {
+	if followErr != nil && !errors.Is(followErr, context.Canceled) {
+		return fmt.Errorf("following the agent's output: %w", followErr)
+	}
+	v := eng.Finish()
+	for _, n := range v.Nudges {
+		if err := r.rep.silent(ctx, n.Message); err != nil {
+			return err
+		}
+	}
+	rep := eng.Report()
+	s := summaryOf(rep)
+	var trip *desired
+	if t := v.Trip; t != nil {
+		r.log.Info("tripped at the end", "class", t.Class, "detector", t.Detector, "message", t.Message, "line", t.Line)
+		trip = &desired{Type: protocol.ConditionTripped, Reason: protocol.ReasonFor(t.Detector), Message: t.Message}
+	}
+	r.log.Info("finished", "steps", s.Steps, "costUSD", s.CostUSD, "stopReason", s.StopReason, "result", s.Result,
+		"lines", s.Lines, "unparsed", s.Unparsed, "drained", followErr != nil)
+	return r.rep.finished(ctx, s, trip)
+}
+
+func progressOf(rep monitor.Report) protocol.Progress {
+	return protocol.Progress{Steps: rep.Steps, CostUSD: rep.CostUSD}
+}
+
+func summaryOf(rep monitor.Report) protocol.Summary {
+	return protocol.Summary{Steps: rep.Steps, CostUSD: rep.CostUSD, StopReason: rep.StopReason, Result: rep.Result,
+		Lines: rep.Lines, Unparsed: rep.Unparsed}
+}
