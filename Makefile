@@ -104,8 +104,8 @@ helm-template: ## Render the chart (CRDs included) to $(BIN)/turnwatch-chart.yam
 	@echo "rendered $(BIN)/turnwatch-chart.yaml"
 
 .PHONY: test-chart
-test-chart: ## The chart's Go tests: rendered CRDs, RBAC and policy equal the generated ones.
-	go test ./charts/...
+test-chart: ## The chart's and samples' Go tests (rendered CRDs/RBAC/policy/config vs their sources; samples admitted by envtest).
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test ./charts/... ./test/samples/...
 
 ##@ Build
 

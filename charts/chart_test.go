@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"turnwatch.dev/turnwatch/controllers"
 	"turnwatch.dev/turnwatch/pkg/monitor"
 )
 
@@ -50,6 +52,7 @@ func (o object) key() string {
 // `go tool -n` builds it (once, into the build cache) and names the binary,
 // which the tests then run directly: the go command costs seconds a call.
 var helmCommand = sync.OnceValue(func() []string {
+	trackInputs()
 	goTool := []string{"go", "tool", "-modfile=hack/tools/go.mod"}
 	cmd := exec.Command(goTool[0], append(goTool[1:], "-n", "helm")...)
 	cmd.Dir = repoRoot
@@ -62,6 +65,23 @@ var helmCommand = sync.OnceValue(func() []string {
 	}
 	return append(goTool, "helm")
 })
+
+// trackInputs opens every file helm reads, so that go test's result cache
+// keys on them: it sees the files a test opens, not those its child
+// processes read, and would otherwise replay a stale pass after a chart edit.
+func trackInputs() {
+	_ = filepath.WalkDir(filepath.Join(repoRoot, chartDir), func(path string, d fs.DirEntry, err error) error {
+		if err == nil {
+			if f, err := os.Open(path); err == nil {
+				f.Close()
+			}
+		}
+		return nil
+	})
+	for _, f := range []string{"hack/tools/go.mod", "hack/tools/go.sum"} {
+		_, _ = os.ReadFile(filepath.Join(repoRoot, f))
+	}
+}
 
 // helm runs the pinned helm from the repository root.
 func helm(args ...string) ([]byte, error) {
@@ -499,6 +519,14 @@ func TestManagerDeployment(t *testing.T) {
 			flags:        []string{"--set", "image.repository=r.invalid/tw", "--set", "image.tag=v2", "--set", "sidecar.image.digest=sha256:" + strings.Repeat("ab", 32)},
 			image:        "r.invalid/tw:v2",
 			sidecarImage: "r.invalid/tw@sha256:" + strings.Repeat("ab", 32), leaderElect: "true", metrics: ":8080"},
+		{name: "manager digest, sidecar tag",
+			flags:        []string{"--set", "image.digest=sha256:" + strings.Repeat("cd", 32), "--set", "sidecar.image.tag=v3"},
+			image:        "turnwatch@sha256:" + strings.Repeat("cd", 32),
+			sidecarImage: "turnwatch:v3", leaderElect: "true", metrics: ":8080"},
+		{name: "manager digest inherited",
+			flags:        []string{"--set", "image.digest=sha256:" + strings.Repeat("cd", 32)},
+			image:        "turnwatch@sha256:" + strings.Repeat("cd", 32),
+			sidecarImage: "turnwatch@sha256:" + strings.Repeat("cd", 32), leaderElect: "true", metrics: ":8080"},
 		{name: "no leader election, no metrics",
 			flags: []string{"--set", "manager.leaderElection.enabled=false", "--set", "manager.metrics.port=0"},
 			image: "turnwatch:0.1.0", sidecarImage: "turnwatch:0.1.0", leaderElect: "false", metrics: "0"},
@@ -609,6 +637,98 @@ func TestLint(t *testing.T) {
 		}
 		if out, err := helm(args...); err != nil {
 			t.Errorf("%v\n%s", err, out)
+		}
+	}
+}
+
+// writeConfig writes the rendered config.yaml to a file, as the manager's
+// mount would, and returns its path.
+func writeConfig(t *testing.T, objs []object) string {
+	t.Helper()
+	cm := find(t, objs, "ConfigMap", namespace, "-config")
+	text := cm["data"].(map[string]any)["config.yaml"].(string)
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestConfigLoadsInManager: the manager's own (strict) loader reads the
+// rendered config; with the default values it gets exactly its built-in
+// defaults, so the chart and the manager agree on every knob.
+func TestConfigLoadsInManager(t *testing.T) {
+	tests := []struct {
+		name   string
+		flags  []string
+		expect func(t *testing.T, cfg controllers.Config)
+	}{
+		{name: "defaults", expect: func(t *testing.T, cfg controllers.Config) {
+			want := controllers.DefaultConfig()
+			cfg.Prices, want.Prices = nil, nil
+			if cfg.Guards.WorldTools != nil && len(cfg.Guards.WorldTools) == 0 {
+				cfg.Guards.WorldTools = nil // [] and none are the same guard
+			}
+			if !reflect.DeepEqual(cfg, want) {
+				t.Errorf("the chart's defaults differ from the manager's:\n chart %s\nmanager %s", toJSON(t, cfg), toJSON(t, want))
+			}
+		}},
+		{name: "every option on", flags: []string{"-f", chartDir + "/ci/all-on-values.yaml"},
+			expect: func(t *testing.T, cfg controllers.Config) {
+				if g := cfg.Guards; *g.StepBudget != 64 || *g.MaxCostUSD != "5.00" || len(g.WorldTools) != 2 {
+					t.Errorf("guards = %s, want the values' stepBudget 64, maxCostUSD 5.00, two world tools", toJSON(t, g))
+				}
+				if r := cfg.Rerolls; *r.Max != 2 || len(r.Classes) != 1 || r.Classes[0] != "runaway" {
+					t.Errorf("rerolls = %s, want max 2, classes [runaway]", toJSON(t, r))
+				}
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := controllers.LoadConfig(writeConfig(t, render(t, tc.flags...)))
+			if err != nil {
+				t.Fatalf("the manager refuses the chart's config: %v", err)
+			}
+			if len(cfg.Prices) == 0 {
+				t.Error("the manager got no price table to hand to sidecars")
+			}
+			if _, err := monitor.ParsePrices(cfg.Prices); err != nil {
+				t.Errorf("the sidecar would refuse the price table the manager hands it: %v", err)
+			}
+			tc.expect(t, cfg)
+		})
+	}
+}
+
+// TestManagerAcceptsFlags: every flag the chart passes is one the manager
+// defines (a renamed flag would otherwise crash the Pod at start).
+func TestManagerAcceptsFlags(t *testing.T) {
+	_ = mustRead(t, "main.go") // the flags live there: re-run when it changes
+	bin := filepath.Join(t.TempDir(), "manager")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = repoRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	var help bytes.Buffer
+	run := exec.Command(bin, "-help")
+	run.Stdout, run.Stderr = &help, &help
+	_ = run.Run() // flag's -help exits non-zero on some versions; the text is what counts
+	defined := map[string]bool{}
+	for line := range strings.Lines(help.String()) {
+		if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(f[0], "-") && strings.HasPrefix(line, "  -") {
+			defined[strings.TrimLeft(f[0], "-")] = true
+		}
+	}
+	if !defined["config"] {
+		t.Fatalf("could not read the manager's flags from -help:\n%s", help.String())
+	}
+	for _, flags := range [][]string{nil, {"-f", chartDir + "/ci/all-on-values.yaml"}} {
+		_, c := managerContainer(t, render(t, flags...))
+		for flag := range args(c) {
+			if name := strings.TrimLeft(flag, "-"); !defined[name] {
+				t.Errorf("the chart passes %s, which the manager does not define", flag)
+			}
 		}
 	}
 }

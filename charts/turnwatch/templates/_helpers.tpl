@@ -54,12 +54,17 @@ app.kubernetes.io/component: manager
 
 {{/*
 An image reference from a {repository, tag, digest} dict, with fallbacks:
-(dict "image" .Values.image "fallback" .Values.image "appVersion" .Chart.AppVersion).
-A digest pins the image; otherwise the tag, then the chart's appVersion.
+(dict "image" .Values.sidecar.image "fallback" .Values.image "appVersion" .Chart.AppVersion).
+A digest pins the image; otherwise the tag, then the chart's appVersion. The
+fallback's digest is inherited only when neither repository nor tag is
+overridden (a digest names one image, not a repository).
 */}}
 {{- define "turnwatch.imageRef" -}}
 {{- $repo := default .fallback.repository .image.repository }}
-{{- $digest := default .fallback.digest .image.digest }}
+{{- $digest := .image.digest }}
+{{- if not (or $digest .image.repository .image.tag) }}
+{{- $digest = .fallback.digest }}
+{{- end }}
 {{- $tag := default (default .appVersion .fallback.tag) .image.tag }}
 {{- if $digest }}
 {{- printf "%s@%s" $repo $digest }}
