@@ -700,16 +700,51 @@ func TestConfigLoadsInManager(t *testing.T) {
 	}
 }
 
+var managerBuild struct {
+	once sync.Once
+	dir  string
+	bin  string
+	out  []byte
+	err  error
+}
+
+// managerBinary builds the manager once per test binary.
+func managerBinary(t *testing.T) string {
+	t.Helper()
+	// The flags and the wiring live in main.go and controllers/: re-run
+	// (instead of replaying a cached pass) when they change.
+	_ = mustRead(t, "main.go")
+	if d, err := os.Open(filepath.Join(repoRoot, "controllers")); err == nil {
+		d.Close()
+	}
+	managerBuild.once.Do(func() {
+		managerBuild.dir, managerBuild.err = os.MkdirTemp("", "turnwatch-chart-test-")
+		if managerBuild.err != nil {
+			return
+		}
+		managerBuild.bin = filepath.Join(managerBuild.dir, "manager")
+		build := exec.Command("go", "build", "-o", managerBuild.bin, ".")
+		build.Dir = repoRoot
+		managerBuild.out, managerBuild.err = build.CombinedOutput()
+	})
+	if managerBuild.err != nil {
+		t.Fatalf("go build: %v\n%s", managerBuild.err, managerBuild.out)
+	}
+	return managerBuild.bin
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if managerBuild.dir != "" {
+		os.RemoveAll(managerBuild.dir)
+	}
+	os.Exit(code)
+}
+
 // TestManagerAcceptsFlags: every flag the chart passes is one the manager
 // defines (a renamed flag would otherwise crash the Pod at start).
 func TestManagerAcceptsFlags(t *testing.T) {
-	_ = mustRead(t, "main.go") // the flags live there: re-run when it changes
-	bin := filepath.Join(t.TempDir(), "manager")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = repoRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := managerBinary(t)
 	var help bytes.Buffer
 	run := exec.Command(bin, "-help")
 	run.Stdout, run.Stderr = &help, &help

@@ -1,11 +1,18 @@
 package charts_test
 
 import (
+	"bytes"
 	"context"
+	"net"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -17,6 +24,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
 )
 
 // TestChartInstallsOnAPIServer creates every object the chart renders (every
@@ -107,4 +115,148 @@ func TestChartInstallsOnAPIServer(t *testing.T) {
 	if err := manager.Create(ctx, more); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "not currently held") {
 		t.Errorf("the manager granted pods/exec (err %v); want an escalation refusal", err)
 	}
+
+	t.Run("the manager runs on the chart's RBAC", func(t *testing.T) {
+		runManager(t, env, cfg, admin, objs, sa.meta("name"))
+	})
+}
+
+// runManager starts the real manager binary with the chart's flags and config
+// file, authenticated as the chart's manager ServiceAccount (a client
+// certificate for that user name: RBAC cannot tell it from the token), lets
+// it reconcile an AgentRun into a turn Pod, and fails on any request the
+// API server refused it.
+func runManager(t *testing.T, env *envtest.Environment, cfg *rest.Config, admin client.Client, objs []object, saName string) {
+	bin := managerBinary(t)
+	user, err := env.AddUser(envtest.User{
+		Name:   "system:serviceaccount:" + namespace + ":" + saName,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"},
+	}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	kcPath := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kcPath, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	probeAddr := l.Addr().String()
+	l.Close()
+
+	// The chart's arguments, but for what only holds inside the cluster: the
+	// config's path, leader election (it finds its namespace from the Pod's
+	// token mount) and the listeners (loopback, free port).
+	_, c := managerContainer(t, objs)
+	var argv []string
+	for _, a := range c["args"].([]any) {
+		flag, _, _ := strings.Cut(a.(string), "=")
+		switch flag {
+		case "--config":
+			argv = append(argv, "--config="+writeConfig(t, objs))
+		case "--leader-elect":
+			argv = append(argv, "--leader-elect=false")
+		case "--metrics-bind-address":
+			argv = append(argv, "--metrics-bind-address=0")
+		case "--health-probe-bind-address":
+			argv = append(argv, "--health-probe-bind-address="+probeAddr)
+		default:
+			argv = append(argv, a.(string))
+		}
+	}
+	var logs syncBuffer
+	cmd := exec.Command(bin, argv...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kcPath)
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			_ = cmd.Wait()
+		}
+	}
+	t.Cleanup(stop)
+
+	ctx := context.Background()
+	waitFor(t, &logs, "the manager to be ready", func() bool {
+		resp, err := http.Get("http://" + probeAddr + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	if resp, err := http.Get("http://" + probeAddr + "/healthz"); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("/healthz: %v %v", resp, err)
+	}
+
+	// One AgentRun in a namespace the manager has never seen.
+	if err := admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-b"}}); err != nil {
+		t.Fatal(err)
+	}
+	run := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(mustRead(t, "config/samples/cli_claude.yaml"), &run.Object); err != nil {
+		t.Fatal(err)
+	}
+	run.SetNamespace("team-b")
+	if err := admin.Create(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, &logs, "the turn's Pod and the sidecar's Role in team-b", func() bool {
+		var pods corev1.PodList
+		var role rbacv1.Role
+		return admin.List(ctx, &pods, client.InNamespace("team-b")) == nil && len(pods.Items) == 1 &&
+			admin.Get(ctx, client.ObjectKey{Namespace: "team-b", Name: "turnwatch-sidecar"}, &role) == nil
+	})
+	time.Sleep(2 * time.Second) // let informers and status writes settle
+	stop()
+	for line := range strings.Lines(logs.String()) {
+		if strings.Contains(strings.ToLower(line), "forbidden") {
+			t.Errorf("the API server refused the manager a request: %s", strings.TrimSpace(line))
+		}
+	}
+	if t.Failed() {
+		t.Logf("manager log:\n%s", logs.String())
+	}
+}
+
+// waitFor polls cond for up to a minute.
+func waitFor(t *testing.T, logs *syncBuffer, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s; manager log:\n%s", what, logs.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// syncBuffer is a bytes.Buffer the manager's stdout and stderr share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
