@@ -14,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
@@ -114,6 +117,31 @@ func TestChartInstallsOnAPIServer(t *testing.T) {
 		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods/exec"}, Verbs: []string{"create"}}}}
 	if err := manager.Create(ctx, more); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "not currently held") {
 		t.Errorf("the manager granted pods/exec (err %v); want an escalation refusal", err)
+	}
+
+	// Leader election: the manager keeps its Lease, and records Events, in
+	// the release namespace (the manager runs it only in-cluster, where it
+	// finds that namespace from its token mount, so the test makes the calls).
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "turnwatch.dev", Namespace: namespace},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("manager-0")}}
+	if err := manager.Create(ctx, lease); err != nil {
+		t.Errorf("the manager cannot create its Lease: %v", err)
+	} else {
+		lease.Spec.HolderIdentity = ptr.To("manager-1")
+		if err := manager.Update(ctx, lease); err != nil {
+			t.Errorf("the manager cannot renew its Lease: %v", err)
+		}
+	}
+	event := &eventsv1.Event{ObjectMeta: metav1.ObjectMeta{Name: "turnwatch.dev.1", Namespace: namespace},
+		EventTime: metav1.NowMicro(), ReportingController: "turnwatch.dev/manager", ReportingInstance: "manager-1",
+		Action: "Elected", Reason: "LeaderElection", Type: corev1.EventTypeNormal,
+		Regarding: corev1.ObjectReference{Kind: "Lease", Namespace: namespace, Name: "turnwatch.dev"}}
+	if err := manager.Create(ctx, event); err != nil {
+		t.Errorf("the manager cannot record a leader-election Event: %v", err)
+	}
+	elsewhere := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "turnwatch.dev", Namespace: "team-a"}}
+	if err := manager.Create(ctx, elsewhere); !apierrors.IsForbidden(err) {
+		t.Errorf("the manager may create Leases outside its namespace (err %v); want Forbidden", err)
 	}
 
 	t.Run("the manager runs on the chart's RBAC", func(t *testing.T) {
