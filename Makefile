@@ -9,6 +9,13 @@ TOOLS ?= go tool -modfile=hack/tools/go.mod
 CONTROLLER_GEN ?= $(TOOLS) controller-gen
 HELM ?= $(TOOLS) helm
 BIN ?= bin
+# kubectl: the one on PATH, else the one hack/kube-bins.sh builds (lazily, when a target needs it).
+KUBECTL ?= $(shell command -v kubectl 2>/dev/null || echo "$$(hack/kube-bins.sh kubectl | tail -n1)/kubectl")
+# Images for deploy and run.
+IMG ?= turnwatch:latest
+SIDECAR_IMG ?= $(IMG)
+# Cluster defaults file for `make run` (empty: the built-in defaults).
+CONFIG ?=
 
 .PHONY: all
 all: build
@@ -27,6 +34,7 @@ manifests: ## Generate CRDs and RBAC from markers.
 .PHONY: verify-generated
 verify-generated: generate manifests ## Fail if generated files are stale.
 	@git diff --exit-code -- api config || { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain --untracked-files=all -- api config)" || { git status --short -- api config; echo "generated files are not committed"; exit 1; }
 
 .PHONY: fmt
 fmt: ## go fmt.
@@ -62,7 +70,11 @@ bench-engine: ## Engine benchmarks (throughput vs naive encoding/json, memory 1 
 
 .PHONY: test-envtest
 test-envtest: ## Controller suites on a real kube-apiserver and etcd (envtest).
-	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test ./api/... ./controllers/...
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test -count=1 ./api/... ./controllers/...
+
+.PHONY: bench-scale
+bench-scale: ## Operator at scale on envtest: 500 runs tripped, rerolled, tripped, faulted (not part of test).
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test ./controllers/ -run '^$$' -bench '^BenchmarkScale$$' -benchtime 1x -count=1 -timeout 40m -v
 
 .PHONY: test-e2e
 test-e2e: ## End-to-end on a real single-node cluster (needs root).
@@ -113,6 +125,31 @@ test-chart: ## The chart's and samples' Go tests (rendered CRDs/RBAC/policy/conf
 build: ## Build the manager and the sidecar.
 	go build -o $(BIN)/manager .
 	go build -o $(BIN)/turnwatch-sidecar ./sidecar
+
+.PHONY: run
+run: manifests ## Run the manager against the current kubeconfig's cluster.
+	go run . --config="$(CONFIG)" --sidecar-image="$(SIDECAR_IMG)" --metrics-bind-address=0 --health-probe-bind-address=0
+
+##@ Deploy
+
+.PHONY: install
+install: manifests ## Install the CRDs into the current kubeconfig's cluster (server-side: they are large).
+	$(KUBECTL) apply --server-side -k config/crd
+
+.PHONY: uninstall
+uninstall: ## Remove the CRDs (and with them every AgentRun and AgentTurn).
+	$(KUBECTL) delete --ignore-not-found -k config/crd
+
+.PHONY: deploy
+deploy: manifests ## Deploy the operator (IMG, SIDECAR_IMG) with config/default.
+	$(KUBECTL) kustomize config/default | sed -e 's|--sidecar-image=turnwatch:latest|--sidecar-image=$(SIDECAR_IMG)|' -e 's|image: turnwatch:latest|image: $(IMG)|' \
+		| $(KUBECTL) apply --server-side -f -
+	$(KUBECTL) apply --server-side -k config/policy
+
+.PHONY: undeploy
+undeploy: ## Remove what deploy applied.
+	$(KUBECTL) delete --ignore-not-found -k config/policy
+	$(KUBECTL) delete --ignore-not-found -k config/default
 
 .PHONY: help
 help: ## Show targets.

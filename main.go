@@ -27,11 +27,13 @@ func main() {
 		metricsAddr  string
 		probeAddr    string
 		leaderElect  bool
+		concurrency  int
 	)
 	flag.StringVar(&configPath, "config", "", "Cluster defaults (guards, prices, rerolls), YAML or JSON. Empty: the built-in defaults.")
 	flag.StringVar(&sidecarImage, "sidecar-image", "turnwatch-sidecar:latest", "Image of the injected turnwatch-sidecar container.")
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address of the metrics endpoint; 0 turns it off.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address of the health probes.")
+	flag.IntVar(&concurrency, "max-concurrent-reconciles", 4, "How many runs, and how many turns, are reconciled at once.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader, so that only one replica reconciles.")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
@@ -60,7 +62,9 @@ func main() {
 		log.Error(err, "creating the manager")
 		os.Exit(1)
 	}
-	if err := controllers.Setup(mgr, cfg, sidecarImage, clock.RealClock{}); err != nil {
+	if err := controllers.Setup(mgr, controllers.Options{
+		Config: cfg, SidecarImage: sidecarImage, Concurrency: concurrency, Clock: clock.RealClock{},
+	}); err != nil {
 		log.Error(err, "setting up the controllers")
 		os.Exit(1)
 	}

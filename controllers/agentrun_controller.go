@@ -10,11 +10,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
@@ -256,11 +257,11 @@ func (r *AgentRunReconciler) recordReroll(run *twv1.AgentRun, failed, next *twv1
 
 // SetupWithManager registers the controller: it follows AgentRuns and the
 // turns they own.
-func (r *AgentRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *AgentRunReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&twv1.AgentRun{}).
 		Owns(&twv1.AgentTurn{}).
 		Named("agentrun").
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, concurrency)}).
 		Complete(r)
 }
-

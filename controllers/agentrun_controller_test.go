@@ -272,6 +272,21 @@ func TestSettleWithoutTrip(t *testing.T) {
 		podStopped(t, ns, "crash-1")
 	})
 
+	t.Run("refused pod", func(t *testing.T) {
+		t.Parallel()
+		create(t, newRun(ns, "refused", func(r *twv1.AgentRun) {
+			// Valid for the AgentRun schema, refused by Pod validation.
+			r.Spec.Template.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 99999}}
+		}))
+		run := runPhase(t, ns, "refused", twv1.RunFaulted)
+		if err := containsAll(run.Status.Fault.Message, "the pod was refused", "containerPort"); err != nil || run.Status.Fault.Class != twv1.ClassInfra {
+			t.Errorf("fault %+v %v", run.Status.Fault, err)
+		}
+		if run.Status.Attempts != 2 {
+			t.Errorf("attempts %d: infra is retried once", run.Status.Attempts)
+		}
+	})
+
 	t.Run("deleted pod", func(t *testing.T) {
 		t.Parallel()
 		create(t, newRun(ns, "gone", func(r *twv1.AgentRun) { r.Spec.Rerolls = &twv1.RerollPolicy{Max: ptr.To[int32](0)} }))

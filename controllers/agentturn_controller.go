@@ -16,6 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -151,7 +152,18 @@ func (r *AgentTurnReconciler) podMissing(ctx context.Context, run *twv1.AgentRun
 		return ctrl.Result{}, err
 	}
 	if err := r.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
-		return ctrl.Result{}, err
+		if !apierrors.IsInvalid(err) {
+			return ctrl.Result{}, err
+		}
+		// The template renders a Pod the API server refuses: trying again
+		// cannot help, so the turn fails (and the run faults) with the reason.
+		st := turn.Status.DeepCopy()
+		settle(st, twv1.TurnFailed, &twv1.TurnError{Type: twv1.ClassInfra, Message: "the pod was refused: " + err.Error()}, r.Clock.Now())
+		if err := r.writeStatus(ctx, turn, st); err != nil {
+			return ctrl.Result{}, err
+		}
+		r.recordSettled(ctx, turn, false)
+		return ctrl.Result{}, nil
 	}
 	log.FromContext(ctx).Info("created pod", "pod", pod.Name)
 	st := turn.Status.DeepCopy()
@@ -242,12 +254,13 @@ var runChanged = predicate.Funcs{
 
 // SetupWithManager registers the controller: it follows AgentTurns, their
 // Pods, and the cancel or deletion of their runs.
-func (r *AgentTurnReconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *AgentTurnReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&twv1.AgentTurn{}).
 		Owns(&corev1.Pod{}).
 		Watches(&twv1.AgentRun{}, handler.EnqueueRequestsFromMapFunc(r.turnsOfRun), builder.WithPredicates(runChanged)).
 		Named("agentturn").
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, concurrency)}).
 		Complete(r)
 }
 

@@ -8,16 +8,32 @@ import (
 // ControllerName is the reporting controller of turnwatch's Events.
 const ControllerName = "turnwatch-controller"
 
+// Options are the manager's settings for both controllers.
+type Options struct {
+	// Config is the cluster defaults.
+	Config Config
+	// SidecarImage is the image of the injected sidecar.
+	SidecarImage string
+	// Concurrency is how many runs, and how many turns, are reconciled at
+	// once. 0 means 1.
+	Concurrency int
+	// Clock is the time source; tests pass a fake one.
+	Clock clock.PassiveClock
+}
+
 // Setup registers both controllers with the manager.
-func Setup(mgr ctrl.Manager, cfg Config, sidecarImage string, clk clock.PassiveClock) error {
+func Setup(mgr ctrl.Manager, o Options) error {
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
 	rec := mgr.GetEventRecorder(ControllerName)
 	if err := (&AgentRunReconciler{
-		Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Recorder: rec, Clock: clk, Config: cfg,
-	}).SetupWithManager(mgr); err != nil {
+		Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Recorder: rec, Clock: o.Clock, Config: o.Config,
+	}).SetupWithManager(mgr, o.Concurrency); err != nil {
 		return err
 	}
 	return (&AgentTurnReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(),
-		Recorder: rec, Clock: clk, Config: cfg, SidecarImage: sidecarImage,
-	}).SetupWithManager(mgr)
+		Recorder: rec, Clock: o.Clock, Config: o.Config, SidecarImage: o.SidecarImage,
+	}).SetupWithManager(mgr, o.Concurrency)
 }

@@ -40,6 +40,7 @@ import (
 // as spec.activeDeadlineSeconds = 1 on its Pod.
 
 var (
+	testEnv    *envtest.Environment
 	restConfig *rest.Config
 	k8s        client.Client // straight to the API server, no cache
 	testScheme = runtime.NewScheme()
@@ -60,12 +61,12 @@ func TestMain(m *testing.M) {
 	if os.Getenv("TURNWATCH_TEST_LOG") != "" {
 		ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
 	}
-	env := &envtest.Environment{
+	testEnv = &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join("..", "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 	}
 	var err error
-	restConfig, err = env.Start()
+	restConfig, err = testEnv.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "starting envtest:", err)
 		os.Exit(1)
@@ -76,7 +77,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
-	if err := env.Stop(); err != nil {
+	if err := testEnv.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "stopping envtest:", err)
 	}
 	os.Exit(code)
@@ -128,7 +129,7 @@ func startManager(t testing.TB, ns string, o managerOpts) *testManager {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Setup(mgr, o.config, "turnwatch-sidecar:test", o.clock); err != nil {
+	if err := Setup(mgr, Options{Config: o.config, SidecarImage: "turnwatch-sidecar:test", Concurrency: 4, Clock: o.clock}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

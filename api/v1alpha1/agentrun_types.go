@@ -134,7 +134,7 @@ type AgentRunStatus struct {
 
 	// Attempts is how many turns were started.
 	// +optional
-	Attempts int32 `json:"attempts,omitempty"`
+	Attempts int32 `json:"attempts"`
 
 	// Epoch is the session epoch of the run's latest conversation, bumped by
 	// one when the run faults, so that the session's next continue starts a
@@ -148,7 +148,7 @@ type AgentRunStatus struct {
 
 	// Steps is the tool calls of all turns.
 	// +optional
-	Steps int64 `json:"steps,omitempty"`
+	Steps int64 `json:"steps"`
 
 	// CostUSD is the cost of all turns, a decimal string.
 	// +optional

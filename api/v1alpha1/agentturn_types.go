@@ -54,7 +54,7 @@ type AgentTurnStatus struct {
 	Error *TurnError `json:"error,omitempty"`
 	// Steps is the tool calls the turn started, as the sidecar counted them.
 	// +optional
-	Steps int64 `json:"steps,omitempty"`
+	Steps int64 `json:"steps"`
 	// CostUSD is the turn's cost, a decimal string.
 	// +optional
 	CostUSD string `json:"costUSD,omitempty"`
