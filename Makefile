@@ -65,8 +65,9 @@ fuzz-brief: ## Run each pkg/monitor fuzz target briefly (FUZZTIME each, default 
 
 .PHONY: bench-engine
 bench-engine: ## Engine benchmarks (throughput vs naive encoding/json, memory 1 MB..1 GB); see docs/performance.md.
-	go test ./pkg/monitor -run '^$$' -bench 'Throughput|Memory' -benchmem -count 6 | tee bench-engine.txt
-	$(TOOLS) benchstat -col /impl bench-engine.txt
+	@mkdir -p $(BIN)
+	go test ./pkg/monitor -run '^$$' -bench 'Throughput|Memory' -benchmem -count 6 | tee $(BIN)/bench-engine.txt
+	$(TOOLS) benchstat -col /impl $(BIN)/bench-engine.txt
 
 .PHONY: test-envtest
 test-envtest: ## Controller suites on a real kube-apiserver and etcd (envtest).

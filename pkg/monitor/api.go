@@ -3,7 +3,6 @@ package monitor
 import (
 	"fmt"
 	"slices"
-	"time"
 )
 
 // Detector names, as SPEC.md spells them (reports, conditions, metrics).
@@ -68,9 +67,11 @@ const (
 
 // Options configure an Engine.
 type Options struct {
-	// Format is one of Formats; "" means auto.
+	// Format is one of Formats; "" means auto. With auto, Report.Format
+	// names the format recognised from the first lines ("auto" until then).
 	Format string
-	// Guards are the detector knobs (DefaultGuards when zero).
+	// Guards are the detector knobs. A zero Guards means DefaultGuards (a
+	// caller that forgot them); ParseGuards merges a subset over defaults.
 	Guards Guards
 	// Prices price token-only formats (DefaultPrices when empty).
 	Prices Prices
@@ -130,5 +131,3 @@ func (o Options) check() error {
 	}
 	return nil
 }
-
-var _ = time.Second

@@ -147,12 +147,30 @@ func (e *Engine) Feed(line []byte, now time.Time) Verdicts {
 }
 
 // FeedSkipped counts a line the LineReader skipped for being over the cap:
-// it is a line (numbers stay right) and it is unparsed.
-func (e *Engine) FeedSkipped() {
+// it is a line (numbers stay right), it is unparsed, and its head (what
+// Next returned) moves the clock like any timestamped line.
+func (e *Engine) FeedSkipped(head []byte, now time.Time) Verdicts {
 	e.lines++
-	if !e.stopped && !e.finished {
-		e.unparsed++
+	e.cur = Verdicts{}
+	if e.stopped || e.finished {
+		return e.cur
 	}
+	if t := e.clock(head, now); !t.IsZero() {
+		if e.judgeStall(t, e.lines-1) {
+			return e.cur
+		}
+		e.lastTime = t
+	}
+	e.unparsed++
+	return e.cur
+}
+
+// clock is the time of a line: its kubectl prefix, else now.
+func (e *Engine) clock(line []byte, now time.Time) time.Time {
+	if t, _ := splitTimestamp(line); !t.IsZero() {
+		return t
+	}
+	return now
 }
 
 // Tick judges the stall from the clock when no line arrives (live mode).
@@ -254,6 +272,10 @@ func (e *Engine) apply() {
 		}
 	}
 	if ev.start {
+		if e.msg.open { // an unfinished message of the attempt before: paid, not judged
+			e.seg, e.open = e.seg.Add(e.open), 0
+			e.msg.open = false
+		}
 		e.live, e.result = true, false
 	}
 	if !e.live {
@@ -478,18 +500,22 @@ func (e *Engine) priceTokens(model []byte, t tokens) Money {
 	return t.price(pc.price)
 }
 
+// merge folds a usage report into a message's tokens. Within one message
+// the counts only grow, so each bucket keeps the largest value reported:
+// repeated or reordered reports (an assistant line after message_delta)
+// neither add up nor lower the cost.
 func (t *tokens) merge(u tokens, set tokenFields) {
 	if set&tokIn != 0 {
-		t.input = u.input
+		t.input = max(t.input, u.input)
 	}
 	if set&tokOut != 0 {
-		t.output = u.output
+		t.output = max(t.output, u.output)
 	}
 	if set&tokCacheRead != 0 {
-		t.cacheRead = u.cacheRead
+		t.cacheRead = max(t.cacheRead, u.cacheRead)
 	}
 	if set&tokCacheWrite != 0 {
-		t.cacheWrite = u.cacheWrite
+		t.cacheWrite = max(t.cacheWrite, u.cacheWrite)
 	}
 }
 

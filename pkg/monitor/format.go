@@ -148,10 +148,6 @@ func sniff(line []byte) string {
 	return ""
 }
 
-// skipAll consumes the remaining members of the object: a known event that
-// carries nothing the detectors use.
-func skipAll(s *scanner, o *obj) bool { return s.skipRest(o) }
-
 // readMoney reads a JSON number as exact decimal Money; ok is false for
 // null (and on a syntax error, which also fails the scanner).
 func readMoney(s *scanner) (Money, bool) {

@@ -29,7 +29,7 @@ func parseCodex(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 	default:
 		return false
 	}
-	return skipAll(s, o)
+	return s.skipRest(o)
 }
 
 func codexUsage(s *scanner, o *obj, ev *event) bool {

@@ -19,7 +19,7 @@ func parseOpencode(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 	default:
 		return false
 	}
-	return skipAll(s, o)
+	return s.skipRest(o)
 }
 
 func opencodePart(s *scanner, o *obj, typ string, ev *event) bool {

@@ -31,7 +31,7 @@ func parsePi(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 	default:
 		return false
 	}
-	return skipAll(s, o)
+	return s.skipRest(o)
 }
 
 // piMessage is what the detectors read from a pi AssistantMessage.
