@@ -77,6 +77,10 @@ test-envtest: ## Controller suites on a real kube-apiserver and etcd (envtest).
 bench-scale: ## Operator at scale on envtest: 500 runs tripped, rerolled, tripped, faulted (not part of test).
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test ./controllers/ -run '^$$' -bench '^BenchmarkScale$$' -benchtime 1x -count=1 -timeout 40m -v
 
+.PHONY: test-envtest-sidecar
+test-envtest-sidecar: ## The sidecar's RBAC, admission policy and reporting on a real kube-apiserver (envtest).
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test -tags envtest ./sidecar/...
+
 .PHONY: test-e2e
 test-e2e: ## End-to-end on a real single-node cluster (needs root).
 	@echo "test-e2e: not yet wired"

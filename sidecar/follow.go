@@ -7,11 +7,20 @@ import (
 	"errors"
 	"io"
 	"time"
+
+	"turnwatch.dev/turnwatch/pkg/monitor"
 )
 
-// defaultMaxLine bounds one line of the agent's output in memory. Longer lines
-// are cut there and reach the engine as unparsed (a cut JSON line never parses).
-const defaultMaxLine = 1 << 20
+// cutKeep is how much of a cut line is kept: its timestamp prefix.
+const cutKeep = 64
+
+// newLine copies a line read by a lineReader for delivery.
+func newLine(data []byte, t time.Time, cut bool) streamLine {
+	if cut {
+		data = data[:min(len(data), cutKeep)]
+	}
+	return streamLine{Data: append([]byte(nil), data...), Time: t, Cut: cut}
+}
 
 // streamLine is one line of the agent's output as the sidecar read it.
 type streamLine struct {
@@ -20,7 +29,9 @@ type streamLine struct {
 	Data []byte
 	// Time is the line's log timestamp; zero for the file source.
 	Time time.Time
-	// Cut is true when the line was longer than the bound and was cut.
+	// Cut is true when the line was longer than the bound: Data then holds
+	// only its start (enough for the timestamp), and the line counts as
+	// unparsed.
 	Cut bool
 }
 
@@ -52,7 +63,7 @@ var errPartialLine = errors.New("the input ended inside a line")
 
 func newLineReader(r io.Reader, max int) *lineReader {
 	if max <= 0 {
-		max = defaultMaxLine
+		max = monitor.DefaultMaxLine
 	}
 	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), max: max}
 }

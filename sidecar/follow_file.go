@@ -65,7 +65,7 @@ func (s *fileSource) Follow(ctx context.Context, emit func(streamLine) error) er
 			}
 			if final {
 				if line, cut, ok := lr.flush(); ok {
-					return emit(streamLine{Data: append([]byte(nil), line...), Cut: cut})
+					return emit(newLine(line, time.Time{}, cut))
 				}
 				return nil
 			}
@@ -105,7 +105,7 @@ func (s *fileSource) drain(lr *lineReader, emit func(streamLine) error) error {
 		case err != nil:
 			return fmt.Errorf("reading the stream file: %w", err)
 		}
-		if err := emit(streamLine{Data: append([]byte(nil), line...), Cut: cut}); err != nil {
+		if err := emit(newLine(line, time.Time{}, cut)); err != nil {
 			return err
 		}
 	}

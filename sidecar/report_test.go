@@ -20,16 +20,21 @@ type podPatcher struct {
 	t      *testing.T
 	pod    corev1.Pod
 	writes int
-	fail   int // the next fail patches are answered with a transient error
+	bodies []string // the patches that were writes
+	fail   int      // the next fail patches are answered with a transient error
 }
 
-func (p *podPatcher) patch(_ context.Context, body []byte) (*corev1.Pod, error) {
+func (p *podPatcher) patch(ctx context.Context, body []byte) (*corev1.Pod, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // as client-go: a request on a dead context is not sent
+	}
 	if p.fail > 0 {
 		p.fail--
 		return nil, context.DeadlineExceeded
 	}
 	if string(body) != "{}" {
 		p.writes++
+		p.bodies = append(p.bodies, string(body))
 	}
 	orig, _ := json.Marshal(p.pod)
 	out, err := strategicpatch.StrategicMergePatch(orig, body, corev1.Pod{})

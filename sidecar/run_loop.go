@@ -80,11 +80,18 @@ func (r *runner) run(sigCtx context.Context) error {
 	defer cancelWrites()
 	followCtx, cancelFollow := context.WithCancel(writeCtx)
 	defer cancelFollow()
-	defer context.AfterFunc(sigCtx, func() {
-		r.log.Info("terminating: reading what is left, then reporting", "drain", r.cfg.Drain.String())
-		time.AfterFunc(r.cfg.Drain, cancelFollow)
-		time.AfterFunc(r.cfg.Drain+r.cfg.WriteGrace, cancelWrites)
-	})()
+	returned, termDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(termDone)
+		select {
+		case <-sigCtx.Done():
+			r.log.Info("terminating: reading what is left, then reporting", "drain", r.cfg.Drain.String())
+			time.AfterFunc(r.cfg.Drain, cancelFollow)
+			time.AfterFunc(r.cfg.Drain+r.cfg.WriteGrace, cancelWrites)
+		case <-returned:
+		}
+	}()
+	defer func() { close(returned); <-termDone }()
 
 	if err := r.rep.load(writeCtx); err != nil {
 		return err
@@ -133,7 +140,11 @@ func (r *runner) watch(followCtx context.Context, stopFollow context.CancelFunc,
 				return r.finish(writeCtx, eng, followErr) // followErr is set before close
 			}
 			lastSeen = r.now()
-			if over, err := r.verdicts(writeCtx, eng, eng.Feed(l.Data, lastSeen)); over || err != nil {
+			feed := eng.Feed
+			if l.Cut {
+				feed = eng.FeedSkipped // as replay counts it: a line, unparsed; its head moves the clock
+			}
+			if over, err := r.verdicts(writeCtx, eng, feed(l.Data, lastSeen)); over || err != nil {
 				stop()
 				return err
 			}
