@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -285,7 +286,7 @@ func TestSidecarRBAC(t *testing.T) {
 		t.Fatal("config/sidecar/role.yaml holds no Role turnwatch-sidecar")
 	}
 	if got := only(render(t), "Role"); len(got) != 1 { // the leader-election Role alone
-		t.Errorf("default values: want only the leader-election Role, got %v", slices.Sorted(mapsKeys(got)))
+		t.Errorf("default values: want only the leader-election Role, got %v", slices.Sorted(maps.Keys(got)))
 	}
 
 	objs := render(t, "--set", "sidecar.rbac.namespaces={agents,reviewers}")
@@ -305,16 +306,6 @@ func TestSidecarRBAC(t *testing.T) {
 		}
 		if d := diff("", wantRB, map[string]any{"roleRef": rb["roleRef"], "subjects": rb["subjects"]}); d != "" {
 			t.Errorf("%s: sidecar RoleBinding: %s", ns, d)
-		}
-	}
-}
-
-func mapsKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
 		}
 	}
 }

@@ -76,9 +76,10 @@ func TestCLISamples(t *testing.T) {
 				t.Errorf("format = %q, want %q", run.Spec.Format, tc.format)
 			}
 			c := agent(t, run)
-			line := " " + strings.Join(append(append([]string{}, c.Command...), c.Args...), " ") + " "
-			line = strings.Join(strings.Fields(line), " ") // folded YAML: one space between words
-			line = " " + line + " "
+			// The whole command line, one space between words, padded so that
+			// " -p " also matches at either end.
+			words := strings.Fields(strings.Join(append(append([]string{}, c.Command...), c.Args...), " "))
+			line := " " + strings.Join(words, " ") + " "
 			for _, f := range tc.flags {
 				if !strings.Contains(line, f) {
 					t.Errorf("command line %q lacks %q", line, f)
