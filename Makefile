@@ -85,6 +85,45 @@ test-envtest-sidecar: ## The sidecar's RBAC, admission policy and reporting on a
 test-e2e: ## End-to-end on a real single-node cluster (needs root).
 	@echo "test-e2e: not yet wired"
 
+##@ Helm chart
+
+CHART ?= charts/turnwatch
+# helm built from the module proxy has no Kubernetes version stamped in (it says
+# v1.20), so name the version the chart targets; kubeVersion in Chart.yaml checks it.
+HELM_KUBE_VERSION ?= 1.37.2
+HELM_TEMPLATE_FLAGS ?= --namespace turnwatch-system --kube-version $(HELM_KUBE_VERSION)
+
+.PHONY: chart-crds
+chart-crds: ## Copy the generated CRDs (config/crd/bases) into the chart's crds/.
+	rm -f $(CHART)/crds/*.yaml
+	cp config/crd/bases/*.yaml $(CHART)/crds/
+
+.PHONY: chart-files
+chart-files: ## Copy the generated manager Role, the sidecar's Role and policy, and the price table into the chart's files/.
+	cp config/rbac/role.yaml $(CHART)/files/manager-role.yaml
+	cp config/sidecar/role.yaml $(CHART)/files/sidecar-role.yaml
+	cp config/sidecar/validatingadmissionpolicy.yaml $(CHART)/files/sidecar-admission-policy.yaml
+	cp pkg/monitor/prices.json $(CHART)/files/prices.json
+
+.PHONY: chart-sync
+chart-sync: chart-crds chart-files ## Bring every copied file of the chart up to date (verify-generated checks it).
+
+.PHONY: helm-lint
+helm-lint: ## helm lint the chart (strict), with default values and with every option on.
+	$(HELM) lint --strict $(CHART) $(HELM_TEMPLATE_FLAGS)
+	$(HELM) lint --strict $(CHART) $(HELM_TEMPLATE_FLAGS) -f $(CHART)/ci/all-on-values.yaml
+
+.PHONY: helm-template
+helm-template: ## Render the chart (CRDs included) to $(BIN)/turnwatch-chart.yaml.
+	@mkdir -p $(BIN)
+	$(HELM) template turnwatch $(CHART) $(HELM_TEMPLATE_FLAGS) --include-crds > $(BIN)/turnwatch-chart.yaml
+	$(HELM) template turnwatch $(CHART) $(HELM_TEMPLATE_FLAGS) -f $(CHART)/ci/all-on-values.yaml > /dev/null
+	@echo "rendered $(BIN)/turnwatch-chart.yaml"
+
+.PHONY: test-chart
+test-chart: ## The chart's and samples' Go tests (rendered CRDs/RBAC/policy/config vs their sources; samples admitted by envtest).
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test ./charts/... ./test/samples/...
+
 ##@ Build
 
 .PHONY: build
