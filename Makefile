@@ -32,9 +32,9 @@ manifests: ## Generate CRDs and RBAC from markers.
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 
 .PHONY: verify-generated
-verify-generated: generate manifests ## Fail if generated files are stale.
-	@git diff --exit-code -- api config || { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
-	@test -z "$$(git status --porcelain --untracked-files=all -- api config)" || { git status --short -- api config; echo "generated files are not committed"; exit 1; }
+verify-generated: generate manifests chart-sync ## Fail if generated (or copied) files are stale.
+	@git diff --exit-code -- api config charts || { echo "generated files are stale: run 'make generate manifests chart-sync' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain --untracked-files=all -- api config charts)" || { git status --short -- api config charts; echo "generated files are not committed"; exit 1; }
 
 .PHONY: fmt
 fmt: ## go fmt.
@@ -47,7 +47,11 @@ vet: ## go vet.
 ##@ Test
 
 .PHONY: test
-test: verify-generated vet test-unit test-envtest test-e2e ## Everything: what CI runs.
+test: verify-generated vet check-dockerfile helm-lint helm-template test-unit fuzz-brief test-envtest test-e2e ## Everything: what CI runs (the README's test command).
+
+.PHONY: check-dockerfile
+check-dockerfile: ## Check the Dockerfile without a Docker engine (COPY sources exist; the build stage runs as a script).
+	hack/check-dockerfile.sh
 
 .PHONY: test-unit
 test-unit: ## Quick tests: the engine, the sidecar, parsers (no API server).
@@ -70,8 +74,8 @@ bench-engine: ## Engine benchmarks (throughput vs naive encoding/json, memory 1 
 	$(TOOLS) benchstat -col /impl $(BIN)/bench-engine.txt
 
 .PHONY: test-envtest
-test-envtest: ## Controller suites on a real kube-apiserver and etcd (envtest).
-	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test -count=1 ./api/... ./controllers/...
+test-envtest: ## Everything that needs a real kube-apiserver and etcd (envtest): controllers, sidecar RBAC/reporting, chart, samples.
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test -count=1 -tags envtest ./api/... ./controllers/... ./sidecar/... ./charts/... ./test/samples/...
 
 .PHONY: bench-scale
 bench-scale: ## Operator at scale on envtest: 500 runs tripped, rerolled, tripped, faulted (not part of test).
@@ -149,11 +153,11 @@ uninstall: ## Remove the CRDs (and with them every AgentRun and AgentTurn).
 deploy: manifests ## Deploy the operator (IMG, SIDECAR_IMG) with config/default.
 	$(KUBECTL) kustomize config/default | sed -e 's|--sidecar-image=turnwatch:latest|--sidecar-image=$(SIDECAR_IMG)|' -e 's|image: turnwatch:latest|image: $(IMG)|' \
 		| $(KUBECTL) apply --server-side -f -
-	$(KUBECTL) apply --server-side -k config/policy
+	$(KUBECTL) apply --server-side -f config/sidecar/validatingadmissionpolicy.yaml
 
 .PHONY: undeploy
 undeploy: ## Remove what deploy applied.
-	$(KUBECTL) delete --ignore-not-found -k config/policy
+	$(KUBECTL) delete --ignore-not-found -f config/sidecar/validatingadmissionpolicy.yaml
 	$(KUBECTL) delete --ignore-not-found -k config/default
 
 .PHONY: help

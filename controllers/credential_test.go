@@ -23,10 +23,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// installPolicy applies config/policy (the sidecar's own-Pod admission
+// installPolicy applies config/sidecar/validatingadmissionpolicy.yaml (the sidecar's own-Pod admission
 // policy) to the envtest API server.
 func installPolicy() error {
-	b, err := os.ReadFile(filepath.Join("..", "config", "policy", "sidecar_own_pod.yaml"))
+	b, err := os.ReadFile(filepath.Join("..", "config", "sidecar", "validatingadmissionpolicy.yaml"))
 	if err != nil {
 		return err
 	}
