@@ -98,7 +98,7 @@ func TestSidecarCredential(t *testing.T) {
 		if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
 			return err
 		}
-		if e := containsAll(err.Error(), "its own Pod only"); e != nil {
+		if e := containsAll(err.Error(), "may only write its own Pod"); e != nil {
 			return e
 		}
 		return nil
