@@ -54,8 +54,8 @@ check-dockerfile: ## Check the Dockerfile without a Docker engine (COPY sources 
 	hack/check-dockerfile.sh
 
 .PHONY: test-unit
-test-unit: ## Quick tests: the engine, the sidecar, parsers (no API server).
-	go test ./pkg/... ./sidecar/...
+test-unit: ## Quick tests: the engine, the sidecar, parsers, the fake agent (no API server).
+	go test ./pkg/... ./sidecar/... ./test/fakeagent/...
 
 FUZZ_TARGETS := FuzzPi FuzzClaude FuzzCodex FuzzOpencode FuzzGemini FuzzAuto FuzzScanner FuzzDecimal
 FUZZTIME ?= 5s
@@ -85,9 +85,36 @@ bench-scale: ## Operator at scale on envtest: 500 runs tripped, rerolled, trippe
 test-envtest-sidecar: ## The sidecar's RBAC, admission policy and reporting on a real kube-apiserver (envtest).
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test -tags envtest ./sidecar/...
 
+E2E_TIMEOUT ?= 60m
+
 .PHONY: test-e2e
-test-e2e: ## End-to-end on a real single-node cluster (needs root).
-	@echo "test-e2e: not yet wired"
+test-e2e: ## End-to-end on a real single-node cluster (needs root; brings the node up and down).
+	go test -tags e2e ./test/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT)
+
+##@ Local node (a real single-node cluster: hack/node-up.sh, ../shared/REALNODE.md)
+
+.PHONY: node-up
+node-up: ## Bring the local node up (or reuse it); prints the kubeconfig path last.
+	hack/node-up.sh
+
+.PHONY: node-down
+node-down: ## Tear the local node down, leaving nothing behind.
+	hack/node-down.sh
+
+IMAGES_DIR ?= $(BIN)/images
+
+.PHONY: images
+images: ## Build the images from static binaries (no Docker) and import them into the local node.
+	WITH_FAKEAGENT=1 hack/build-static.sh $(IMAGES_DIR)
+	CGO_ENABLED=0 GOOS=linux go build -trimpath -o $(IMAGES_DIR)/pause ./hack/node/pause
+	hack/image.sh pause $(IMAGES_DIR)/pause
+	hack/image.sh --user 65532 fakeagent $(IMAGES_DIR)/fakeagent
+	hack/image.sh --user 65532 sidecar $(IMAGES_DIR)/turnwatch-sidecar
+	hack/image.sh --user 65532 manager $(IMAGES_DIR)/manager
+
+.PHONY: generate-scenarios
+generate-scenarios: ## Regenerate the fake agent's scenario streams.
+	go generate ./test/fakeagent
 
 ##@ Helm chart
 
@@ -162,4 +189,4 @@ undeploy: ## Remove what deploy applied.
 
 .PHONY: help
 help: ## Show targets.
-	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*?##/ { printf "  %-18s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z0-9_-]+:.*?##/ { printf "  %-18s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)

@@ -74,6 +74,30 @@ func main() { os.Exit(cli.$4(app.$3)) }
 GO
 }
 
+# kubectl's cli.RunNoErrOutput returns an error (not an exit code) that
+# kubectl prints itself, the way upstream cmd/kubectl does.
+write_kubectl_main() {
+  mkdir -p "$1"
+  cat >"$1/main.go" <<'GO'
+package main
+
+import (
+	"os"
+
+	"k8s.io/component-base/cli"
+	"k8s.io/kubectl/pkg/cmd"
+	"k8s.io/kubectl/pkg/cmd/util"
+)
+
+func main() {
+	if err := cli.RunNoErrOutput(cmd.NewDefaultKubectlCommand()); err != nil {
+		util.CheckErr(err)
+	}
+	os.Exit(0)
+}
+GO
+}
+
 build_kube() {
   local dir="$SRC/kube-$K8S_VERSION"
   mkdir -p "$dir"
@@ -81,7 +105,7 @@ build_kube() {
   write_main "$dir/cmd/kube-scheduler" k8s.io/kubernetes/cmd/kube-scheduler/app "NewSchedulerCommand()" Run
   write_main "$dir/cmd/kube-controller-manager" k8s.io/kubernetes/cmd/kube-controller-manager/app "NewControllerManagerCommand()" Run
   write_main "$dir/cmd/kubelet" k8s.io/kubernetes/cmd/kubelet/app "NewKubeletCommand(context.Background())" Run
-  write_main "$dir/cmd/kubectl" k8s.io/kubectl/pkg/cmd "NewDefaultKubectlCommand()" RunNoErrOutput
+  write_kubectl_main "$dir/cmd/kubectl"
   if [ ! -f "$dir/go.sum" ]; then
     say "resolving k8s.io/kubernetes $K8S_VERSION (staging modules at $STAGING_VERSION)"
     (cd "$dir" && rm -f go.mod && go mod init turnwatch.local/kube >/dev/null 2>&1

@@ -1,0 +1,178 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+var operator struct {
+	once sync.Once
+	err  error
+	cmd  *exec.Cmd
+	log  string
+}
+
+// needOperator installs the CRDs and the sidecar's RBAC and starts the
+// manager as a host process against the node, once per run. A test that
+// needs the operator fails (it does not skip) when any of that is missing.
+func needOperator(t *testing.T) {
+	t.Helper()
+	operator.once.Do(func() { operator.err = startOperator() })
+	if operator.err != nil {
+		t.Fatalf("the operator could not start: %v", operator.err)
+	}
+}
+
+func startOperator() error {
+	crds := filepath.Join(env.root, "config", "crd", "bases")
+	if m, _ := filepath.Glob(filepath.Join(crds, "*.yaml")); len(m) == 0 {
+		return fmt.Errorf("no CRDs in %s (make manifests)", crds)
+	}
+	if _, err := kubectl("apply", "--server-side", "-f", crds); err != nil {
+		return err
+	}
+	for _, crd := range []string{"agentruns.turnwatch.dev", "agentturns.turnwatch.dev"} {
+		if _, err := kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd/"+crd); err != nil {
+			return err
+		}
+	}
+	if err := installSidecarPolicy(); err != nil {
+		return err
+	}
+	kc, err := managerKubeconfig()
+	if err != nil {
+		return err
+	}
+	env.obs.startTurnwatch(context.Background(), env.ns)
+
+	args := []string{"--sidecar-image=" + sidecarImage}
+	help, _ := exec.Command(filepath.Join(env.artifacts, "manager"), "--help").CombinedOutput()
+	// Keep the manager's listeners on loopback and off fixed ports when it has the flags.
+	for flag, value := range map[string]string{
+		"metrics-bind-address":      "0",
+		"health-probe-bind-address": "127.0.0.1:0",
+		"leader-elect":              "false",
+	} {
+		if strings.Contains(string(help), "-"+flag) {
+			args = append(args, "--"+flag+"="+value)
+		}
+	}
+	args = append(args, strings.Fields(os.Getenv("TURNWATCH_E2E_MANAGER_ARGS"))...)
+	operator.log = filepath.Join(env.artifacts, "manager.log")
+	logFile, err := os.Create(operator.log)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(filepath.Join(env.artifacts, "manager"), args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kc)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	operator.cmd = cmd
+	logf("manager started (pid %d, %s), log in %s", cmd.Process.Pid, strings.Join(args, " "), operator.log)
+	// Give it a moment to fail on bad flags before the tests pile up.
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		out, _ := os.ReadFile(operator.log)
+		return fmt.Errorf("the manager exited at once (%v):\n%s", err, tail(string(out), 30))
+	case <-time.After(3 * time.Second):
+	}
+	go func() {
+		err := <-done
+		if operator.cmd != nil {
+			logf("the manager exited: %v (log in %s)", err, operator.log)
+		}
+	}()
+	return nil
+}
+
+func stopManager() {
+	cmd := operator.cmd
+	operator.cmd = nil
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	time.Sleep(2 * time.Second)
+	_ = cmd.Process.Kill()
+}
+
+// installSidecarPolicy applies the sidecar's cluster-scoped admission
+// policy (config/sidecar). The namespaced ServiceAccount, Role and binding
+// are the manager's to create.
+func installSidecarPolicy() error {
+	files, _ := filepath.Glob(filepath.Join(env.root, "config", "sidecar", "validatingadmissionpolicy*.yaml"))
+	if len(files) == 0 {
+		return fmt.Errorf("no sidecar admission policy (config/sidecar/validatingadmissionpolicy.yaml) to install")
+	}
+	for _, f := range files {
+		if _, err := kubectl("apply", "-f", f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// managerKubeconfig gives the manager its own identity: a ServiceAccount
+// bound to the generated ClusterRole (config/rbac/role.yaml), so the run
+// proves that role is enough. TURNWATCH_E2E_MANAGER_ADMIN=1 uses the admin
+// kubeconfig instead.
+func managerKubeconfig() (string, error) {
+	if os.Getenv("TURNWATCH_E2E_MANAGER_ADMIN") != "" {
+		return env.kubeconfig, nil
+	}
+	role := filepath.Join(env.root, "config", "rbac", "role.yaml")
+	if _, err := os.Stat(role); err != nil {
+		return "", fmt.Errorf("no manager role (%s): make manifests", role)
+	}
+	const ns, sa = "turnwatch-system", "turnwatch-manager"
+	steps := [][]string{
+		{"apply", "-f", role},
+		{"create", "namespace", ns},
+		{"-n", ns, "create", "serviceaccount", sa},
+		{"create", "clusterrolebinding", "turnwatch-manager-e2e", "--clusterrole=turnwatch-manager", "--serviceaccount=" + ns + ":" + sa},
+	}
+	for _, args := range steps {
+		if out, err := kubectl(args...); err != nil && !strings.Contains(out, "AlreadyExists") {
+			return "", err
+		}
+	}
+	token, err := kubectl("-n", ns, "create", "token", sa, "--duration=4h")
+	if err != nil {
+		return "", err
+	}
+	cfg, err := clientcmd.LoadFromFile(env.kubeconfig)
+	if err != nil {
+		return "", err
+	}
+	for _, ctx := range cfg.Contexts {
+		cfg.AuthInfos[ctx.AuthInfo] = &clientcmdapi.AuthInfo{Token: strings.TrimSpace(token)}
+	}
+	path := filepath.Join(env.artifacts, "manager.kubeconfig")
+	return path, clientcmd.WriteToFile(*cfg, path)
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

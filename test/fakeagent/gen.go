@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+//go:generate go run . gen -out scenarios
+
+// Formats are the agent CLIs' stream formats, in a fixed order.
+var Formats = []string{"pi", "claude", "codex", "opencode", "gemini"}
+
+var renderers = map[string]func(Script) string{
+	"pi": renderPi, "claude": renderClaude, "codex": renderCodex, "opencode": renderOpencode, "gemini": renderGemini,
+}
+
+// Missing lists the scenario/format pairs that do not exist, and why: the
+// format cannot express the scenario.
+var Missing = map[string]string{
+	"codex/whitespace":    "codex exec --json streams no deltas: messages and reasoning arrive whole",
+	"opencode/whitespace": "opencode run --format json streams no deltas: text parts arrive whole",
+	"codex/length":        "codex exec --json carries no stop reason",
+	"gemini/length":       "gemini's stream-json carries no stop reason",
+	"codex/overspend":     "codex reports only tokens, once, cumulative, on turn.completed: the cost cannot climb inside the turn",
+	"gemini/overspend":    "gemini reports tokens only in the final result's stats: the cost cannot climb inside the turn",
+}
+
+// Generate renders every scenario in every format that can express it,
+// keyed "format/scenario".
+func Generate() map[string]string {
+	out := map[string]string{}
+	for _, s := range Scripts() {
+		for _, f := range Formats {
+			key := f + "/" + s.Name
+			if _, ok := Missing[key]; ok {
+				continue
+			}
+			out[key] = renderers[f](s)
+		}
+	}
+	return out
+}
+
+// writeScenarios writes the generated streams as DIR/FORMAT/SCENARIO.log and
+// removes stale files.
+func writeScenarios(dir string) error {
+	files := Generate()
+	for _, f := range Formats {
+		old, _ := filepath.Glob(filepath.Join(dir, f, "*.log"))
+		for _, o := range old {
+			if _, ok := files[f+"/"+strings.TrimSuffix(filepath.Base(o), ".log")]; !ok {
+				if err := os.Remove(o); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	keys := make([]string, 0, len(files))
+	for k := range files {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		p := filepath.Join(dir, k+".log")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(files[k]), 0o644); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(os.Stderr, "fakeagent: wrote %d scenario streams to %s\n", len(keys), dir)
+	return nil
+}
+
+// matrix renders which scenario exists in which format.
+func matrix() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-11s", "scenario")
+	for _, f := range Formats {
+		fmt.Fprintf(&b, " %-9s", f)
+	}
+	b.WriteString("\n")
+	for _, s := range Scripts() {
+		fmt.Fprintf(&b, "%-11s", s.Name)
+		for _, f := range Formats {
+			mark := "yes"
+			if _, ok := Missing[f+"/"+s.Name]; ok {
+				mark = "-"
+			}
+			fmt.Fprintf(&b, " %-9s", mark)
+		}
+		b.WriteString("\n")
+	}
+	keys := make([]string, 0, len(Missing))
+	for k := range Missing {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "  %s: %s\n", k, Missing[k])
+	}
+	return b.String()
+}

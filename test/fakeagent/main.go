@@ -1,0 +1,106 @@
+// Command fakeagent is the scripted agent of turnwatch's end-to-end tests and
+// demo: it replays a recorded agent event stream with its timing, as the
+// agent container of an AgentRun, so a Pod behaves like a real agent CLI
+// without any model behind it.
+//
+//	fakeagent --scenario loop --format pi [--speed 4] [--exit-code 0] [--hold]
+//	fakeagent --file stream.log          replay any file ("-" for stdin)
+//	fakeagent --list                     which scenarios exist in which format
+//	fakeagent gen -out scenarios         regenerate the embedded streams
+//
+// Input lines carry the `kubectl logs --timestamps` prefix; the gaps between
+// them are slept (divided by --speed) and the lines are printed without the
+// prefix on stdout. Nothing else is ever written to stdout or stderr while
+// replaying: the container log must hold only the stream.
+package main
+
+import (
+	"embed"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+//go:embed scenarios
+var scenarios embed.FS
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "gen" {
+		fs := flag.NewFlagSet("gen", flag.ExitOnError)
+		out := fs.String("out", "scenarios", "folder to write FORMAT/SCENARIO.log into")
+		_ = fs.Parse(os.Args[2:])
+		if err := writeScenarios(*out); err != nil {
+			fail(err)
+		}
+		return
+	}
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(argv []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fakeagent", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	scenario := fs.String("scenario", "", "embedded scenario: healthy, loop, stall, whitespace, silent, overspend, length, noresult")
+	format := fs.String("format", "pi", "stream format: pi, claude, codex, opencode, gemini")
+	file := fs.String("file", "", "replay this file instead of a scenario (- for stdin)")
+	speed := fs.Float64("speed", 1, "replay speed factor: 2 plays twice as fast")
+	exit := fs.Int("exit-code", 0, "exit code once the stream is played")
+	hold := fs.Bool("hold", false, "after the stream, keep running until SIGTERM (a hung agent)")
+	list := fs.Bool("list", false, "print which scenarios exist in which format")
+	if err := fs.Parse(argv); err != nil {
+		return 2
+	}
+	if *list {
+		fmt.Fprint(stdout, matrix())
+		return 0
+	}
+	in, err := open(*scenario, *format, *file)
+	if err != nil {
+		fmt.Fprintln(stderr, "fakeagent:", err)
+		return 2
+	}
+	defer in.Close()
+
+	// The kubelet stops the agent with SIGTERM; die at once like a CLI would.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	go func() { <-sigs; os.Exit(143) }()
+
+	if _, err := Replay(in, stdout, *speed, realClock{}); err != nil {
+		fmt.Fprintln(stderr, "fakeagent:", err)
+		return 1
+	}
+	if *hold {
+		select {}
+	}
+	return *exit
+}
+
+// open returns the stream to replay: a file, stdin, or an embedded scenario.
+func open(scenario, format, file string) (io.ReadCloser, error) {
+	switch {
+	case file == "-":
+		return io.NopCloser(os.Stdin), nil
+	case file != "":
+		return os.Open(file)
+	case scenario == "":
+		return nil, errors.New("give --scenario NAME (and --format) or --file PATH; --list shows the scenarios")
+	}
+	if why, ok := Missing[format+"/"+scenario]; ok {
+		return nil, fmt.Errorf("scenario %q does not exist in format %q: %s", scenario, format, why)
+	}
+	f, err := scenarios.Open("scenarios/" + format + "/" + scenario + ".log")
+	if err != nil {
+		return nil, fmt.Errorf("no scenario %q in format %q (--list shows them)", scenario, format)
+	}
+	return f, nil
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "fakeagent:", err)
+	os.Exit(1)
+}
