@@ -155,6 +155,16 @@ helm-template: ## Render the chart (CRDs included) to $(BIN)/turnwatch-chart.yam
 test-chart: ## The chart's and samples' Go tests (rendered CRDs/RBAC/policy/config vs their sources; samples admitted by envtest).
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test ./charts/... ./test/samples/...
 
+##@ Demo
+
+.PHONY: demo
+demo: ## The README's first command: local node, manager, four fake agents, the fault story.
+	hack/demo.sh up
+
+.PHONY: demo-down
+demo-down: ## Stop the demo's manager and tear down its node, leaving nothing behind.
+	hack/demo.sh down
+
 ##@ Build
 
 .PHONY: build

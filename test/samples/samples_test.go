@@ -125,6 +125,8 @@ func TestSamplesAdmitted(t *testing.T) {
 		t.Fatal(err)
 	}
 	paths, _ := filepath.Glob(filepath.Join(samplesDir, "*.yaml"))
+	demo, _ := filepath.Glob(filepath.Join(samplesDir, "demo", "*.yaml"))
+	paths = append(paths, demo...)
 	if len(paths) < len(cliSamples) {
 		t.Fatalf("found %d samples, want at least %d", len(paths), len(cliSamples))
 	}
