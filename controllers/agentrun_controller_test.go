@@ -524,11 +524,11 @@ func TestInvalidManifests(t *testing.T) {
 		{"tool timeout", func(r *twv1.AgentRun) { r.Spec.Guards = &twv1.Guards{ToolTimeout: ptr.To("30")} }, []string{"spec.guards.toolTimeout"}},
 		{"cost", func(r *twv1.AgentRun) { r.Spec.Guards = &twv1.Guards{MaxCostUSD: ptr.To("$5")} }, []string{"spec.guards.maxCostUSD"}},
 		{"world tools", func(r *twv1.AgentRun) { r.Spec.Guards = &twv1.Guards{WorldTools: []string{"run_tests", "run_tests"}} }, []string{"spec.guards.worldTools[1]", "Duplicate value"}},
-		{"agent container", func(r *twv1.AgentRun) { r.Spec.AgentContainer = "claude" }, []string{"spec", "agentContainer must name a container"}},
-		{"continue without session", func(r *twv1.AgentRun) { r.Spec.Continue = true }, []string{"spec", "continue needs a session"}},
+		{"agent container", func(r *twv1.AgentRun) { r.Spec.AgentContainer = "claude" }, []string{"spec.agentContainer", "agentContainer must name a container"}},
+		{"continue without session", func(r *twv1.AgentRun) { r.Spec.Continue = true }, []string{"spec.session", "continue needs a session"}},
 		{"reroll overspend", func(r *twv1.AgentRun) {
 			r.Spec.Rerolls = &twv1.RerollPolicy{Classes: []twv1.FaultClass{twv1.ClassOverspend}}
-		}, []string{"spec.rerolls", "overspend is never rerolled"}},
+		}, []string{"spec.rerolls.classes", "overspend is never rerolled"}},
 		{"negative budget", func(r *twv1.AgentRun) { r.Spec.Guards = &twv1.Guards{StepBudget: ptr.To[int32](-1)} }, []string{"spec.guards.stepBudget"}},
 		{"no containers", func(r *twv1.AgentRun) { r.Spec.Template.Spec.Containers = nil }, []string{"spec.template"}},
 	}
@@ -546,16 +546,16 @@ func TestInvalidManifests(t *testing.T) {
 	t.Run("immutable", func(t *testing.T) {
 		run := newRun(ns, "fixed", func(r *twv1.AgentRun) { r.Spec.Session = "s" })
 		create(t, run)
-		for _, c := range []struct{ patch, want string }{
-			{`{"spec":{"prompt":"something else"}}`, "prompt is immutable"},
-			{`{"spec":{"session":"t"}}`, "session is immutable"},
-			{`{"spec":{"session":null}}`, "session is immutable"},
-			{`{"spec":{"continue":true}}`, "continue is immutable"},
+		for _, c := range []struct{ patch, field, want string }{
+			{`{"spec":{"prompt":"something else"}}`, "spec.prompt", "prompt is immutable"},
+			{`{"spec":{"session":"t"}}`, "spec.session", "session is immutable"},
+			{`{"spec":{"session":null}}`, "spec.session", "session is immutable"},
+			{`{"spec":{"continue":true}}`, "spec.continue", "continue is immutable"},
 		} {
 			err := k8s.Patch(context.Background(), run.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(c.patch)))
 			if !apierrors.IsInvalid(err) {
 				t.Errorf("%s: want Invalid, got %v", c.patch, err)
-			} else if e := containsAll(err.Error(), "spec", c.want); e != nil {
+			} else if e := containsAll(err.Error(), c.field, c.want); e != nil {
 				t.Error(e)
 			}
 		}
