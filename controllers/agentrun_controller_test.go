@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -462,6 +463,8 @@ func TestRestartMidReroll(t *testing.T) {
 	ns := newNamespace(t)
 	var first *testManager
 	crashed := make(chan struct{})
+	var dead atomic.Bool // once dead, the process writes nothing more
+	errDead := errors.New("killed mid-reroll")
 	crashAfterReroll := func(cfg *rest.Config, o client.Options) (client.Client, error) {
 		c, err := client.NewWithWatch(cfg, o)
 		if err != nil {
@@ -469,13 +472,34 @@ func TestRestartMidReroll(t *testing.T) {
 		}
 		return interceptor.NewClient(c, interceptor.Funcs{
 			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+				if dead.Load() {
+					return errDead
+				}
 				err := c.Create(ctx, obj, opts...)
-				if turn, ok := obj.(*twv1.AgentTurn); ok && err == nil && turn.Spec.Attempt == 1 {
+				if turn, ok := obj.(*twv1.AgentTurn); ok && err == nil && turn.Spec.Attempt == 1 && dead.CompareAndSwap(false, true) {
 					go first.stop() // the process dies right here
 					close(crashed)
-					return errors.New("killed mid-reroll")
+					return errDead
 				}
 				return err
+			},
+			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+				if dead.Load() {
+					return errDead
+				}
+				return c.Update(ctx, obj, opts...)
+			},
+			Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
+				if dead.Load() {
+					return errDead
+				}
+				return c.Patch(ctx, obj, p, opts...)
+			},
+			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+				if dead.Load() {
+					return errDead
+				}
+				return c.SubResource(sub).Update(ctx, obj, opts...)
 			},
 		}), nil
 	}
