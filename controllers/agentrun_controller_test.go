@@ -336,6 +336,20 @@ func TestSettleWithoutTrip(t *testing.T) {
 		}
 	})
 
+	t.Run("pod in the way", func(t *testing.T) {
+		t.Parallel()
+		// The test's own label makes the operator's cache see it.
+		create(t, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "squat-0", Namespace: ns, Labels: map[string]string{twv1.LabelRun: "squat"}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "x", Image: "x"}}},
+		})
+		create(t, newRun(ns, "squat", func(r *twv1.AgentRun) { r.Spec.Rerolls = &twv1.RerollPolicy{Max: ptr.To[int32](0)} }))
+		run := runPhase(t, ns, "squat", twv1.RunFaulted)
+		if err := containsAll(run.Status.Fault.Message, "squat-0", "did not create"); err != nil || run.Status.Fault.Class != twv1.ClassInfra {
+			t.Errorf("fault %+v %v", run.Status.Fault, err)
+		}
+	})
+
 	t.Run("deleted pod", func(t *testing.T) {
 		t.Parallel()
 		create(t, newRun(ns, "gone", func(r *twv1.AgentRun) { r.Spec.Rerolls = &twv1.RerollPolicy{Max: ptr.To[int32](0)} }))
