@@ -6,17 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	promtestutil "github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"github.com/prometheus/client_golang/prometheus"
-	promtestutil "github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -335,6 +336,20 @@ func TestSettleWithoutTrip(t *testing.T) {
 		}
 	})
 
+	t.Run("pod in the way", func(t *testing.T) {
+		t.Parallel()
+		// The test's own label makes the operator's cache see it.
+		create(t, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "squat-0", Namespace: ns, Labels: map[string]string{twv1.LabelRun: "squat"}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "x", Image: "x"}}},
+		})
+		create(t, newRun(ns, "squat", func(r *twv1.AgentRun) { r.Spec.Rerolls = &twv1.RerollPolicy{Max: ptr.To[int32](0)} }))
+		run := runPhase(t, ns, "squat", twv1.RunFaulted)
+		if err := containsAll(run.Status.Fault.Message, "squat-0", "did not create"); err != nil || run.Status.Fault.Class != twv1.ClassInfra {
+			t.Errorf("fault %+v %v", run.Status.Fault, err)
+		}
+	})
+
 	t.Run("deleted pod", func(t *testing.T) {
 		t.Parallel()
 		create(t, newRun(ns, "gone", func(r *twv1.AgentRun) { r.Spec.Rerolls = &twv1.RerollPolicy{Max: ptr.To[int32](0)} }))
@@ -462,6 +477,8 @@ func TestRestartMidReroll(t *testing.T) {
 	ns := newNamespace(t)
 	var first *testManager
 	crashed := make(chan struct{})
+	var dead atomic.Bool // once dead, the process writes nothing more
+	errDead := errors.New("killed mid-reroll")
 	crashAfterReroll := func(cfg *rest.Config, o client.Options) (client.Client, error) {
 		c, err := client.NewWithWatch(cfg, o)
 		if err != nil {
@@ -469,13 +486,34 @@ func TestRestartMidReroll(t *testing.T) {
 		}
 		return interceptor.NewClient(c, interceptor.Funcs{
 			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+				if dead.Load() {
+					return errDead
+				}
 				err := c.Create(ctx, obj, opts...)
-				if turn, ok := obj.(*twv1.AgentTurn); ok && err == nil && turn.Spec.Attempt == 1 {
+				if turn, ok := obj.(*twv1.AgentTurn); ok && err == nil && turn.Spec.Attempt == 1 && dead.CompareAndSwap(false, true) {
 					go first.stop() // the process dies right here
 					close(crashed)
-					return errors.New("killed mid-reroll")
+					return errDead
 				}
 				return err
+			},
+			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+				if dead.Load() {
+					return errDead
+				}
+				return c.Update(ctx, obj, opts...)
+			},
+			Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
+				if dead.Load() {
+					return errDead
+				}
+				return c.Patch(ctx, obj, p, opts...)
+			},
+			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+				if dead.Load() {
+					return errDead
+				}
+				return c.SubResource(sub).Update(ctx, obj, opts...)
 			},
 		}), nil
 	}
@@ -524,11 +562,11 @@ func TestInvalidManifests(t *testing.T) {
 		{"tool timeout", func(r *twv1.AgentRun) { r.Spec.Guards = &twv1.Guards{ToolTimeout: ptr.To("30")} }, []string{"spec.guards.toolTimeout"}},
 		{"cost", func(r *twv1.AgentRun) { r.Spec.Guards = &twv1.Guards{MaxCostUSD: ptr.To("$5")} }, []string{"spec.guards.maxCostUSD"}},
 		{"world tools", func(r *twv1.AgentRun) { r.Spec.Guards = &twv1.Guards{WorldTools: []string{"run_tests", "run_tests"}} }, []string{"spec.guards.worldTools[1]", "Duplicate value"}},
-		{"agent container", func(r *twv1.AgentRun) { r.Spec.AgentContainer = "claude" }, []string{"spec", "agentContainer must name a container"}},
-		{"continue without session", func(r *twv1.AgentRun) { r.Spec.Continue = true }, []string{"spec", "continue needs a session"}},
+		{"agent container", func(r *twv1.AgentRun) { r.Spec.AgentContainer = "claude" }, []string{"spec.agentContainer", "agentContainer must name a container"}},
+		{"continue without session", func(r *twv1.AgentRun) { r.Spec.Continue = true }, []string{"spec.session", "continue needs a session"}},
 		{"reroll overspend", func(r *twv1.AgentRun) {
 			r.Spec.Rerolls = &twv1.RerollPolicy{Classes: []twv1.FaultClass{twv1.ClassOverspend}}
-		}, []string{"spec.rerolls", "overspend is never rerolled"}},
+		}, []string{"spec.rerolls.classes", "overspend is never rerolled"}},
 		{"negative budget", func(r *twv1.AgentRun) { r.Spec.Guards = &twv1.Guards{StepBudget: ptr.To[int32](-1)} }, []string{"spec.guards.stepBudget"}},
 		{"no containers", func(r *twv1.AgentRun) { r.Spec.Template.Spec.Containers = nil }, []string{"spec.template"}},
 	}
@@ -546,16 +584,16 @@ func TestInvalidManifests(t *testing.T) {
 	t.Run("immutable", func(t *testing.T) {
 		run := newRun(ns, "fixed", func(r *twv1.AgentRun) { r.Spec.Session = "s" })
 		create(t, run)
-		for _, c := range []struct{ patch, want string }{
-			{`{"spec":{"prompt":"something else"}}`, "prompt is immutable"},
-			{`{"spec":{"session":"t"}}`, "session is immutable"},
-			{`{"spec":{"session":null}}`, "session is immutable"},
-			{`{"spec":{"continue":true}}`, "continue is immutable"},
+		for _, c := range []struct{ patch, field, want string }{
+			{`{"spec":{"prompt":"something else"}}`, "spec.prompt", "prompt is immutable"},
+			{`{"spec":{"session":"t"}}`, "spec.session", "session is immutable"},
+			{`{"spec":{"session":null}}`, "spec.session", "session is immutable"},
+			{`{"spec":{"continue":true}}`, "spec.continue", "continue is immutable"},
 		} {
 			err := k8s.Patch(context.Background(), run.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(c.patch)))
 			if !apierrors.IsInvalid(err) {
 				t.Errorf("%s: want Invalid, got %v", c.patch, err)
-			} else if e := containsAll(err.Error(), "spec", c.want); e != nil {
+			} else if e := containsAll(err.Error(), c.field, c.want); e != nil {
 				t.Error(e)
 			}
 		}

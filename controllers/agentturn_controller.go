@@ -89,9 +89,28 @@ func (r *AgentTurnReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	case pod == nil:
 		return r.podMissing(ctx, run, turn)
 	case !metav1.IsControlledBy(pod, turn):
-		return ctrl.Result{}, fmt.Errorf("pod %s exists and is not turn %s's", pod.Name, turn.Name)
+		return r.podInTheWay(ctx, turn, pod)
 	}
 	return r.follow(ctx, run, turn, pod)
+}
+
+// podInTheWay handles a Pod with the turn's name that the turn did not
+// create. A Pod left by an earlier turn of the same name (its run was deleted
+// and made again) goes with the garbage collector: wait for it. Any other
+// Pod will not go away by itself: the turn fails as infra.
+func (r *AgentTurnReconciler) podInTheWay(ctx context.Context, turn *twv1.AgentTurn, pod *corev1.Pod) (ctrl.Result, error) {
+	if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == "AgentTurn" && ref.APIVersion == twv1.GroupVersion.String() {
+		log.FromContext(ctx).Info("waiting for the pod of an earlier turn of this name to go", "pod", pod.Name)
+		return ctrl.Result{RequeueAfter: 2 * time.Second}, nil
+	}
+	st := turn.Status.DeepCopy()
+	settle(st, twv1.TurnFailed, &twv1.TurnError{Type: twv1.ClassInfra,
+		Message: fmt.Sprintf("a pod named %s that turnwatch did not create is in the way", pod.Name)}, r.Clock.Now())
+	if err := r.writeStatus(ctx, turn, st); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.recordSettled(ctx, turn, false)
+	return ctrl.Result{}, nil
 }
 
 // follow reads the Pod and records what it says.

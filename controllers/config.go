@@ -116,6 +116,13 @@ func parseConfig(b []byte) (Config, error) {
 // validateConfig applies the schema's rules to the defaults, which no API
 // server checks.
 func validateConfig(cfg Config) error {
+	g := cfg.Guards
+	for name, n := range map[string]*int32{"stepBudget": g.StepBudget, "identicalCalls": g.IdenticalCalls, "silentTurns": g.SilentTurns,
+		"whitespaceDeltas": g.WhitespaceDeltas, "whitespaceBytes": g.WhitespaceBytes} {
+		if n != nil && *n < 0 {
+			return fmt.Errorf("config: guards.%s: must be at least 0", name)
+		}
+	}
 	for name, d := range map[string]*string{"stallTimeout": cfg.Guards.StallTimeout, "toolTimeout": cfg.Guards.ToolTimeout} {
 		if d == nil {
 			continue

@@ -48,6 +48,7 @@ settleGrace: 5s
 			return ""
 		}, ""},
 		{"typo", "gaurds: {}", nil, "unknown field"},
+		{"negative count", "guards: {whitespaceBytes: -1}", nil, "guards.whitespaceBytes"},
 		{"bad duration", "guards: {stallTimeout: soon}", nil, "guards.stallTimeout"},
 		{"bad money", `guards: {maxCostUSD: "five"}`, nil, "guards.maxCostUSD"},
 		{"overspend reroll", "rerolls: {classes: [overspend]}", nil, "overspend"},
