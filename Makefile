@@ -32,9 +32,9 @@ manifests: ## Generate CRDs and RBAC from markers.
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 
 .PHONY: verify-generated
-verify-generated: generate manifests ## Fail if generated files are stale.
-	@git diff --exit-code -- api config || { echo "generated files are stale: run 'make generate manifests' and commit"; exit 1; }
-	@test -z "$$(git status --porcelain --untracked-files=all -- api config)" || { git status --short -- api config; echo "generated files are not committed"; exit 1; }
+verify-generated: generate manifests chart-sync ## Fail if generated (or copied) files are stale.
+	@git diff --exit-code -- api config charts || { echo "generated files are stale: run 'make generate manifests chart-sync' and commit"; exit 1; }
+	@test -z "$$(git status --porcelain --untracked-files=all -- api config charts)" || { git status --short -- api config charts; echo "generated files are not committed"; exit 1; }
 
 .PHONY: fmt
 fmt: ## go fmt.
@@ -47,7 +47,11 @@ vet: ## go vet.
 ##@ Test
 
 .PHONY: test
-test: verify-generated vet test-unit test-envtest test-e2e ## Everything: what CI runs.
+test: verify-generated vet check-dockerfile helm-lint helm-template test-unit fuzz-brief test-envtest test-e2e ## Everything: what CI runs (the README's test command).
+
+.PHONY: check-dockerfile
+check-dockerfile: ## Check the Dockerfile without a Docker engine (COPY sources exist; the build stage runs as a script).
+	hack/check-dockerfile.sh
 
 .PHONY: test-unit
 test-unit: ## Quick tests: the engine, the sidecar, parsers, the fake agent (no API server).
@@ -70,12 +74,16 @@ bench-engine: ## Engine benchmarks (throughput vs naive encoding/json, memory 1 
 	$(TOOLS) benchstat -col /impl $(BIN)/bench-engine.txt
 
 .PHONY: test-envtest
-test-envtest: ## Controller suites on a real kube-apiserver and etcd (envtest).
-	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test -count=1 ./api/... ./controllers/...
+test-envtest: ## Everything that needs a real kube-apiserver and etcd (envtest): controllers, sidecar RBAC/reporting, chart, samples.
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test -count=1 -tags envtest ./api/... ./controllers/... ./sidecar/... ./charts/... ./test/samples/...
 
 .PHONY: bench-scale
 bench-scale: ## Operator at scale on envtest: 500 runs tripped, rerolled, tripped, faulted (not part of test).
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test ./controllers/ -run '^$$' -bench '^BenchmarkScale$$' -benchtime 1x -count=1 -timeout 40m -v
+
+.PHONY: test-envtest-sidecar
+test-envtest-sidecar: ## The sidecar's RBAC, admission policy and reporting on a real kube-apiserver (envtest).
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test -tags envtest ./sidecar/...
 
 E2E_TIMEOUT ?= 60m
 
@@ -97,9 +105,7 @@ IMAGES_DIR ?= $(BIN)/images
 
 .PHONY: images
 images: ## Build the images from static binaries (no Docker) and import them into the local node.
-	CGO_ENABLED=0 GOOS=linux go build -trimpath -o $(IMAGES_DIR)/fakeagent ./test/fakeagent
-	CGO_ENABLED=0 GOOS=linux go build -trimpath -o $(IMAGES_DIR)/turnwatch-sidecar ./sidecar
-	CGO_ENABLED=0 GOOS=linux go build -trimpath -o $(IMAGES_DIR)/manager .
+	WITH_FAKEAGENT=1 hack/build-static.sh $(IMAGES_DIR)
 	CGO_ENABLED=0 GOOS=linux go build -trimpath -o $(IMAGES_DIR)/pause ./hack/node/pause
 	hack/image.sh pause $(IMAGES_DIR)/pause
 	hack/image.sh --user 65532 fakeagent $(IMAGES_DIR)/fakeagent
@@ -109,6 +115,55 @@ images: ## Build the images from static binaries (no Docker) and import them int
 .PHONY: generate-scenarios
 generate-scenarios: ## Regenerate the fake agent's scenario streams.
 	go generate ./test/fakeagent
+
+##@ Helm chart
+
+CHART ?= charts/turnwatch
+# helm built from the module proxy has no Kubernetes version stamped in (it says
+# v1.20), so name the version the chart targets; kubeVersion in Chart.yaml checks it.
+HELM_KUBE_VERSION ?= 1.37.2
+HELM_TEMPLATE_FLAGS ?= --namespace turnwatch-system --kube-version $(HELM_KUBE_VERSION)
+
+.PHONY: chart-crds
+chart-crds: ## Copy the generated CRDs (config/crd/bases) into the chart's crds/.
+	rm -f $(CHART)/crds/*.yaml
+	cp config/crd/bases/*.yaml $(CHART)/crds/
+
+.PHONY: chart-files
+chart-files: ## Copy the generated manager Role, the sidecar's Role and policy, and the price table into the chart's files/.
+	cp config/rbac/role.yaml $(CHART)/files/manager-role.yaml
+	cp config/sidecar/role.yaml $(CHART)/files/sidecar-role.yaml
+	cp config/sidecar/validatingadmissionpolicy.yaml $(CHART)/files/sidecar-admission-policy.yaml
+	cp pkg/monitor/prices.json $(CHART)/files/prices.json
+
+.PHONY: chart-sync
+chart-sync: chart-crds chart-files ## Bring every copied file of the chart up to date (verify-generated checks it).
+
+.PHONY: helm-lint
+helm-lint: ## helm lint the chart (strict), with default values and with every option on.
+	$(HELM) lint --strict $(CHART) $(HELM_TEMPLATE_FLAGS)
+	$(HELM) lint --strict $(CHART) $(HELM_TEMPLATE_FLAGS) -f $(CHART)/ci/all-on-values.yaml
+
+.PHONY: helm-template
+helm-template: ## Render the chart (CRDs included) to $(BIN)/turnwatch-chart.yaml.
+	@mkdir -p $(BIN)
+	$(HELM) template turnwatch $(CHART) $(HELM_TEMPLATE_FLAGS) --include-crds > $(BIN)/turnwatch-chart.yaml
+	$(HELM) template turnwatch $(CHART) $(HELM_TEMPLATE_FLAGS) -f $(CHART)/ci/all-on-values.yaml > /dev/null
+	@echo "rendered $(BIN)/turnwatch-chart.yaml"
+
+.PHONY: test-chart
+test-chart: ## The chart's and samples' Go tests (rendered CRDs/RBAC/policy/config vs their sources; samples admitted by envtest).
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test ./charts/... ./test/samples/...
+
+##@ Demo
+
+.PHONY: demo
+demo: ## The README's first command: local node, manager, four fake agents, the fault story.
+	hack/demo.sh up
+
+.PHONY: demo-down
+demo-down: ## Stop the demo's manager and tear down its node, leaving nothing behind.
+	hack/demo.sh down
 
 ##@ Build
 
@@ -135,9 +190,11 @@ uninstall: ## Remove the CRDs (and with them every AgentRun and AgentTurn).
 deploy: manifests ## Deploy the operator (IMG, SIDECAR_IMG) with config/default.
 	$(KUBECTL) kustomize config/default | sed -e 's|--sidecar-image=turnwatch:latest|--sidecar-image=$(SIDECAR_IMG)|' -e 's|image: turnwatch:latest|image: $(IMG)|' \
 		| $(KUBECTL) apply --server-side -f -
+	$(KUBECTL) apply --server-side -f config/sidecar/validatingadmissionpolicy.yaml
 
 .PHONY: undeploy
 undeploy: ## Remove what deploy applied.
+	$(KUBECTL) delete --ignore-not-found -f config/sidecar/validatingadmissionpolicy.yaml
 	$(KUBECTL) delete --ignore-not-found -k config/default
 
 .PHONY: help

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -38,9 +39,11 @@ type AgentRunReconciler struct {
 	Recorder events.EventRecorder
 	Clock    clock.PassiveClock
 	Config   Config
+
+	written writeMemo[twv1.AgentRunStatus]
 }
 
-// +kubebuilder:rbac:groups=turnwatch.dev,resources=agentruns,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=turnwatch.dev,resources=agentruns,verbs=get;list;watch;update;patch;delete
 // +kubebuilder:rbac:groups=turnwatch.dev,resources=agentruns/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=turnwatch.dev,resources=agentruns/finalizers,verbs=update
 // +kubebuilder:rbac:groups=turnwatch.dev,resources=agentturns,verbs=get;list;watch;create
@@ -51,6 +54,10 @@ func (r *AgentRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	run := &twv1.AgentRun{}
 	if err := r.Get(ctx, req.NamespacedName, run); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if r.written.stale(run.UID, run.Status, r.Clock.Now()) {
+		// Our last status write is not in the cache yet; its event brings us back.
+		return ctrl.Result{RequeueAfter: memoTTL}, nil
 	}
 	if run.DeletionTimestamp == nil {
 		if err := r.ensureMeta(ctx, run); err != nil {
@@ -84,7 +91,22 @@ func (r *AgentRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if run.DeletionTimestamp != nil && d.step != stepWait {
 		return ctrl.Result{}, r.release(ctx, run)
 	}
-	return ctrl.Result{}, nil
+	return r.expire(ctx, run)
+}
+
+// expire deletes a finished run whose ttlSecondsAfterFinished has passed, or
+// says when to look again.
+func (r *AgentRunReconciler) expire(ctx context.Context, run *twv1.AgentRun) (ctrl.Result, error) {
+	ttl, done := run.Spec.TTLSecondsAfterFinished, run.Status.CompletionTime
+	if ttl == nil || done == nil || run.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil
+	}
+	left := done.Add(time.Duration(*ttl) * time.Second).Sub(r.Clock.Now())
+	if left > 0 {
+		return ctrl.Result{RequeueAfter: left}, nil
+	}
+	log.FromContext(ctx).Info("deleting run: ttlSecondsAfterFinished passed", "ttlSeconds", *ttl)
+	return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, run, client.PropagationPolicy(metav1.DeletePropagationBackground)))
 }
 
 // ensureMeta puts the finalizer (so that a deleted run's live turn is
@@ -228,6 +250,7 @@ func (r *AgentRunReconciler) writeStatus(ctx context.Context, run *twv1.AgentRun
 	if err := r.Status().Update(ctx, run); err != nil {
 		return err
 	}
+	r.written.wrote(run.UID, run.Status, r.Clock.Now())
 	if before != st.Phase {
 		r.recordEnd(ctx, run, d)
 	}

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	promtestutil "github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -20,6 +23,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/pkg/protocol"
@@ -81,6 +85,20 @@ func TestTripRerollThenFault(t *testing.T) {
 	}
 	podStopped(t, ns, "r-1")
 	waitEvents(t, ns, "r", EventFaulted, 1)
+	for name, c := range map[string]prometheus.Collector{
+		"trips{identicalCalls,runaway}": tripsTotal.WithLabelValues(DetectorIdenticalCalls, "runaway"),
+		"trips{stepBudget,runaway}":     tripsTotal.WithLabelValues(DetectorStepBudget, "runaway"),
+		"rerolls{runaway}":              rerollsTotal.WithLabelValues("runaway"),
+		"faults{runaway}":               faultsTotal.WithLabelValues("runaway"),
+		"turns{Failed,runaway}":         turnsTotal.WithLabelValues("Failed", "runaway"),
+	} {
+		if v := promtestutil.ToFloat64(c); v < 1 {
+			t.Errorf("metric %s = %v", name, v)
+		}
+	}
+	if n, err := promtestutil.GatherAndCount(metrics.Registry, "turnwatch_turn_steps", "turnwatch_turn_cost_usd"); err != nil || n != 2 {
+		t.Errorf("turn histograms in the registry: %d %v", n, err)
+	}
 	consistently(t, "no third turn, one fault, pods kept", time.Second, func() error {
 		names, err := turnNames(ns, "r")
 		if err != nil || len(names) != 2 {
@@ -93,6 +111,37 @@ func TestTripRerollThenFault(t *testing.T) {
 			if _, err := getPod(ns, p); err != nil {
 				return err
 			}
+		}
+		return nil
+	})
+}
+
+// A finished run with ttlSecondsAfterFinished is deleted once it passed, on
+// the injected clock.
+func TestTTLAfterFinished(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	ns := newNamespace(t)
+	clk := clocktesting.NewFakeClock(time.Now())
+	startManager(t, ns, managerOpts{config: DefaultConfig(), clock: clk})
+	create(t, newRun(ns, "ttl", func(r *twv1.AgentRun) { r.Spec.TTLSecondsAfterFinished = ptr.To[int32](3600) }))
+	waitPod(t, ns, "ttl-0")
+	playSidecar(t, ns, "ttl-0", finishedCond(protocol.Summary{Steps: 1, CostUSD: "0.01", StopReason: "end", Result: true}))
+	runPhase(t, ns, "ttl", twv1.RunSucceeded)
+	consistently(t, "kept before the TTL", 500*time.Millisecond, func() error {
+		_, err := getRun(ns, "ttl")
+		return err
+	})
+	clk.Step(61 * time.Minute)
+	// Poke the run so that the controller looks again (the real requeue
+	// fires after the TTL in real time).
+	run, _ := getRun(ns, "ttl")
+	if err := k8s.Patch(context.Background(), run, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"poke":"1"}}}`))); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "run deleted after its TTL", func() error {
+		if _, err := getRun(ns, "ttl"); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there: %v", err)
 		}
 		return nil
 	})
@@ -287,6 +336,20 @@ func TestSettleWithoutTrip(t *testing.T) {
 		}
 	})
 
+	t.Run("pod in the way", func(t *testing.T) {
+		t.Parallel()
+		// The test's own label makes the operator's cache see it.
+		create(t, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "squat-0", Namespace: ns, Labels: map[string]string{twv1.LabelRun: "squat"}},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "x", Image: "x"}}},
+		})
+		create(t, newRun(ns, "squat", func(r *twv1.AgentRun) { r.Spec.Rerolls = &twv1.RerollPolicy{Max: ptr.To[int32](0)} }))
+		run := runPhase(t, ns, "squat", twv1.RunFaulted)
+		if err := containsAll(run.Status.Fault.Message, "squat-0", "did not create"); err != nil || run.Status.Fault.Class != twv1.ClassInfra {
+			t.Errorf("fault %+v %v", run.Status.Fault, err)
+		}
+	})
+
 	t.Run("deleted pod", func(t *testing.T) {
 		t.Parallel()
 		create(t, newRun(ns, "gone", func(r *twv1.AgentRun) { r.Spec.Rerolls = &twv1.RerollPolicy{Max: ptr.To[int32](0)} }))
@@ -414,6 +477,8 @@ func TestRestartMidReroll(t *testing.T) {
 	ns := newNamespace(t)
 	var first *testManager
 	crashed := make(chan struct{})
+	var dead atomic.Bool // once dead, the process writes nothing more
+	errDead := errors.New("killed mid-reroll")
 	crashAfterReroll := func(cfg *rest.Config, o client.Options) (client.Client, error) {
 		c, err := client.NewWithWatch(cfg, o)
 		if err != nil {
@@ -421,13 +486,34 @@ func TestRestartMidReroll(t *testing.T) {
 		}
 		return interceptor.NewClient(c, interceptor.Funcs{
 			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+				if dead.Load() {
+					return errDead
+				}
 				err := c.Create(ctx, obj, opts...)
-				if turn, ok := obj.(*twv1.AgentTurn); ok && err == nil && turn.Spec.Attempt == 1 {
+				if turn, ok := obj.(*twv1.AgentTurn); ok && err == nil && turn.Spec.Attempt == 1 && dead.CompareAndSwap(false, true) {
 					go first.stop() // the process dies right here
 					close(crashed)
-					return errors.New("killed mid-reroll")
+					return errDead
 				}
 				return err
+			},
+			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+				if dead.Load() {
+					return errDead
+				}
+				return c.Update(ctx, obj, opts...)
+			},
+			Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
+				if dead.Load() {
+					return errDead
+				}
+				return c.Patch(ctx, obj, p, opts...)
+			},
+			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+				if dead.Load() {
+					return errDead
+				}
+				return c.SubResource(sub).Update(ctx, obj, opts...)
 			},
 		}), nil
 	}
@@ -476,11 +562,11 @@ func TestInvalidManifests(t *testing.T) {
 		{"tool timeout", func(r *twv1.AgentRun) { r.Spec.Guards = &twv1.Guards{ToolTimeout: ptr.To("30")} }, []string{"spec.guards.toolTimeout"}},
 		{"cost", func(r *twv1.AgentRun) { r.Spec.Guards = &twv1.Guards{MaxCostUSD: ptr.To("$5")} }, []string{"spec.guards.maxCostUSD"}},
 		{"world tools", func(r *twv1.AgentRun) { r.Spec.Guards = &twv1.Guards{WorldTools: []string{"run_tests", "run_tests"}} }, []string{"spec.guards.worldTools[1]", "Duplicate value"}},
-		{"agent container", func(r *twv1.AgentRun) { r.Spec.AgentContainer = "claude" }, []string{"spec", "agentContainer must name a container"}},
-		{"continue without session", func(r *twv1.AgentRun) { r.Spec.Continue = true }, []string{"spec", "continue needs a session"}},
+		{"agent container", func(r *twv1.AgentRun) { r.Spec.AgentContainer = "claude" }, []string{"spec.agentContainer", "agentContainer must name a container"}},
+		{"continue without session", func(r *twv1.AgentRun) { r.Spec.Continue = true }, []string{"spec.session", "continue needs a session"}},
 		{"reroll overspend", func(r *twv1.AgentRun) {
 			r.Spec.Rerolls = &twv1.RerollPolicy{Classes: []twv1.FaultClass{twv1.ClassOverspend}}
-		}, []string{"spec.rerolls", "overspend is never rerolled"}},
+		}, []string{"spec.rerolls.classes", "overspend is never rerolled"}},
 		{"negative budget", func(r *twv1.AgentRun) { r.Spec.Guards = &twv1.Guards{StepBudget: ptr.To[int32](-1)} }, []string{"spec.guards.stepBudget"}},
 		{"no containers", func(r *twv1.AgentRun) { r.Spec.Template.Spec.Containers = nil }, []string{"spec.template"}},
 	}
@@ -495,6 +581,27 @@ func TestInvalidManifests(t *testing.T) {
 			}
 		})
 	}
+	t.Run("immutable", func(t *testing.T) {
+		run := newRun(ns, "fixed", func(r *twv1.AgentRun) { r.Spec.Session = "s" })
+		create(t, run)
+		for _, c := range []struct{ patch, field, want string }{
+			{`{"spec":{"prompt":"something else"}}`, "spec.prompt", "prompt is immutable"},
+			{`{"spec":{"session":"t"}}`, "spec.session", "session is immutable"},
+			{`{"spec":{"session":null}}`, "spec.session", "session is immutable"},
+			{`{"spec":{"continue":true}}`, "spec.continue", "continue is immutable"},
+		} {
+			err := k8s.Patch(context.Background(), run.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(c.patch)))
+			if !apierrors.IsInvalid(err) {
+				t.Errorf("%s: want Invalid, got %v", c.patch, err)
+			} else if e := containsAll(err.Error(), c.field, c.want); e != nil {
+				t.Error(e)
+			}
+		}
+		if err := k8s.Patch(context.Background(), run.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"cancel":true}}`))); err != nil {
+			t.Errorf("cancel must stay mutable: %v", err)
+		}
+	})
+
 	t.Run("valid", func(t *testing.T) {
 		run := newRun(ns, "good", func(r *twv1.AgentRun) {
 			r.Spec.Guards = &twv1.Guards{StallTimeout: ptr.To("1h30m"), MaxCostUSD: ptr.To("5.00"), WorldTools: []string{"run_tests"}}

@@ -40,6 +40,9 @@ type AgentTurnReconciler struct {
 	Clock        clock.PassiveClock
 	Config       Config
 	SidecarImage string
+
+	written writeMemo[twv1.AgentTurnStatus]
+	stopped writeMemo[bool]
 }
 
 // +kubebuilder:rbac:groups=turnwatch.dev,resources=agentturns,verbs=get;list;watch
@@ -57,6 +60,10 @@ func (r *AgentTurnReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	turn := &twv1.AgentTurn{}
 	if err := r.Get(ctx, req.NamespacedName, turn); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if r.written.stale(turn.UID, turn.Status, r.Clock.Now()) {
+		// Our last write is not in the cache yet; its event brings us back.
+		return ctrl.Result{RequeueAfter: memoTTL}, nil
 	}
 	run := &twv1.AgentRun{}
 	if err := r.Get(ctx, types.NamespacedName{Namespace: turn.Namespace, Name: turn.Spec.RunName}, run); err != nil {
@@ -82,9 +89,28 @@ func (r *AgentTurnReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	case pod == nil:
 		return r.podMissing(ctx, run, turn)
 	case !metav1.IsControlledBy(pod, turn):
-		return ctrl.Result{}, fmt.Errorf("pod %s exists and is not turn %s's", pod.Name, turn.Name)
+		return r.podInTheWay(ctx, turn, pod)
 	}
 	return r.follow(ctx, run, turn, pod)
+}
+
+// podInTheWay handles a Pod with the turn's name that the turn did not
+// create. A Pod left by an earlier turn of the same name (its run was deleted
+// and made again) goes with the garbage collector: wait for it. Any other
+// Pod will not go away by itself: the turn fails as infra.
+func (r *AgentTurnReconciler) podInTheWay(ctx context.Context, turn *twv1.AgentTurn, pod *corev1.Pod) (ctrl.Result, error) {
+	if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == "AgentTurn" && ref.APIVersion == twv1.GroupVersion.String() {
+		log.FromContext(ctx).Info("waiting for the pod of an earlier turn of this name to go", "pod", pod.Name)
+		return ctrl.Result{RequeueAfter: 2 * time.Second}, nil
+	}
+	st := turn.Status.DeepCopy()
+	settle(st, twv1.TurnFailed, &twv1.TurnError{Type: twv1.ClassInfra,
+		Message: fmt.Sprintf("a pod named %s that turnwatch did not create is in the way", pod.Name)}, r.Clock.Now())
+	if err := r.writeStatus(ctx, turn, st); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.recordSettled(ctx, turn, false)
+	return ctrl.Result{}, nil
 }
 
 // follow reads the Pod and records what it says.
@@ -202,13 +228,15 @@ func (r *AgentTurnReconciler) keepStopped(ctx context.Context, turn *twv1.AgentT
 // makes the kubelet kill the containers; the Pod object and its logs stay for
 // inspection until the run is deleted.
 func (r *AgentTurnReconciler) stop(ctx context.Context, pod *corev1.Pod) error {
-	if podTerminal(pod) || (pod.Spec.ActiveDeadlineSeconds != nil && *pod.Spec.ActiveDeadlineSeconds == 1) {
+	stopped := pod.Spec.ActiveDeadlineSeconds != nil && *pod.Spec.ActiveDeadlineSeconds == 1
+	if r.stopped.stale(pod.UID, stopped, r.Clock.Now()) || stopped || podTerminal(pod) {
 		return nil
 	}
 	patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"activeDeadlineSeconds":1}}`))
 	if err := r.Patch(ctx, pod, patch); err != nil {
 		return client.IgnoreNotFound(err)
 	}
+	r.stopped.wrote(pod.UID, true, r.Clock.Now())
 	log.FromContext(ctx).Info("stopped agent", "pod", pod.Name)
 	return nil
 }
@@ -225,7 +253,11 @@ func (r *AgentTurnReconciler) writeStatus(ctx context.Context, turn *twv1.AgentT
 		return nil
 	}
 	turn.Status = *st
-	return r.Status().Update(ctx, turn)
+	if err := r.Status().Update(ctx, turn); err != nil {
+		return err
+	}
+	r.written.wrote(turn.UID, turn.Status, r.Clock.Now())
+	return nil
 }
 
 func (r *AgentTurnReconciler) recordSettled(ctx context.Context, turn *twv1.AgentTurn, tripped bool) {

@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/pkg/monitor"
 )
 
 // Config is the cluster's defaults: the one place where the knobs' default
@@ -54,15 +56,7 @@ func (d *metav1Duration) UnmarshalJSON(b []byte) error {
 // DefaultConfig is SPEC.md's defaults.
 func DefaultConfig() Config {
 	return Config{
-		Guards: twv1.Guards{
-			StepBudget:       ptr.To[int32](256),
-			IdenticalCalls:   ptr.To[int32](4),
-			SilentTurns:      ptr.To[int32](12),
-			StallTimeout:     ptr.To("10m"),
-			ToolTimeout:      ptr.To("30m"),
-			WhitespaceDeltas: ptr.To[int32](128),
-			WhitespaceBytes:  ptr.To[int32](8192),
-		},
+		Guards: defaultGuards(),
 		Rerolls: twv1.RerollPolicy{
 			Max: ptr.To[int32](1),
 			Classes: []twv1.FaultClass{
@@ -116,6 +110,13 @@ func parseConfig(b []byte) (Config, error) {
 // validateConfig applies the schema's rules to the defaults, which no API
 // server checks.
 func validateConfig(cfg Config) error {
+	g := cfg.Guards
+	for name, n := range map[string]*int32{"stepBudget": g.StepBudget, "identicalCalls": g.IdenticalCalls, "silentTurns": g.SilentTurns,
+		"whitespaceDeltas": g.WhitespaceDeltas, "whitespaceBytes": g.WhitespaceBytes} {
+		if n != nil && *n < 0 {
+			return fmt.Errorf("config: guards.%s: must be at least 0", name)
+		}
+	}
 	for name, d := range map[string]*string{"stallTimeout": cfg.Guards.StallTimeout, "toolTimeout": cfg.Guards.ToolTimeout} {
 		if d == nil {
 			continue
@@ -152,4 +153,31 @@ func mergeRerolls(def twv1.RerollPolicy, o *twv1.RerollPolicy) twv1.RerollPolicy
 		out.Classes = append([]twv1.FaultClass(nil), o.Classes...)
 	}
 	return out
+}
+
+// defaultGuards are the engine's defaults (SPEC.md's numbers, defined once in
+// pkg/monitor), in the API's shape.
+func defaultGuards() twv1.Guards {
+	g := monitor.DefaultGuards()
+	return twv1.Guards{
+		StepBudget:       ptr.To(int32(g.StepBudget)),
+		IdenticalCalls:   ptr.To(int32(g.IdenticalCalls)),
+		SilentTurns:      ptr.To(int32(g.SilentTurns)),
+		StallTimeout:     ptr.To(durationString(time.Duration(g.StallTimeout))),
+		ToolTimeout:      ptr.To(durationString(time.Duration(g.ToolTimeout))),
+		WhitespaceDeltas: ptr.To(int32(g.WhitespaceDeltas)),
+		WhitespaceBytes:  ptr.To(int32(g.WhitespaceBytes)),
+	}
+}
+
+// durationString writes a duration the way users do ("10m", not "10m0s").
+func durationString(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
 }

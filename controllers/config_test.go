@@ -48,6 +48,7 @@ settleGrace: 5s
 			return ""
 		}, ""},
 		{"typo", "gaurds: {}", nil, "unknown field"},
+		{"negative count", "guards: {whitespaceBytes: -1}", nil, "guards.whitespaceBytes"},
 		{"bad duration", "guards: {stallTimeout: soon}", nil, "guards.stallTimeout"},
 		{"bad money", `guards: {maxCostUSD: "five"}`, nil, "guards.maxCostUSD"},
 		{"overspend reroll", "rerolls: {classes: [overspend]}", nil, "overspend"},
@@ -80,6 +81,24 @@ func TestSumUSD(t *testing.T) {
 	} {
 		if got := sumUSD(c.in...); got != c.want {
 			t.Errorf("sumUSD(%v) = %s, want %s", c.in, got, c.want)
+		}
+	}
+}
+
+func TestDurationString(t *testing.T) {
+	for _, tc := range []struct {
+		in   time.Duration
+		want string
+	}{
+		{10 * time.Minute, "10m"},
+		{30 * time.Minute, "30m"},
+		{90 * time.Second, "1m30s"},
+		{2 * time.Hour, "2h"},
+		{time.Hour + 30*time.Minute, "1h30m"},
+		{45 * time.Second, "45s"},
+	} {
+		if got := durationString(tc.in); got != tc.want {
+			t.Errorf("durationString(%v) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

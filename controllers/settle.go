@@ -36,6 +36,10 @@ var brokenWaiting = map[string]bool{
 	"CreateContainerConfigError": true,
 	"CreateContainerError":       true,
 	"RunContainerError":          true,
+	// Only native sidecars restart (the Pod's restartPolicy is Never): the
+	// watchdog (or a sidecar of the template) keeps crashing, and an
+	// unwatched agent is what turnwatch exists to prevent.
+	"CrashLoopBackOff": true,
 }
 
 // judge reads the turn's Pod. It is pure; now and grace come from the caller's

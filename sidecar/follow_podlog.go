@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -63,11 +64,25 @@ func (s *podLogSource) Connected() bool { return s.connected.Load() }
 
 // Follow streams the log until the agent container terminated and its log
 // was read to the end. Every drop is followed by a resume from the cursor.
+//
+// A clean end of a stream proves little: the API server relays the kubelet's
+// stream, and when that one breaks it ends its own response cleanly. So the
+// end of the log counts as reached only once a stream opened after the agent
+// terminated brings nothing new: no line, and no unterminated last line but
+// the one the stream before it ended with (then that line is whole: the
+// agent's last write had no newline). What this cannot tell apart: a stream
+// that breaks cleanly right after resending the lines already seen looks like
+// the end of the log; that takes a break of the kubelet's stream at exactly
+// that point, after the agent exited.
 func (s *podLogSource) Follow(ctx context.Context, emit func(streamLine) error) error {
-	final := false // the agent had terminated before the current stream opened
-	delay := s.backoff.first()
+	var (
+		final bool   // the agent had terminated before the current stream opened
+		tail  []byte // the unterminated line the previous final stream ended with
+		delay = s.backoff.first()
+	)
 	for {
-		opened, err := s.stream(ctx, final, emit)
+		wasFinal := final
+		res, err := s.stream(ctx, emit)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -75,11 +90,16 @@ func (s *podLogSource) Follow(ctx context.Context, emit func(streamLine) error) 
 		if errors.As(err, &emitErr) {
 			return emitErr.err
 		}
-		if err == nil && final {
-			return nil // the whole log of a terminated container was read
-		}
-		if opened {
+		if res.opened {
 			delay = s.backoff.first() // it was streaming: a fresh drop
+		}
+		if err == nil && final && res.delivered == 0 && bytes.Equal(res.partial, tail) {
+			if len(tail) == 0 && !res.cut {
+				return nil
+			}
+			skip := 0
+			_, err := s.deliver(tail, res.cut, &skip, emit)
+			return err
 		}
 		if !final {
 			done, derr := s.agentDone(ctx)
@@ -88,19 +108,24 @@ func (s *podLogSource) Follow(ctx context.Context, emit func(streamLine) error) 
 			}
 			final = done
 		}
-		if err != nil {
+		tail = nil
+		switch {
+		case err != nil:
 			s.log.Info("log stream failed; resuming", "err", err.Error(), "since", s.cursor.since, "skip", s.cursor.seen, "in", delay)
-		} else if !final {
-			s.log.Info("log stream ended while the agent runs; resuming", "since", s.cursor.since, "skip", s.cursor.seen)
-		}
-		// A terminated agent's log is read again at once: that stream ends
-		// after its last line. Anything else waits before resuming.
-		if err != nil || !final {
-			if !sleepCtx(ctx, delay) {
-				return ctx.Err()
+		case !final:
+			s.log.Info("log stream ended while the agent runs; resuming", "since", s.cursor.since, "skip", s.cursor.seen, "in", delay)
+		default:
+			// The agent has exited: read from the cursor again, at once if
+			// this stream brought news, to make sure the log is all read.
+			tail = res.partial
+			if res.delivered > 0 || !wasFinal {
+				continue
 			}
-			delay = s.backoff.next(delay)
 		}
+		if !sleepCtx(ctx, delay) {
+			return ctx.Err()
+		}
+		delay = s.backoff.next(delay)
 	}
 }
 
@@ -109,20 +134,27 @@ type emitError struct{ err error }
 
 func (e emitError) Error() string { return e.err.Error() }
 
+// streamResult is what one connection to the log brought.
+type streamResult struct {
+	opened    bool   // the log could be opened
+	delivered int    // new lines emitted
+	partial   []byte // a last line without newline at a clean end, not emitted
+	cut       bool   // partial was longer than the bound
+}
+
 // stream reads one connection to its end: nil on a clean end of stream.
-// opened says whether the log could be opened at all. When final is set the
-// container had terminated before the stream opened, so a clean end is the
-// end of its log and a last line without newline is whole.
-func (s *podLogSource) stream(ctx context.Context, final bool, emit func(streamLine) error) (bool, error) {
+func (s *podLogSource) stream(ctx context.Context, emit func(streamLine) error) (streamResult, error) {
+	var res streamResult
 	opts := &corev1.PodLogOptions{Container: s.container, Follow: true, Timestamps: true}
 	if !s.cursor.since.IsZero() {
 		opts.SinceTime = &metav1.Time{Time: s.cursor.since}
 	}
 	rc, err := s.client.CoreV1().Pods(s.namespace).GetLogs(s.pod, opts).Stream(ctx)
 	if err != nil {
-		return false, fmt.Errorf("opening the log: %w", err)
+		return res, fmt.Errorf("opening the log: %w", err)
 	}
 	defer rc.Close()
+	res.opened = true
 	s.connected.Store(true)
 	defer s.connected.Store(false)
 
@@ -130,30 +162,29 @@ func (s *podLogSource) stream(ctx context.Context, final bool, emit func(streamL
 	lr := newLineReader(rc, s.maxLine)
 	for {
 		data, cut, err := lr.next()
-		if errors.Is(err, errPartialLine) && final {
-			data, cut, _ = lr.flush()
-			err = io.EOF
-			if err := s.deliver(data, cut, &skip, emit); err != nil {
-				return true, err
-			}
+		switch {
+		case errors.Is(err, io.EOF):
+			return res, nil
+		case errors.Is(err, errPartialLine):
+			data, cut, _ := lr.flush()
+			res.partial, res.cut = append([]byte(nil), data...), cut
+			return res, nil
+		case err != nil:
+			return res, err // a line cut off by the drop is sent again, whole
 		}
-		if errors.Is(err, io.EOF) {
-			return true, nil
-		}
+		sent, err := s.deliver(data, cut, &skip, emit)
 		if err != nil {
-			// A last line without newline was cut off by the drop: the
-			// resumed stream sends it again, whole.
-			return true, err
+			return res, err
 		}
-		if err := s.deliver(data, cut, &skip, emit); err != nil {
-			return true, err
+		if sent {
+			res.delivered++
 		}
 	}
 }
 
 // deliver emits one line unless the cursor says it was delivered before the
 // reconnect (the first skip lines not older than the cursor's second).
-func (s *podLogSource) deliver(data []byte, cut bool, skip *int, emit func(streamLine) error) error {
+func (s *podLogSource) deliver(data []byte, cut bool, skip *int, emit func(streamLine) error) (bool, error) {
 	t, ok := parseLogTime(data)
 	if !ok {
 		// Without a timestamp the line cannot be placed; with follow and
@@ -162,13 +193,13 @@ func (s *podLogSource) deliver(data []byte, cut bool, skip *int, emit func(strea
 	}
 	if ok && *skip > 0 && !t.Before(s.cursor.since) {
 		*skip--
-		return nil
+		return false, nil
 	}
 	if err := emit(newLine(data, t, cut)); err != nil {
-		return emitError{err}
+		return false, emitError{err}
 	}
 	if ok {
 		s.cursor.advance(t)
 	}
-	return nil
+	return true, nil
 }

@@ -36,10 +36,12 @@ type drop struct {
 // ends as drops[i] says; once the drops are used up the container counts as
 // terminated and a connection sends the rest and ends.
 type fakeLogServer struct {
-	t       *testing.T
+	t       testing.TB
+	path    string // default /api/v1/namespaces/ns/pods/p/log
 	entries []logEntry
 	drops   []drop
 	noEOL   bool // the log's last line has no newline
+	exited  bool // the container has terminated from the start
 
 	mu    sync.Mutex
 	conns int
@@ -50,7 +52,11 @@ const kubeletTimeFormat = "2006-01-02T15:04:05.000000000Z07:00" // what the kube
 
 func (s *fakeLogServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	if r.URL.Path != "/api/v1/namespaces/ns/pods/p/log" || q.Get("container") != "agent" ||
+	path := s.path
+	if path == "" {
+		path = "/api/v1/namespaces/ns/pods/p/log"
+	}
+	if r.URL.Path != path || q.Get("container") != "agent" ||
 		q.Get("follow") != "true" || q.Get("timestamps") != "true" {
 		s.t.Errorf("unexpected request %s", r.URL)
 		http.Error(w, "not found", http.StatusNotFound)
@@ -106,7 +112,7 @@ func (s *fakeLogServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *fakeLogServer) terminated(context.Context) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.conns >= len(s.drops), nil
+	return s.exited || s.conns >= len(s.drops), nil
 }
 
 // testLog builds a log with the awkward cases: runs of equal timestamps,
@@ -129,11 +135,21 @@ func testLog() []logEntry {
 	return out
 }
 
+// timedLog stamps lines step apart, starting at base.
+func timedLog(lines []string, base time.Time, step time.Duration) []logEntry {
+	out := make([]logEntry, len(lines))
+	for i, l := range lines {
+		out[i] = logEntry{ts: base.Add(time.Duration(i) * step), text: l}
+	}
+	return out
+}
+
 func TestPodLogSourceResumes(t *testing.T) {
 	cases := []struct {
-		name  string
-		drops []drop
-		noEOL bool
+		name   string
+		drops  []drop
+		noEOL  bool
+		exited bool
 	}{
 		{name: "no drop"},
 		{name: "clean end while the agent runs", drops: []drop{{after: 5}}},
@@ -144,10 +160,17 @@ func TestPodLogSourceResumes(t *testing.T) {
 		{name: "broken before any line", drops: []drop{{after: 0, abort: true}, {after: 0}, {after: 14, half: true, abort: true}}},
 		{name: "many drops", drops: []drop{{after: 1}, {after: 1, abort: true}, {after: 3, half: true}, {after: 0}, {after: 4, abort: true}, {after: 2, half: true, abort: true}}},
 		{name: "last line without newline", drops: []drop{{after: 19}}, noEOL: true},
+		{name: "last line without newline, cut", drops: []drop{{after: 20, half: true}}, noEOL: true},
+		// The API server ends its response cleanly when the kubelet's stream
+		// breaks: after the agent exited, a clean end is not the end of the log.
+		{name: "clean ends after the agent exited", exited: true,
+			drops: []drop{{after: 1, abort: true}, {after: 3, half: true}, {after: 2}}},
+		{name: "clean end mid-line of the unterminated last line", exited: true, noEOL: true,
+			drops: []drop{{after: 20, half: true}, {after: 0, half: true}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := &fakeLogServer{t: t, entries: testLog(), drops: tc.drops, noEOL: tc.noEOL}
+			srv := &fakeLogServer{t: t, entries: testLog(), drops: tc.drops, noEOL: tc.noEOL, exited: tc.exited}
 			got := followAll(t, srv)
 			want := make([]string, len(srv.entries))
 			for i, e := range srv.entries {
@@ -156,10 +179,10 @@ func TestPodLogSourceResumes(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Fatalf("delivered %d lines:\n%s\nwant %d:\n%s", len(got), strings.Join(got, " "), len(want), strings.Join(want, " "))
 			}
-			// Each drop costs one connection; the end may cost one more (a
-			// stream that ends before the agent is known to have exited is
-			// read once more from the cursor).
-			if srv.conns < len(tc.drops)+1 || srv.conns > len(tc.drops)+2 {
+			// Each drop costs one connection; the end costs one or two more
+			// (the log is read from the cursor once the agent is known to
+			// have exited, until a stream brings nothing new).
+			if srv.conns < len(tc.drops)+1 || srv.conns > len(tc.drops)+3 {
 				t.Fatalf("%d connections for %d drops", srv.conns, len(tc.drops))
 			}
 			t.Logf("sinceTime per connection: %q", srv.since)

@@ -98,7 +98,7 @@ type backoff struct {
 	initial, max time.Duration
 }
 
-var defaultBackoff = backoff{initial: 200 * time.Millisecond, max: 10 * time.Second}
+var defaultBackoff = backoff{initial: 200 * time.Millisecond, max: 5 * time.Second}
 
 func (b backoff) first() time.Duration { return b.initial }
 

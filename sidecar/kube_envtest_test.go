@@ -8,11 +8,20 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,6 +38,9 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
+
+	"turnwatch.dev/turnwatch/pkg/monitor"
+	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
 var (
@@ -283,4 +295,228 @@ func selfReview(ns, pod, sub, verb string) *authorizationv1.SelfSubjectAccessRev
 	return &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
 		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: verb, Resource: "pods", Subresource: sub, Name: pod},
 	}}
+}
+
+// conditionsOf reads the Pod's turnwatch conditions with the admin client.
+func conditionsOf(t *testing.T, ctx context.Context, ns, name string) (map[string]corev1.PodCondition, string) {
+	t.Helper()
+	pod, err := admin.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	must(t, err)
+	out := map[string]corev1.PodCondition{}
+	for _, c := range pod.Status.Conditions {
+		out[string(c.Type)] = c
+	}
+	return out, pod.ResourceVersion
+}
+
+type wantCondition struct{ typ, reason, message string }
+
+func checkConditions(t *testing.T, got map[string]corev1.PodCondition, want []wantCondition) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%d conditions, want %d: %+v", len(got), len(want), got)
+	}
+	for _, w := range want {
+		c, ok := got[w.typ]
+		if !ok || c.Status != corev1.ConditionTrue || c.Reason != w.reason || c.Message != w.message || c.LastTransitionTime.IsZero() {
+			t.Errorf("%s = %+v\nwant True %s/%s with a transition time", w.typ, c, w.reason, w.message)
+		}
+	}
+}
+
+// The reporter, with the sidecar's own credential, on a real API server.
+func TestReporterOnAPIServer(t *testing.T) {
+	ctx := context.Background()
+	ns := sidecarNamespace(t, ctx)
+	const loopMsg = "repeated an identical tool call 4 times"
+	const nudge = "13 tool-only model messages since the agent last spoke"
+	summary := protocol.Summary{Steps: 9, CostUSD: "0.42", StopReason: "length", Lines: 30}
+	cases := []struct {
+		name string
+		do   func(ctx context.Context, r *reporter) error
+		want []wantCondition
+	}{
+		{name: "nudged, then tripped", do: func(ctx context.Context, r *reporter) error {
+			if err := r.silent(ctx, nudge); err != nil {
+				return err
+			}
+			r.progress(ctx, protocol.Progress{Steps: 3, CostUSD: "0.12"})
+			return r.tripped(ctx, "identicalCalls", loopMsg, protocol.Progress{Steps: 4, CostUSD: "0.15"})
+		}, want: []wantCondition{
+			{protocol.ConditionSilent, "SilentRun", nudge},
+			{protocol.ConditionProgress, "Running", `{"steps":4,"costUSD":"0.15"}`},
+			{protocol.ConditionTripped, "IdenticalCalls", loopMsg},
+		}},
+		{name: "length stop with the summary", do: func(ctx context.Context, r *reporter) error {
+			return r.finished(ctx, summary, &desired{Type: protocol.ConditionTripped, Reason: "LengthStop", Message: "stopped at the output length limit"})
+		}, want: []wantCondition{
+			{protocol.ConditionTripped, "LengthStop", "stopped at the output length limit"},
+			{protocol.ConditionFinished, "NoResult", `{"steps":9,"costUSD":"0.42","stopReason":"length","result":false,"lines":30,"unparsed":0}`},
+		}},
+		{name: "finished with a result", do: func(ctx context.Context, r *reporter) error {
+			return r.finished(ctx, protocol.Summary{Steps: 2, CostUSD: "0.01", StopReason: "end", Result: true, Lines: 7}, nil)
+		}, want: []wantCondition{
+			{protocol.ConditionFinished, "Result", `{"steps":2,"costUSD":"0.01","stopReason":"end","result":true,"lines":7,"unparsed":0}`},
+		}},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := agentPod(t, ctx, ns, fmt.Sprintf("turn-%d", i))
+			client := kubernetes.NewForConfigOrDie(tokenConfig(sidecarToken(t, ctx, ns, pod)))
+			ps := &podStatus{client: client, namespace: ns, name: pod.Name}
+			newReporter := func() *reporter {
+				r := &reporter{pod: ps, now: time.Now, backoff: defaultBackoff, period: 15 * time.Second, log: testLogger(t)}
+				must(t, r.load(ctx))
+				return r
+			}
+
+			// Reading through an empty patch writes nothing.
+			_, rv := conditionsOf(t, ctx, ns, pod.Name)
+			if got, err := ps.read(ctx); err != nil || got.ResourceVersion != rv {
+				t.Fatalf("read: %v; resourceVersion %s -> %s", err, rv, got.ResourceVersion)
+			}
+
+			must(t, tc.do(ctx, newReporter()))
+			got, rv := conditionsOf(t, ctx, ns, pod.Name)
+			checkConditions(t, got, tc.want)
+
+			// A restarted sidecar saying it all again writes nothing.
+			again := newReporter()
+			must(t, tc.do(ctx, again))
+			if _, rv2 := conditionsOf(t, ctx, ns, pod.Name); rv2 != rv || again.writes != 0 {
+				t.Fatalf("the second reporter wrote %d times (resourceVersion %s -> %s)", again.writes, rv, rv2)
+			}
+		})
+	}
+}
+
+// frontServer stands where the API server stands for the sidecar: it serves
+// pods/log itself (envtest has no kubelet behind it) and passes every other
+// request to the real API server, with the sidecar's own token. It counts
+// the writes: status patches that are not the empty read.
+type frontServer struct {
+	log    *fakeLogServer
+	proxy  *httputil.ReverseProxy
+	mu     sync.Mutex
+	writes int
+}
+
+func newFrontServer(t *testing.T, log *fakeLogServer) *httptest.Server {
+	t.Helper()
+	target, err := url.Parse(apiCfg.Host)
+	must(t, err)
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(apiCfg.CAData)
+	f := &frontServer{log: log, proxy: &httputil.ReverseProxy{
+		Rewrite:   func(r *httputil.ProxyRequest) { r.SetURL(target) },
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}},
+	}}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { t.Logf("status writes through the front: %d", f.count()) })
+	frontServers[srv] = f
+	return srv
+}
+
+var frontServers = map[*httptest.Server]*frontServer{}
+
+func (f *frontServer) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.writes
+}
+
+func (f *frontServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasSuffix(r.URL.Path, "/log") {
+		f.log.ServeHTTP(w, r)
+		return
+	}
+	if r.Method == http.MethodPatch {
+		body, _ := io.ReadAll(r.Body)
+		if string(body) != "{}" {
+			f.mu.Lock()
+			f.writes++
+			f.mu.Unlock()
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	f.proxy.ServeHTTP(w, r)
+}
+
+// terminate marks the agent container terminated, as the kubelet would.
+func terminate(t *testing.T, ctx context.Context, ns, name string) {
+	t.Helper()
+	pod, err := admin.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	must(t, err)
+	now := metav1.Now()
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "agent", Image: "agent:test", ImageID: "agent@sha256:0",
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, StartedAt: now, FinishedAt: now}}}}
+	_, err = admin.CoreV1().Pods(ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+	must(t, err)
+}
+
+// The whole `run` wiring (in-cluster shape: pods/log and pods/status with
+// the Pod-bound token) against the real API server, with drops in the log.
+func TestRunThroughTheAPIServer(t *testing.T) {
+	ctx := context.Background()
+	ns := sidecarNamespace(t, ctx)
+	cases := []struct {
+		name    string
+		lines   []string
+		drops   []drop
+		settled string
+		want    []wantCondition
+	}{
+		{name: "a loop trips", lines: loopTurn(6), settled: protocol.ConditionTripped,
+			drops: []drop{{after: 3, abort: true}, {after: 2, half: true, abort: true}},
+			want: []wantCondition{
+				{protocol.ConditionProgress, "Running", `{"steps":4,"costUSD":"0.00135"}`},
+				{protocol.ConditionTripped, "IdenticalCalls", "repeated an identical tool call 4 times"},
+			}},
+		{name: "a healthy turn finishes", lines: healthyTurn(), settled: protocol.ConditionFinished,
+			drops: []drop{{after: 1, abort: true}, {after: 1, half: true}},
+			want: []wantCondition{
+				{protocol.ConditionProgress, "Running", `{"steps":1,"costUSD":"0.00045"}`},
+				{protocol.ConditionFinished, "Result", `{"steps":1,"costUSD":"0.01","stopReason":"end","result":true,"lines":5,"unparsed":0}`},
+			}},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := agentPod(t, ctx, ns, fmt.Sprintf("run-%d", i))
+			terminate(t, ctx, ns, pod.Name) // the agent wrote it all and exited
+			logs := &fakeLogServer{t: t, path: "/api/v1/namespaces/" + ns + "/pods/" + pod.Name + "/log",
+				entries: timedLog(tc.lines, time.Now().Add(-time.Minute), 100*time.Millisecond), drops: tc.drops}
+			front := newFrontServer(t, logs)
+			token := sidecarToken(t, ctx, ns, pod)
+
+			runOnce := func() {
+				t.Helper()
+				client := kubernetes.NewForConfigOrDie(&rest.Config{Host: front.URL, BearerToken: token})
+				cfg := runConfig{Format: "claude", Guards: monitor.DefaultGuards(), Prices: monitor.DefaultPrices(),
+					PodName: pod.Name, Namespace: ns, AgentContainer: "agent", ProgressPeriod: time.Hour,
+					Drain: time.Second, WriteGrace: 5 * time.Second}
+				r := newRunner(cfg, client, testLogger(t))
+				sig, term := context.WithCancel(ctx)
+				done := make(chan error, 1)
+				go func() { done <- r.run(sig) }()
+				must(t, wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+					got, _ := conditionsOf(t, ctx, ns, pod.Name)
+					_, ok := got[tc.settled]
+					return ok, nil
+				}))
+				term()
+				must(t, <-done)
+			}
+			runOnce()
+			got, _ := conditionsOf(t, ctx, ns, pod.Name)
+			checkConditions(t, got, tc.want)
+			first := frontServers[front].count()
+
+			runOnce() // the sidecar restarted: it reports nothing twice
+			if again := frontServers[front].count() - first; again != 0 {
+				t.Fatalf("the restarted sidecar wrote %d times", again)
+			}
+			t.Logf("writes: %d; log connections: %d (sinceTime %q)", first, logs.conns, logs.since)
+		})
+	}
 }

@@ -117,7 +117,7 @@ func replay(in io.Reader, opts monitor.Options, maxLine int) (monitor.Report, er
 			break
 		}
 		if lr.Skipped() {
-			eng.FeedSkipped()
+			eng.FeedSkipped(line, time.Time{})
 			continue
 		}
 		eng.Feed(line, time.Time{})

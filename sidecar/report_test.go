@@ -21,7 +21,7 @@ type podPatcher struct {
 	pod    corev1.Pod
 	writes int
 	bodies []string // the patches that were writes
-	fail   int // the next fail patches are answered with a transient error
+	fail   int      // the next fail patches are answered with a transient error
 }
 
 func (p *podPatcher) patch(ctx context.Context, body []byte) (*corev1.Pod, error) {

@@ -140,11 +140,11 @@ func (r *runner) watch(followCtx context.Context, stopFollow context.CancelFunc,
 				return r.finish(writeCtx, eng, followErr) // followErr is set before close
 			}
 			lastSeen = r.now()
+			feed := eng.Feed
 			if l.Cut {
-				eng.FeedSkipped() // as replay counts it: a line, unparsed
-				continue
+				feed = eng.FeedSkipped // as replay counts it: a line, unparsed; its head moves the clock
 			}
-			if over, err := r.verdicts(writeCtx, eng, eng.Feed(l.Data, lastSeen)); over || err != nil {
+			if over, err := r.verdicts(writeCtx, eng, feed(l.Data, lastSeen)); over || err != nil {
 				stop()
 				return err
 			}

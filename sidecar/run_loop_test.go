@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -284,5 +287,36 @@ func TestRunStallFromTheClock(t *testing.T) {
 	}
 	if _, ok := c[protocol.ConditionFinished]; ok {
 		t.Fatalf("Finished written after a trip")
+	}
+}
+
+// The file source through the whole loop: a stream file written by the
+// agent, with a line over the bound, settles like replay would judge it.
+func TestRunFromAStreamFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "stream.jsonl")
+	lines := healthyTurn()
+	long := `{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"x","content":"` + strings.Repeat("y", 4096) + `"}]}}`
+	lines = append(lines[:2:2], append([]string{long}, lines[2:]...)...)
+	var exited atomic.Bool
+	src := &fileSource{path: path, poll: time.Millisecond, donePoll: time.Millisecond, maxLine: 1024, log: testLogger(t), now: time.Now,
+		agentDone: func(context.Context) (bool, error) { return exited.Load(), nil }}
+	p := &syncPatcher{p: &podPatcher{t: t}}
+	r := testRunner(t, src, p, time.Now)
+	ctx, term := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.run(ctx) }()
+	time.Sleep(20 * time.Millisecond) // the file appears after the sidecar started
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exited.Store(true)
+	p.waitFor(t, "the summary", has(protocol.ConditionFinished))
+	term()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	got, _ := p.conditions()
+	if c := got[protocol.ConditionFinished]; c.Reason != "Result" || c.Message != `{"steps":1,"costUSD":"0.01","stopReason":"end","result":true,"lines":6,"unparsed":1}` {
+		t.Fatalf("Finished = %s/%s", c.Reason, c.Message)
 	}
 }

@@ -107,7 +107,7 @@ func (w *watcher) run(argv []string, stdin io.Reader, stdout io.Writer, maxLine 
 		}
 		w.mu.Lock()
 		if lr.Skipped() {
-			w.eng.FeedSkipped()
+			w.report(w.eng.FeedSkipped(line, time.Now()))
 		} else {
 			w.report(w.eng.Feed(line, time.Now()))
 		}

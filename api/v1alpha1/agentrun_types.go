@@ -22,7 +22,7 @@ const (
 // RerollPolicy says which failed turns are tried again as a fresh
 // conversation. Unset fields take the cluster default (SPEC.md's table: one
 // reroll, for runaway, stalled, degenerate and infra).
-// +kubebuilder:validation:XValidation:rule="!has(self.classes) || !self.classes.exists(c, c == 'overspend')",message="classes: overspend is never rerolled: maxCostUSD caps the whole run"
+// +kubebuilder:validation:XValidation:rule="!has(self.classes) || !self.classes.exists(c, c == 'overspend')",message="overspend is never rerolled: maxCostUSD caps the whole run",fieldPath=".classes"
 type RerollPolicy struct {
 	// Max is how many turns may follow the first one, all classes together.
 	// 0 turns rerolls off.
@@ -39,8 +39,11 @@ type RerollPolicy struct {
 }
 
 // AgentRunSpec is one request to an agent.
-// +kubebuilder:validation:XValidation:rule="!has(self.continue) || !self.continue || has(self.session)",message="continue needs a session: set spec.session"
-// +kubebuilder:validation:XValidation:rule="!has(self.agentContainer) || self.template.spec.containers.exists(c, c.name == self.agentContainer)",message="agentContainer must name a container of spec.template.spec.containers"
+// +kubebuilder:validation:XValidation:rule="self.prompt == oldSelf.prompt",message="prompt is immutable: every turn of a run gets the identical prompt",fieldPath=".prompt"
+// +kubebuilder:validation:XValidation:rule="has(self.session) == has(oldSelf.session) && (!has(self.session) || self.session == oldSelf.session)",message="session is immutable",fieldPath=".session"
+// +kubebuilder:validation:XValidation:rule="(has(self.continue) && self.continue) == (has(oldSelf.continue) && oldSelf.continue)",message="continue is immutable",fieldPath=".continue"
+// +kubebuilder:validation:XValidation:rule="!has(self.continue) || !self.continue || has(self.session)",message="continue needs a session: set spec.session",fieldPath=".session"
+// +kubebuilder:validation:XValidation:rule="!has(self.agentContainer) || self.template.spec.containers.exists(c, c.name == self.agentContainer)",message="agentContainer must name a container of spec.template.spec.containers",fieldPath=".agentContainer"
 type AgentRunSpec struct {
 	// Prompt is the task handed to the agent (env TURNWATCH_PROMPT). A reroll
 	// gets the identical prompt.
@@ -88,6 +91,13 @@ type AgentRunSpec struct {
 	// Rerolls overrides the cluster's default reroll policy for this run.
 	// +optional
 	Rerolls *RerollPolicy `json:"rerolls,omitempty"`
+
+	// TTLSecondsAfterFinished deletes the run (and with it its turns and
+	// their stopped Pods and logs) this long after it Succeeded, Faulted or
+	// was Aborted. Unset: kept until deleted.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 
 	// Cancel stops the run: the live turn's agent is stopped and recorded as
 	// Aborted, and no turn follows.

@@ -20,6 +20,7 @@ const (
 
 // AgentTurnSpec is one attempt of an AgentRun. The controller creates it; it
 // is not meant to be written by hand.
+// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="an AgentTurn's spec is immutable"
 type AgentTurnSpec struct {
 	// RunName is the owning AgentRun's name.
 	RunName string `json:"runName"`

@@ -147,12 +147,30 @@ func (e *Engine) Feed(line []byte, now time.Time) Verdicts {
 }
 
 // FeedSkipped counts a line the LineReader skipped for being over the cap:
-// it is a line (numbers stay right) and it is unparsed.
-func (e *Engine) FeedSkipped() {
+// it is a line (numbers stay right), it is unparsed, and its head (what
+// Next returned) moves the clock like any timestamped line.
+func (e *Engine) FeedSkipped(head []byte, now time.Time) Verdicts {
 	e.lines++
-	if !e.stopped && !e.finished {
-		e.unparsed++
+	e.cur = Verdicts{}
+	if e.stopped || e.finished {
+		return e.cur
 	}
+	if t := e.clock(head, now); !t.IsZero() {
+		if e.judgeStall(t, e.lines-1) {
+			return e.cur
+		}
+		e.lastTime = t
+	}
+	e.unparsed++
+	return e.cur
+}
+
+// clock is the time of a line: its kubectl prefix, else now.
+func (e *Engine) clock(line []byte, now time.Time) time.Time {
+	if t, _ := splitTimestamp(line); !t.IsZero() {
+		return t
+	}
+	return now
 }
 
 // Tick judges the stall from the clock when no line arrives (live mode).

@@ -37,12 +37,8 @@ func parseClaude(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 
 func claudeSystem(s *scanner, o *obj, ev *event) bool {
 	var subtype, model []byte
-	for {
-		k, ok := s.key(o)
-		if !ok {
-			break
-		}
-		switch string(k) {
+	for s.next(o) {
+		switch string(o.key) {
 		case "subtype":
 			subtype, _ = s.str()
 		case "model":
@@ -58,25 +54,13 @@ func claudeSystem(s *scanner, o *obj, ev *event) bool {
 }
 
 func claudeAssistant(s *scanner, o *obj, ev *event) bool {
-	for {
-		k, ok := s.key(o)
-		if !ok {
-			break
-		}
-		if string(k) != "message" {
-			s.skip()
-			continue
-		}
+	for s.find(o, "message") {
 		if !s.enter() {
 			return false
 		}
 		var m obj
-		for {
-			k, ok := s.key(&m)
-			if !ok {
-				break
-			}
-			switch string(k) {
+		for s.next(&m) {
+			switch string(m.key) {
 			case "id":
 				ev.msgID, _ = s.str()
 			case "model":
@@ -103,39 +87,18 @@ func claudeAssistant(s *scanner, o *obj, ev *event) bool {
 }
 
 func claudeUser(s *scanner, o *obj, ev *event) bool {
-	for {
-		k, ok := s.key(o)
-		if !ok {
-			break
-		}
-		if string(k) != "message" || s.peek() != '{' {
-			s.skip()
-			continue
-		}
-		s.enter()
+	for s.into(o, "message") {
 		var m obj
-		for {
-			k, ok := s.key(&m)
-			if !ok {
-				break
-			}
-			if string(k) == "content" {
-				ev.content, _ = s.value()
-				continue
-			}
-			s.skip()
+		for s.find(&m, "content") {
+			ev.content, _ = s.value()
 		}
 	}
 	return !s.bad
 }
 
 func claudeResult(s *scanner, o *obj, ev *event) bool {
-	for {
-		k, ok := s.key(o)
-		if !ok {
-			break
-		}
-		switch string(k) {
+	for s.next(o) {
+		switch string(o.key) {
 		case "total_cost_usd":
 			if m, ok := readMoney(s); ok {
 				ev.costKind, ev.cost = costSegment, m
@@ -152,24 +115,11 @@ func claudeResult(s *scanner, o *obj, ev *event) bool {
 }
 
 func claudeStreamEvent(s *scanner, o *obj, ev *event) bool {
-	for {
-		k, ok := s.key(o)
-		if !ok {
-			break
-		}
-		if string(k) != "event" || s.peek() != '{' {
-			s.skip()
-			continue
-		}
-		s.enter()
+	for s.into(o, "event") {
 		var se obj
 		var etype []byte
-		for {
-			k, ok := s.key(&se)
-			if !ok {
-				break
-			}
-			switch string(k) {
+		for s.next(&se) {
+			switch string(se.key) {
 			case "type":
 				etype, _ = s.str()
 			case "message": // message_start
@@ -198,12 +148,8 @@ func readClaudeStreamMessage(s *scanner, ev *event) {
 		return
 	}
 	var o obj
-	for {
-		k, ok := s.key(&o)
-		if !ok {
-			return
-		}
-		switch string(k) {
+	for s.next(&o) {
+		switch string(o.key) {
 		case "id":
 			ev.msgID, _ = s.str()
 		case "model":
@@ -222,12 +168,8 @@ func readClaudeBlock(s *scanner, ev *event) {
 	}
 	var o obj
 	var typ, id, name []byte
-	for {
-		k, ok := s.key(&o)
-		if !ok {
-			break
-		}
-		switch string(k) {
+	for s.next(&o) {
+		switch string(o.key) {
 		case "type":
 			typ, _ = s.str()
 		case "id":
@@ -249,12 +191,8 @@ func readClaudeDelta(s *scanner, ev *event) {
 	}
 	var o obj
 	var typ, text []byte
-	for {
-		k, ok := s.key(&o)
-		if !ok {
-			break
-		}
-		switch string(k) {
+	for s.next(&o) {
+		switch string(o.key) {
 		case "type":
 			typ, _ = s.str()
 		case "text", "thinking":
@@ -273,20 +211,14 @@ func readClaudeDelta(s *scanner, ev *event) {
 
 // readClaudeUsage reads the Messages API usage buckets that are present.
 func readClaudeUsage(s *scanner, ev *event) {
-	if s.peek() != '{' {
-		s.skip()
+	if !s.object() {
 		return
 	}
-	s.enter()
 	var o obj
-	for {
-		k, ok := s.key(&o)
-		if !ok {
-			break
-		}
+	for s.next(&o) {
 		var dst *int64
 		var f tokenFields
-		switch string(k) {
+		switch string(o.key) {
 		case "input_tokens":
 			dst, f = &ev.toks.input, tokIn
 		case "output_tokens":

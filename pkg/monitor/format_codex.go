@@ -33,24 +33,11 @@ func parseCodex(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 }
 
 func codexUsage(s *scanner, o *obj, ev *event) bool {
-	for {
-		k, ok := s.key(o)
-		if !ok {
-			break
-		}
-		if string(k) != "usage" || s.peek() != '{' {
-			s.skip()
-			continue
-		}
-		s.enter()
+	for s.into(o, "usage") {
 		var u obj
 		var in, cached, out int64
-		for {
-			k, ok := s.key(&u)
-			if !ok {
-				break
-			}
-			switch string(k) {
+		for s.next(&u) {
+			switch string(u.key) {
 			case "input_tokens":
 				in, _ = s.integer()
 			case "cached_input_tokens":
@@ -74,23 +61,10 @@ func codexUsage(s *scanner, o *obj, ev *event) bool {
 // codexItem reads one ThreadItem.
 func codexItem(s *scanner, o *obj, completed bool, ev *event) bool {
 	var id, typ, tool, args, text, status []byte
-	for {
-		k, ok := s.key(o)
-		if !ok {
-			break
-		}
-		if string(k) != "item" || s.peek() != '{' {
-			s.skip()
-			continue
-		}
-		s.enter()
+	for s.into(o, "item") {
 		var it obj
-		for {
-			k, ok := s.key(&it)
-			if !ok {
-				break
-			}
-			switch string(k) {
+		for s.next(&it) {
+			switch string(it.key) {
 			case "id":
 				id, _ = s.str()
 			case "type":

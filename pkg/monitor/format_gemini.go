@@ -18,12 +18,8 @@ func parseGemini(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 	delta := false
 	var in, cached, out int64
 	hasStats := false
-	for {
-		k, ok := s.key(o)
-		if !ok {
-			break
-		}
-		switch string(k) {
+	for s.next(o) {
+		switch string(o.key) {
 		case "role":
 			role, _ = s.str()
 		case "content":
@@ -89,18 +85,12 @@ func parseGemini(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 // readGeminiStats reads StreamStats: input (non-cached prompt tokens),
 // cached, output_tokens.
 func readGeminiStats(s *scanner) (in, cached, out int64) {
-	if s.peek() != '{' {
-		s.skip()
+	if !s.object() {
 		return
 	}
-	s.enter()
 	var o obj
-	for {
-		k, ok := s.key(&o)
-		if !ok {
-			return
-		}
-		switch string(k) {
+	for s.next(&o) {
+		switch string(o.key) {
 		case "input":
 			in, _ = s.integer()
 		case "cached":
@@ -111,4 +101,5 @@ func readGeminiStats(s *scanner) (in, cached, out int64) {
 			s.skip()
 		}
 	}
+	return in, cached, out
 }

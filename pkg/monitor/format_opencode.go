@@ -26,23 +26,10 @@ func opencodePart(s *scanner, o *obj, typ string, ev *event) bool {
 	var callID, tool, input, text, status, reason []byte
 	var cost Money
 	hasCost := false
-	for {
-		k, ok := s.key(o)
-		if !ok {
-			break
-		}
-		if string(k) != "part" || s.peek() != '{' {
-			s.skip()
-			continue
-		}
-		s.enter()
+	for s.into(o, "part") {
 		var p obj
-		for {
-			k, ok := s.key(&p)
-			if !ok {
-				break
-			}
-			switch string(k) {
+		for s.next(&p) {
+			switch string(p.key) {
 			case "callID":
 				callID, _ = s.str()
 			case "tool":
@@ -86,18 +73,12 @@ func opencodePart(s *scanner, o *obj, typ string, ev *event) bool {
 }
 
 func readOpencodeState(s *scanner) (input, status []byte) {
-	if s.peek() != '{' {
-		s.skip()
+	if !s.object() {
 		return nil, nil
 	}
-	s.enter()
 	var o obj
-	for {
-		k, ok := s.key(&o)
-		if !ok {
-			return input, status
-		}
-		switch string(k) {
+	for s.next(&o) {
+		switch string(o.key) {
 		case "input":
 			input, _ = s.value()
 		case "status":
@@ -106,6 +87,7 @@ func readOpencodeState(s *scanner) (input, status []byte) {
 			s.skip()
 		}
 	}
+	return input, status
 }
 
 // opencodeStop normalizes an AI SDK finish reason.

@@ -56,12 +56,8 @@ type piAME struct {
 func piMessageEvent(e *Engine, s *scanner, o *obj, typ string, ev *event) bool {
 	var m piMessage
 	var a piAME
-	for {
-		k, ok := s.key(o)
-		if !ok {
-			break
-		}
-		switch string(k) {
+	for s.next(o) {
+		switch string(o.key) {
 		case "message":
 			readPiMessage(s, &m)
 		case "assistantMessageEvent":
@@ -116,12 +112,8 @@ func readPiMessage(s *scanner, m *piMessage) {
 		return
 	}
 	var o obj
-	for {
-		k, ok := s.key(&o)
-		if !ok {
-			return
-		}
-		switch string(k) {
+	for s.next(&o) {
+		switch string(o.key) {
 		case "role":
 			r, _ := s.str()
 			m.assistant = string(r) == "assistant"
@@ -140,33 +132,14 @@ func readPiMessage(s *scanner, m *piMessage) {
 
 // readPiUsage reads usage.cost.total.
 func readPiUsage(s *scanner, m *piMessage) {
-	if s.peek() != '{' {
-		s.skip()
+	if !s.object() {
 		return
 	}
-	s.enter()
 	var o obj
-	for {
-		k, ok := s.key(&o)
-		if !ok {
-			return
-		}
-		if string(k) != "cost" || s.peek() != '{' {
-			s.skip()
-			continue
-		}
-		s.enter()
+	for s.into(&o, "cost") {
 		var c obj
-		for {
-			k, ok := s.key(&c)
-			if !ok {
-				break
-			}
-			if string(k) == "total" {
-				m.cost, m.hasCost = readMoney(s)
-				continue
-			}
-			s.skip()
+		for s.find(&c, "total") {
+			m.cost, m.hasCost = readMoney(s)
 		}
 	}
 }
@@ -176,12 +149,8 @@ func readPiAME(s *scanner, a *piAME) {
 		return
 	}
 	var o obj
-	for {
-		k, ok := s.key(&o)
-		if !ok {
-			return
-		}
-		switch string(k) {
+	for s.next(&o) {
+		switch string(o.key) {
 		case "type":
 			a.typ, _ = s.str()
 		case "delta":
@@ -200,12 +169,8 @@ func readPiToolCall(s *scanner, a *piAME) {
 	}
 	a.hasCall = true
 	var o obj
-	for {
-		k, ok := s.key(&o)
-		if !ok {
-			return
-		}
-		switch string(k) {
+	for s.next(&o) {
+		switch string(o.key) {
 		case "id":
 			a.callID, _ = s.str()
 		case "name":
@@ -221,12 +186,8 @@ func readPiToolCall(s *scanner, a *piAME) {
 func piToolEvent(s *scanner, o *obj, start bool, ev *event) bool {
 	var id, name, args []byte
 	isErr := false
-	for {
-		k, ok := s.key(o)
-		if !ok {
-			break
-		}
-		switch string(k) {
+	for s.next(o) {
+		switch string(o.key) {
 		case "toolCallId":
 			id, _ = s.str()
 		case "toolName":

@@ -55,7 +55,7 @@ func fuzzFormat(f *testing.F, format, dir string) {
 			}
 			n++
 			if lr.Skipped() {
-				e.FeedSkipped()
+				e.FeedSkipped(line, now)
 				continue
 			}
 			if len(bytes.TrimSpace(line)) > 0 && (!json.Valid(line) && !scannerLeniency(line) || bytes.TrimSpace(line)[0] != '{') {

@@ -41,8 +41,12 @@ func (s *scanner) peek() byte {
 	return s.b[s.i]
 }
 
-// obj iterates the members of one object; n counts members read.
-type obj struct{ n int }
+// obj iterates the members of one object; n counts members read, and key
+// is the raw key of the member next stopped at.
+type obj struct {
+	n   int
+	key []byte
+}
 
 // enter consumes '{'.
 func (s *scanner) enter() bool {
@@ -78,6 +82,49 @@ func (s *scanner) key(o *obj) ([]byte, bool) {
 	s.i++
 	o.n++
 	return k, true
+}
+
+// next reads the next member's key into o.key, leaving the scanner at the
+// value. It returns false at the closing brace or on an error.
+func (s *scanner) next(o *obj) bool {
+	k, ok := s.key(o)
+	o.key = k
+	return ok
+}
+
+// find skips members of o up to the next one named name and leaves the
+// scanner at its value. It returns false at the closing brace or on an
+// error; a loop over find visits every member of that name.
+func (s *scanner) find(o *obj, name string) bool {
+	for s.next(o) {
+		if string(o.key) == name {
+			return true
+		}
+		s.skip()
+	}
+	return false
+}
+
+// into is find for a member whose value is an object: it enters that
+// object, skipping members of that name with any other value (null).
+func (s *scanner) into(o *obj, name string) bool {
+	for s.find(o, name) {
+		if s.object() {
+			return true
+		}
+	}
+	return false
+}
+
+// object enters the value if it is an object, and otherwise skips it
+// (null, or any other value) and returns false.
+func (s *scanner) object() bool {
+	if s.peek() != '{' {
+		s.skip()
+		return false
+	}
+	s.i++
+	return true
 }
 
 // arr iterates the elements of one array.

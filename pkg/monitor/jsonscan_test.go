@@ -57,6 +57,75 @@ func TestScannerObject(t *testing.T) {
 	}
 }
 
+// find visits every member of a name, into every one whose value is an
+// object; both leave the scanner ready for the rest of the line.
+func TestScannerFindInto(t *testing.T) {
+	tests := []struct {
+		in, name string
+		into     bool
+		want     string // the values visited, each as read by value (find) or its "v" member (into)
+		bad      bool
+	}{
+		{`{"a":1,"m":2,"b":{"m":3},"m":"x"}`, "m", false, `2|"x"|`, false},
+		{`{"a":1}`, "m", false, ``, false},
+		{`{}`, "m", false, ``, false},
+		{`{"m":1,}`, "m", false, `1|`, true},
+		{`{"m":null,"m":{"v":1},"x":[{"m":{}}],"m":{"w":2,"v":"y"},"m":[]}`, "m", true, `1|"y"|`, false},
+		{`{"m":null}`, "m", true, ``, false},
+		{`{"m":{"v":1}`, "m", true, `1|`, true},
+		{`{"m":nul}`, "m", true, ``, true},
+	}
+	for _, tt := range tests {
+		var s scanner
+		s.reset([]byte(tt.in))
+		s.enter()
+		var o obj
+		got := ""
+		if tt.into {
+			for s.into(&o, tt.name) {
+				var m obj
+				for s.find(&m, "v") {
+					v, _ := s.value()
+					got += string(v) + "|"
+				}
+			}
+		} else {
+			for s.find(&o, tt.name) {
+				v, _ := s.value()
+				got += string(v) + "|"
+			}
+		}
+		if bad := !s.end(); got != tt.want || bad != tt.bad {
+			t.Errorf("%s: visited %q bad=%v, want %q bad=%v", tt.in, got, bad, tt.want, tt.bad)
+		}
+	}
+}
+
+// object enters an object and steps over anything else.
+func TestScannerObjectOrSkip(t *testing.T) {
+	tests := []struct {
+		in      string
+		entered bool
+		rest    int // bytes left after the call
+		bad     bool
+	}{
+		{`{"a":1}`, true, 6, false},
+		{` null,`, false, 1, false},
+		{`[1,{}] `, false, 1, false},
+		{`"{"`, false, 0, false},
+		{`nul`, false, 3, true},
+		{``, false, 0, true},
+	}
+	for _, tt := range tests {
+		var s scanner
+		s.reset([]byte(tt.in))
+		got := s.object()
+		if got != tt.entered || len(s.b)-s.i != tt.rest || s.bad != tt.bad {
+			t.Errorf("%q: entered=%v rest=%d bad=%v, want %v %d %v", tt.in, got, len(s.b)-s.i, s.bad, tt.entered, tt.rest, tt.bad)
+		}
+	}
+}
+
 // Lines that are not whole JSON objects of a known shape are unparsed:
 // truncated lines, binary bytes, unknown event types; blank lines are not
 // counted; other formats' lines are not this format's.

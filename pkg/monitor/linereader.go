@@ -24,6 +24,8 @@ type LineReader struct {
 	maxLine int
 	err     error
 	skipped bool
+	head    [64]byte // the first bytes of a skipped line (its timestamp prefix)
+	headLen int
 }
 
 // NewLineReader reads lines of at most maxLine bytes (DefaultMaxLine when
@@ -41,8 +43,9 @@ func NewLineReader(r io.Reader, maxLine int) *LineReader {
 
 // Next returns the next line without its newline (and without a trailing
 // CR). The slice is valid until the next call. ok is false at the end of
-// input. After an over-long line, Next returns an empty line and Skipped
-// reports true until the following call.
+// input. For an over-long line, Next returns only its first 64 bytes (enough
+// for a `kubectl logs --timestamps` prefix) and Skipped reports true until
+// the following call; the rest was discarded unread.
 func (l *LineReader) Next() (line []byte, ok bool) {
 	l.skipped = false
 	for {
@@ -60,8 +63,9 @@ func (l *LineReader) Next() (line []byte, ok bool) {
 			return nil, false
 		}
 		if l.end-l.start > l.maxLine {
+			l.headLen = copy(l.head[:], l.buf[l.start:l.end])
 			l.skipLong()
-			return nil, true
+			return l.head[:l.headLen], true
 		}
 		l.fill()
 	}

@@ -72,7 +72,7 @@ func TestLineReaderHugeLine(t *testing.T) {
 			break
 		}
 		if lr.Skipped() {
-			e.FeedSkipped()
+			e.FeedSkipped(l, time.Time{})
 			continue
 		}
 		e.Feed(l, time.Time{})
@@ -94,5 +94,30 @@ func TestLineReaderCapBoundary(t *testing.T) {
 		if !ok || lr.Skipped() != (n > 64) || !lr.Skipped() && len(l) != n {
 			t.Errorf("len %d: ok=%v skipped=%v got %d", n, ok, lr.Skipped(), len(l))
 		}
+	}
+}
+
+// The head of a skipped line carries its timestamp: it moves the clock
+// like any other timestamped line, so a gap before it still trips.
+func TestSkippedLineMovesTheClock(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	long := t0.Add(9*time.Minute).Format(time.RFC3339Nano) + " " + strings.Repeat("x", 200)
+	in := t0.Format(time.RFC3339Nano) + ` {"type":"agent_start"}` + "\n" + long + "\n" +
+		t0.Add(18*time.Minute).Format(time.RFC3339Nano) + ` {"type":"turn_start"}` + "\n"
+	lr := NewLineReader(strings.NewReader(in), 100)
+	e, _ := New(Options{Format: FormatPi})
+	for {
+		l, ok := lr.Next()
+		if !ok {
+			break
+		}
+		if lr.Skipped() {
+			e.FeedSkipped(l, time.Time{})
+			continue
+		}
+		e.Feed(l, time.Time{})
+	}
+	if r := e.Report(); r.Lines != 3 || r.Unparsed != 1 || len(r.Trips) != 0 {
+		t.Fatalf("report %s: 9 minutes, then 9 more, is no stall", js(r))
 	}
 }

@@ -1,0 +1,112 @@
+package controllers
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// installPolicy applies config/sidecar/validatingadmissionpolicy.yaml (the sidecar's own-Pod admission
+// policy) to the envtest API server.
+func installPolicy() error {
+	b, err := os.ReadFile(filepath.Join("..", "config", "sidecar", "validatingadmissionpolicy.yaml"))
+	if err != nil {
+		return err
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
+	for {
+		obj := &unstructured.Unstructured{}
+		if err := dec.Decode(&obj.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		if len(obj.Object) == 0 {
+			continue
+		}
+		if err := k8s.Create(context.Background(), obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+	}
+}
+
+// The sidecar's credential is what the controller grants and no more: with
+// a token bound to its Pod (as the kubelet projects it), it may patch its own
+// Pod's status, and nothing else: not read Pods, not patch another Pod.
+func TestSidecarCredential(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	if err := installPolicy(); err != nil {
+		t.Fatal(err)
+	}
+	ns := newNamespace(t)
+	startManager(t, ns, managerOpts{})
+	create(t, newRun(ns, "own"))
+	create(t, newRun(ns, "other"))
+	own := waitPod(t, ns, "own-0")
+	other := waitPod(t, ns, "other-0")
+
+	// The token the kubelet would project into the sidecar of own-0.
+	cs := kubernetes.NewForConfigOrDie(restConfig)
+	var tok *authenticationv1.TokenRequest
+	eventually(t, "token for the sidecar account", func() (err error) {
+		tok, err = cs.CoreV1().ServiceAccounts(ns).CreateToken(context.Background(), SidecarServiceAccount, &authenticationv1.TokenRequest{
+			Spec: authenticationv1.TokenRequestSpec{
+				ExpirationSeconds: ptr.To[int64](600),
+				BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: own.Name, UID: own.UID},
+			},
+		}, metav1.CreateOptions{})
+		return err
+	})
+	sidecarCfg := rest.AnonymousClientConfig(restConfig)
+	sidecarCfg.BearerToken = tok.Status.Token
+	sidecar, err := client.New(sidecarCfg, client.Options{Scheme: testScheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	patchStatus := func(pod *corev1.Pod) error {
+		body := fmt.Sprintf(`{"status":{"conditions":[{"type":"turnwatch.dev/Progress","status":"True","reason":"Running","message":"{\"steps\":1,\"costUSD\":\"0\"}"}]}}`)
+		p := &corev1.Pod{}
+		p.Namespace, p.Name = pod.Namespace, pod.Name
+		return sidecar.Status().Patch(context.Background(), p, client.RawPatch(types.StrategicMergePatchType, []byte(body)))
+	}
+
+	eventually(t, "own pod status patched by the sidecar", func() error { return patchStatus(own) })
+	eventually(t, "another pod's status refused", func() error {
+		err := patchStatus(other)
+		if err == nil {
+			return errors.New("the sidecar patched another pod's status")
+		}
+		if !apierrors.IsInvalid(err) && !apierrors.IsForbidden(err) {
+			return err
+		}
+		if e := containsAll(err.Error(), "may only write its own Pod"); e != nil {
+			return e
+		}
+		return nil
+	})
+	if err := sidecar.Get(context.Background(), client.ObjectKeyFromObject(own), &corev1.Pod{}); !apierrors.IsForbidden(err) {
+		t.Errorf("get pod with the sidecar token: %v, want Forbidden", err)
+	}
+	if err := sidecar.Delete(context.Background(), other); !apierrors.IsForbidden(err) {
+		t.Errorf("delete pod with the sidecar token: %v, want Forbidden", err)
+	}
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# make demo: builds what it needs, brings up the local single-node cluster
+# (hack/node-up.sh), installs the CRDs and the sidecar's admission policy, runs
+# the manager as a local process, applies config/samples/demo (a looping agent,
+# a whitespace-spiral agent, a silent agent and a healthy agent, all played by
+# the scripted fake agent), waits for them, and prints the fault story.
+#
+#   hack/demo.sh          run the demo
+#   hack/demo.sh down     stop the manager and tear down what the demo started
+#
+# USE_CURRENT_CLUSTER=1 uses the cluster of the current kubeconfig instead of a
+# local node. That cluster must run the images turnwatch.dev/fakeagent:dev and
+# turnwatch.dev/sidecar:dev with imagePullPolicy Never (load them from
+# `make images`' archives under ~/.cache/turnwatch/images), and allow hostNetwork.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+CACHE=${TURNWATCH_CACHE:-$HOME/.cache/turnwatch}
+STATE="$CACHE/demo"
+NS=turnwatch-demo
+RUNS=(looping whitespace-spiral silent healthy)
+TIMEOUT=${DEMO_TIMEOUT:-300}
+T0=$SECONDS
+step() { printf '\ndemo: [%4ss] %s\n' "$((SECONDS - T0))" "$*" >&2; }
+
+KUBECTL=(kubectl)
+k() { "${KUBECTL[@]}" "$@"; }
+
+stop_manager() {
+  [ -f "$STATE/manager.pid" ] || return 0
+  local pid
+  pid=$(cat "$STATE/manager.pid")
+  if kill -0 "$pid" 2>/dev/null; then
+    kill "$pid"
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+  fi
+  rm -f "$STATE/manager.pid"
+}
+
+down() {
+  stop_manager
+  if [ -f "$STATE/current-cluster" ]; then
+    k delete namespace "$NS" --ignore-not-found --wait=false || true
+  else
+    hack/node-down.sh
+  fi
+  rm -rf "$STATE"
+  echo "demo: down" >&2
+}
+
+phase_of() { k -n "$NS" get agentrun "$1" -o jsonpath='{.status.phase}' 2>/dev/null || true; }
+
+wait_for_runs() {
+  local start=$SECONDS next=0 line done
+  while :; do
+    line="" done=0
+    for r in "${RUNS[@]}"; do
+      p=$(phase_of "$r")
+      line+=" $r=${p:-Pending}"
+      case "$p" in Succeeded|Faulted|Aborted) done=$((done + 1)) ;; esac
+    done
+    if [ "$SECONDS" -ge "$next" ] || [ "$done" = ${#RUNS[@]} ]; then
+      printf 'demo: [%4ss]%s\n' "$((SECONDS - T0))" "$line" >&2
+      next=$((SECONDS + 5))
+    fi
+    [ "$done" = ${#RUNS[@]} ] && return 0
+    if [ $((SECONDS - start)) -ge "$TIMEOUT" ]; then
+      echo "demo: runs not finished after ${TIMEOUT}s; manager log: $STATE/manager.log" >&2
+      tail -n 20 "$STATE/manager.log" >&2 || true
+      return 1
+    fi
+    sleep 1
+  done
+}
+
+up() {
+  mkdir -p "$STATE"
+  step "building the Kubernetes binaries (first run: ~15 min on 2 cores, then cached in $CACHE)"
+  BINDIR=$(hack/kube-bins.sh | tail -n1)
+
+  if [ "${USE_CURRENT_CLUSTER:-0}" = 1 ]; then
+    k version >/dev/null || { echo "demo: the current kubeconfig's cluster is not reachable" >&2; exit 1; }
+    touch "$STATE/current-cluster"
+    KC=${KUBECONFIG:-$HOME/.kube/config}
+    step "using the current cluster ($(k config current-context))"
+  else
+    step "bringing up the local single-node cluster (hack/node-up.sh)"
+    KC=$(hack/node-up.sh | tail -n1)
+    KUBECTL=("$BINDIR/kubectl" --kubeconfig "$KC")
+  fi
+
+  step "building the manager, the sidecar and the fake agent; packing their images (no Docker)"
+  make -s images >/dev/null
+
+  step "installing the CRDs and the sidecar's admission policy"
+  k apply --server-side -f config/crd/bases >/dev/null
+  k wait --for=condition=Established --timeout=60s crd/agentruns.turnwatch.dev crd/agentturns.turnwatch.dev >/dev/null
+  k apply --server-side -f config/sidecar/validatingadmissionpolicy.yaml >/dev/null
+
+  step "starting the manager (log: $STATE/manager.log)"
+  stop_manager
+  KUBECONFIG=$KC setsid bin/images/manager --sidecar-image=turnwatch.dev/sidecar:dev \
+    --metrics-bind-address=0 --health-probe-bind-address=127.0.0.1:0 \
+    >"$STATE/manager.log" 2>&1 </dev/null &
+  echo $! >"$STATE/manager.pid"
+
+  step "applying config/samples/demo: ${RUNS[*]}"
+  k create namespace "$NS" --dry-run=client -o yaml | k apply -f - >/dev/null
+  k -n "$NS" delete agentruns --all --ignore-not-found >/dev/null
+  k apply -k config/samples/demo
+
+  step "waiting for the runs (the looping and whitespace agents trip, are rerolled, trip again)"
+  wait_for_runs
+
+  step "kubectl get agentruns -n $NS"
+  k -n "$NS" get agentruns
+  echo
+  k -n "$NS" get agentturns
+  step "kubectl describe agentrun looping -n $NS"
+  k -n "$NS" describe agentrun looping
+  step "done in $((SECONDS - T0))s. Look around with: export KUBECONFIG=$KC; kubectl -n $NS get agentruns. Tear down: make demo-down"
+}
+
+case "${1:-up}" in
+  up) up ;;
+  down) down ;;
+  *) echo "usage: hack/demo.sh [up|down]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// BenchmarkLineReader: bounded line splitting of a claude stream.
+func BenchmarkLineReader(b *testing.B) {
+	text := strings.Join(loopTurn(200), "\n") + "\n"
+	b.SetBytes(int64(len(text)))
+	b.ReportAllocs()
+	for b.Loop() {
+		lr := newLineReader(strings.NewReader(text), 0)
+		for {
+			if _, _, err := lr.next(); err != nil {
+				break
+			}
+		}
+	}
+}
+
+// BenchmarkPodLogSource: the whole follow path over loopback HTTP, from the
+// pods/log response to delivered, timestamped lines.
+func BenchmarkPodLogSource(b *testing.B) {
+	lines := loopTurn(2000)
+	srv := &fakeLogServer{t: b, entries: timedLog(lines, time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC), time.Millisecond)}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	// No client-side rate limit: it would measure the limiter (5 QPS).
+	client := kubernetes.NewForConfigOrDie(&rest.Config{Host: hs.URL, QPS: -1})
+	var size int
+	for _, l := range lines {
+		size += len(l) + len(kubeletTimeFormat) + 2
+	}
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for b.Loop() {
+		src := &podLogSource{client: client, namespace: "ns", pod: "p", container: "agent", backoff: defaultBackoff,
+			agentDone: func(context.Context) (bool, error) { return true, nil }}
+		n := 0
+		if err := src.Follow(context.Background(), func(streamLine) error { n++; return nil }); err != nil {
+			b.Fatal(err)
+		}
+		if n != len(lines) {
+			b.Fatal(fmt.Sprintf("%d lines, want %d", n, len(lines)))
+		}
+	}
+}
