@@ -92,6 +92,13 @@ func (r *report) markdown() string {
 	for _, n := range r.notes {
 		fmt.Fprintf(&b, "- %s\n", n)
 	}
+	b.WriteString(`- A stall trips up to 1 s after its timeout: the sidecar checks the silence on a 1 s tick,
+  counted from the kubelet's timestamp of the last line.
+- The agent's end waits for the kubelet: the controller sets ` + "`activeDeadlineSeconds`" + ` and the
+  kubelet stops the containers on its next sync (terminationGracePeriodSeconds 5; the fake agent
+  exits at once on SIGTERM).
+- Figures from a busy run of the same machine and the node's costs: docs/e2e.md.
+`)
 	return b.String()
 }
 
