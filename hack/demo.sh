@@ -96,7 +96,13 @@ up() {
 
   step "installing the CRDs and the sidecar's admission policy"
   k apply --server-side -f config/crd/bases >/dev/null
-  k wait --for=condition=Established --timeout=60s crd/agentruns.turnwatch.dev crd/agentturns.turnwatch.dev >/dev/null
+  for crd in agentruns.turnwatch.dev agentturns.turnwatch.dev; do
+    # Polled: `kubectl wait` errors out on a CRD whose status is not written yet.
+    for _ in $(seq 120); do
+      [ "$(k get crd "$crd" -o jsonpath='{.status.conditions[?(@.type=="Established")].status}')" = True ] && break
+      sleep 0.5
+    done
+  done
   k apply --server-side -f config/sidecar/validatingadmissionpolicy.yaml >/dev/null
 
   step "starting the manager (log: $STATE/manager.log)"
