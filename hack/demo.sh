@@ -126,6 +126,8 @@ up() {
   k -n "$NS" get agentturns
   step "kubectl describe agentrun looping -n $NS"
   k -n "$NS" describe agentrun looping
+  step "the silent agent was nudged, not stopped: kubectl get events --field-selector involvedObject.name=silent -n $NS"
+  k -n "$NS" get events --field-selector involvedObject.name=silent
   step "done in $((SECONDS - T0))s. Look around with: export KUBECONFIG=$KC; kubectl -n $NS get agentruns. Tear down: make demo-down"
 }
 
