@@ -123,8 +123,11 @@ build_kube() {
      go mod edit "${args[@]}"
      go mod tidy >/dev/null)
   fi
-  local ld="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${K8S_VERSION#v1.}"
-  ld="${ld%.*}"
+  # Stamp the version: kubectl refuses an apiserver that says v0.0.0-master.
+  local minor=${K8S_VERSION#v1.}
+  minor=${minor%%.*}
+  local ld="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION"
+  ld+=" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
   local pkgs=()
   for b in "$@"; do pkgs+=("./cmd/$b"); done
   (cd "$dir" && CGO_ENABLED=0 go build -trimpath -ldflags "$ld" -o "$BIN/" "${pkgs[@]}")
