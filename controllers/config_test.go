@@ -77,7 +77,8 @@ func TestSumUSD(t *testing.T) {
 		in   []string
 		want string
 	}{
-		{nil, "0"}, {[]string{"0.1", "0.2"}, "0.3"}, {[]string{"1.25", "", "0.0625"}, "1.3125"}, {[]string{"2", "bad"}, "2"},
+		{nil, "0.00"}, {[]string{"0.1", "0.2"}, "0.30"}, {[]string{"1.25", "", "0.0625"}, "1.3125"}, {[]string{"2", "bad"}, "2.00"},
+		{[]string{"0.02463", "0.02463"}, "0.04926"}, {[]string{"1e-7", "0.1"}, "0.1000001"},
 	} {
 		if got := sumUSD(c.in...); got != c.want {
 			t.Errorf("sumUSD(%v) = %s, want %s", c.in, got, c.want)

@@ -4,29 +4,33 @@ import (
 	"fmt"
 	"strings"
 
-	"gopkg.in/inf.v0"
+	"turnwatch.dev/turnwatch/pkg/monitor"
 )
 
-// parseUSD reads a decimal string ("0.0123"); "" is zero. Money is exact
-// decimal arithmetic, never floats.
-func parseUSD(s string) (*inf.Dec, error) {
+// Money is exact decimal arithmetic, never floats, and it is the engine's
+// type (monitor.Money) from the sidecar's count to the run's status: one
+// rounding rule, one rendering ("0.30", "1.3125"). Status fields stay
+// decimal strings on the wire.
+
+// parseUSD reads a decimal string ("0.0123"); "" is zero.
+func parseUSD(s string) (monitor.Money, error) {
 	if strings.TrimSpace(s) == "" {
-		return new(inf.Dec), nil
+		return 0, nil
 	}
-	d, ok := new(inf.Dec).SetString(s)
-	if !ok {
-		return nil, fmt.Errorf("%q is not a decimal", s)
+	m, err := monitor.ParseMoney(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a decimal", s)
 	}
-	return d, nil
+	return m, nil
 }
 
 // sumUSD adds decimal strings; an unreadable one counts as zero (it came from
 // a sidecar, and a bad number must not stop the run's bookkeeping).
 func sumUSD(values ...string) string {
-	total := new(inf.Dec)
+	var total monitor.Money
 	for _, v := range values {
-		if d, err := parseUSD(v); err == nil {
-			total.Add(total, d)
+		if m, err := parseUSD(v); err == nil {
+			total = total.Add(m)
 		}
 	}
 	return total.String()

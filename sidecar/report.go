@@ -1,16 +1,17 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/big"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -233,15 +234,16 @@ func (r *reporter) ahead(p protocol.Progress) bool {
 	return p.Steps > was.Steps || dc > 0
 }
 
-// compareDecimal compares two decimal strings; an empty or bad one is zero.
+// compareDecimal compares two decimal strings as the engine's Money (the
+// one decimal type from engine to status); an empty or bad one is zero.
 func compareDecimal(a, b string) int {
-	return decimal(a).Cmp(decimal(b))
+	return cmp.Compare(decimal(a), decimal(b))
 }
 
-func decimal(s string) *big.Rat {
-	r, ok := new(big.Rat).SetString(s)
-	if !ok {
-		return new(big.Rat)
+func decimal(s string) monitor.Money {
+	m, err := monitor.ParseMoney(s)
+	if err != nil {
+		return 0
 	}
-	return r
+	return m
 }

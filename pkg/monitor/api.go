@@ -76,7 +76,8 @@ type Options struct {
 	// Prices price token-only formats (DefaultPrices when empty).
 	Prices Prices
 	// PriorCostUSD is what earlier turns of the run cost, a decimal string;
-	// it is added to this turn's cost for the spend cap and the report.
+	// it is added to this turn's cost for the spend cap only: the report's
+	// cost is this turn's own.
 	PriorCostUSD string
 }
 
@@ -107,7 +108,7 @@ type Report struct {
 	Format     string  `json:"format"`
 	Lines      int     `json:"lines"`
 	Steps      int     `json:"steps"`
-	CostUSD    string  `json:"costUSD"`
+	CostUSD    string  `json:"costUSD"` // this turn's own cost (Money's decimal string)
 	StopReason string  `json:"stopReason"`
 	Result     bool    `json:"result"`
 	Trips      []Trip  `json:"trips"`

@@ -36,8 +36,8 @@ type Engine struct {
 	msg     message
 	lastSig uint64
 
-	// Cost: the run's total is prior + closed + seg + open.
-	prior  Money // earlier turns of the run
+	// Cost: the turn's own is closed + seg + open (State.Prior, the earlier
+	// turns', only counts against the cap).
 	closed Money // sessions of this stream that ended (a later start event)
 	seg    Money // the current session's committed cost
 	open   Money // the open model message's latest cost
@@ -95,9 +95,8 @@ func New(opts Options) (*Engine, error) {
 	e.st.Guards = opts.Guards
 	e.st.Cap, _ = opts.Guards.maxCost()
 	if opts.PriorCostUSD != "" {
-		e.prior, _ = ParseMoney(opts.PriorCostUSD)
+		e.st.Prior, _ = ParseMoney(opts.PriorCostUSD)
 	}
-	e.st.Cost = e.prior
 	e.world = make(map[string]struct{}, len(opts.Guards.WorldTools))
 	for _, t := range opts.Guards.WorldTools {
 		e.world[t] = struct{}{}
@@ -468,7 +467,7 @@ func (e *Engine) spend() bool {
 	case costTokensTotal:
 		e.seg, e.open = e.priceTokens(nil, ev.toks), 0
 	}
-	e.st.Cost = e.prior.Add(e.closed).Add(e.seg).Add(e.open)
+	e.st.Cost = e.closed.Add(e.seg).Add(e.open)
 	return e.evaluate(atCost, e.lines)
 }
 

@@ -70,8 +70,12 @@ func TestSpendAccrual(t *testing.T) {
 		e, _ := New(Options{Format: FormatOpencode, Guards: guards(func(g *Guards) { g.MaxCostUSD = "1.00" }), PriorCostUSD: "0.99"})
 		e.Feed([]byte(`{"type":"step_start","part":{}}`), zeroTime)
 		v := e.Feed([]byte(`{"type":"step_finish","part":{"reason":"tool-calls","cost":0.011}}`), zeroTime)
-		if v.Trip == nil || v.Trip.Message != "spent $1.001, over the $1.00 cap" || v.Trip.Line != 2 {
+		if v.Trip == nil || v.Trip.Message != "spent $1.001 (this turn $0.011, earlier turns $0.99), over the $1.00 cap" || v.Trip.Line != 2 {
 			t.Fatalf("trip %+v", v.Trip)
+		}
+		// The cap weighs the earlier turns; the report is this turn's own.
+		if r := e.Report(); r.CostUSD != "0.011" {
+			t.Fatalf("reported cost %s, want the turn's own 0.011", r.CostUSD)
 		}
 	})
 }

@@ -18,8 +18,11 @@ type State struct {
 	// whitespace-only text or thinking deltas.
 	WhitespaceDeltas int
 	WhitespaceBytes  int
-	// Cost is what the run has cost: earlier turns plus this one.
+	// Cost is what this turn has cost, and nothing else.
 	Cost Money
+	// Prior is what the run's earlier turns cost; the spend cap weighs
+	// Prior + Cost, but only Cost is reported as the turn's.
+	Prior Money
 	// Cap is the spend cap, negative for none.
 	Cap Money
 	// StopReason is the last model message's normalized stop reason.
