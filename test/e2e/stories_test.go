@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -146,6 +147,20 @@ func checkTripStory(t *testing.T, name string, spec runSpec, want tripStory) {
 		c0, c1 := str(turns[0], "spec", "conversationID"), str(turns[1], "spec", "conversationID")
 		if c0 == c1 {
 			t.Errorf("the reroll reuses conversation %q; it must start a fresh one", c0)
+		}
+	}
+	// Money adds up: each turn reports its own cost, the run the sum.
+	if len(turns) > 1 {
+		sum := monitor.Money(0)
+		for _, turn := range turns {
+			m, err := monitor.ParseMoney(str(turn, "status", "costUSD"))
+			if err != nil {
+				t.Errorf("turn %s costUSD %q: %v", turn.GetName(), str(turn, "status", "costUSD"), err)
+			}
+			sum = sum.Add(m)
+		}
+		if got := str(r, "status", "costUSD"); !sameDecimal(got, sum.String()) {
+			t.Errorf("run costUSD %s, want the sum of its turns' %s: %s", got, sum, fmtTurns(turns))
 		}
 	}
 	if want.attempts == 1 && spec.rerolls == nil {
