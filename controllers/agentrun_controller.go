@@ -14,9 +14,11 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
@@ -35,6 +37,10 @@ const (
 // reroll after a failure where the policy allows, and the run's status.
 type AgentRunReconciler struct {
 	client.Client
+	// APIReader reads around the cache, to tell a deleted turn from one the
+	// cache has not seen yet.
+	APIReader client.Reader
+
 	Scheme   *runtime.Scheme
 	Recorder events.EventRecorder
 	Clock    clock.PassiveClock
@@ -64,11 +70,20 @@ func (r *AgentRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 			return ctrl.Result{}, err
 		}
 	}
+	if finished(run.Status.Phase) {
+		return r.holdFinished(ctx, run)
+	}
 	turns, err := r.turnsOf(ctx, run)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if turns, err = r.withGone(ctx, run, turns); err != nil {
+		return ctrl.Result{}, err
+	}
 	d := decide(run, turns, runPolicy(r.Config.Rerolls, run))
+	if d, err = r.queue(ctx, run, d); err != nil {
+		return ctrl.Result{}, err
+	}
 	if d.step == stepCreate {
 		turn, created, err := r.createTurn(ctx, run, turns, d.attempt)
 		if err != nil {
@@ -156,7 +171,7 @@ func (r *AgentRunReconciler) turnsOf(ctx context.Context, run *twv1.AgentRun) ([
 // second try (after a restart, or from a stale cache) finds it already there
 // and creates nothing: created is false then.
 func (r *AgentRunReconciler) createTurn(ctx context.Context, run *twv1.AgentRun, turns []twv1.AgentTurn, attempt int32) (*twv1.AgentTurn, bool, error) {
-	epoch, conv, err := r.conversation(ctx, run, turns, attempt)
+	epoch, conv, resume, err := r.conversation(ctx, run, turns, attempt)
 	if err != nil {
 		return nil, false, err
 	}
@@ -175,7 +190,7 @@ func (r *AgentRunReconciler) createTurn(ctx context.Context, run *twv1.AgentRun,
 			Attempt:        attempt,
 			Prompt:         run.Spec.Prompt,
 			ConversationID: conv,
-			Continue:       run.Spec.Continue && attempt == 0,
+			Continue:       resume,
 			Epoch:          epoch,
 			PriorCostUSD:   sumUSD(costs...),
 		},
@@ -197,27 +212,39 @@ func turnName(run string, attempt int32) string {
 	return run + "-" + strconv.Itoa(int(attempt))
 }
 
-// conversation picks the epoch and conversation id of a new turn. Without a
-// session every attempt gets its own conversation. In a session, a continue
-// takes the session's current epoch, and every fresh conversation (a run
-// without continue, or a reroll) takes one past the highest epoch the
-// session has seen, so that it never resumes another run's conversation.
-func (r *AgentRunReconciler) conversation(ctx context.Context, run *twv1.AgentRun, turns []twv1.AgentTurn, attempt int32) (int64, string, error) {
+// conversation picks the epoch and conversation id of a new turn, and
+// whether the agent resumes it. Without a session every attempt gets its own
+// conversation. In a session, a continue takes the session's current epoch,
+// and every fresh conversation (a run without continue, or a reroll) takes
+// one past the highest epoch the session has seen, so that it never resumes
+// another run's conversation. A continue resumes only when a turn of the
+// session ran its agent at that epoch (see agentRan); otherwise the
+// conversation does not exist yet and the agent starts it, under the same id.
+func (r *AgentRunReconciler) conversation(ctx context.Context, run *twv1.AgentRun, turns []twv1.AgentTurn, attempt int32) (int64, string, bool, error) {
 	if run.Spec.Session == "" {
-		return 0, runConversationID(run.UID, attempt), nil
+		return 0, runConversationID(run.UID, attempt), false, nil
 	}
 	top, seen, err := r.sessionEpoch(ctx, run)
 	if err != nil {
-		return 0, "", err
+		return 0, "", false, err
 	}
 	for i := range turns {
 		top, seen = max(top, turns[i].Spec.Epoch), true
 	}
+	cont := run.Spec.Continue && attempt == 0
 	epoch := top
-	if !(run.Spec.Continue && attempt == 0) && seen {
+	if !cont && seen {
 		epoch = top + 1
 	}
-	return epoch, sessionConversationID(run.Namespace, run.Spec.Session, epoch), nil
+	resume := false
+	if cont {
+		st, err := r.sessionTurns(ctx, run)
+		if err != nil {
+			return 0, "", false, err
+		}
+		resume = resumable(st, epoch)
+	}
+	return epoch, sessionConversationID(run.Namespace, run.Spec.Session, epoch), resume, nil
 }
 
 // sessionEpoch is the highest status.epoch of the other runs of the session.
@@ -284,6 +311,7 @@ func (r *AgentRunReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int)
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&twv1.AgentRun{}).
 		Owns(&twv1.AgentTurn{}).
+		Watches(&twv1.AgentRun{}, handler.EnqueueRequestsFromMapFunc(r.sessionWaiters), builder.WithPredicates(sessionPhaseChanged)).
 		Named("agentrun").
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, concurrency)}).
 		Complete(r)

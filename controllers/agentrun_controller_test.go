@@ -212,8 +212,10 @@ func TestContinueBumpsEpoch(t *testing.T) {
 	create(t, newRun(ns, "c1", inSession(true)))
 	waitPod(t, ns, "c1-0")
 	c1, _ := getTurn(ns, "c1-0")
-	if !c1.Spec.Continue || c1.Spec.ConversationID != sessionConversationID(ns, "review-42", 0) {
-		t.Fatalf("c1-0: continue %v conversation %s", c1.Spec.Continue, c1.Spec.ConversationID)
+	// A brand-new session has no conversation to resume: the first continue
+	// starts it.
+	if c1.Spec.Continue || c1.Spec.ConversationID != sessionConversationID(ns, "review-42", 0) {
+		t.Fatalf("c1-0: continue %v conversation %s, want a fresh start of epoch 0's", c1.Spec.Continue, c1.Spec.ConversationID)
 	}
 	pod, _ := getPod(ns, "c1-0")
 	if pod.Labels[twv1.LabelSession] != "review-42" || c1.Labels[twv1.LabelSession] != "review-42" {
@@ -241,7 +243,8 @@ func TestContinueBumpsEpoch(t *testing.T) {
 		t.Fatalf("c2-0: conversation %s epoch %d, want fresh at epoch 1 (c1 had %s)", c2.Spec.ConversationID, c2.Spec.Epoch, c1.Spec.ConversationID)
 	}
 	pod2 := waitPod(t, ns, "c2-0")
-	if env := envOf(pod2.Spec.Containers[0]); env[protocol.EnvConversationID] != c2.Spec.ConversationID || env[protocol.EnvContinue] != "true" {
+	// After the epoch bump, nothing ran in the new conversation yet.
+	if env := envOf(pod2.Spec.Containers[0]); env[protocol.EnvConversationID] != c2.Spec.ConversationID || env[protocol.EnvContinue] != "false" {
 		t.Errorf("agent env %v", env)
 	}
 	playSidecar(t, ns, "c2-0", finishedCond(protocol.Summary{Steps: 3, CostUSD: "0.10", StopReason: "end", Result: true}))
@@ -249,8 +252,11 @@ func TestContinueBumpsEpoch(t *testing.T) {
 
 	create(t, newRun(ns, "c3", inSession(true)))
 	waitPod(t, ns, "c3-0")
-	if c3, _ := getTurn(ns, "c3-0"); c3.Spec.ConversationID != c2.Spec.ConversationID {
-		t.Errorf("c3 after a success: conversation %s, want c2's %s", c3.Spec.ConversationID, c2.Spec.ConversationID)
+	if c3, _ := getTurn(ns, "c3-0"); c3.Spec.ConversationID != c2.Spec.ConversationID || !c3.Spec.Continue {
+		t.Errorf("c3 after a success: conversation %s continue %v, want c2's %s resumed", c3.Spec.ConversationID, c3.Spec.Continue, c2.Spec.ConversationID)
+	}
+	if env := envOf(waitPod(t, ns, "c3-0").Spec.Containers[0]); env[protocol.EnvContinue] != "true" {
+		t.Errorf("c3 agent env %v", env)
 	}
 }
 

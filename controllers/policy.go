@@ -19,10 +19,11 @@ var rerollChain = []rerollCheck{
 	rerollLeft,
 }
 
-// notContinued: a continued conversation is never rerolled (a reroll is a
-// fresh conversation, which is not what a continue asked for).
-func notContinued(_ *twv1.AgentRun, last *twv1.AgentTurn, _ twv1.RerollPolicy) string {
-	if last.Spec.Continue {
+// notContinued: a continue run is never rerolled (a reroll is a fresh
+// conversation, which is not what a continue asked for), even when its first
+// turn found nothing to resume and started fresh.
+func notContinued(run *twv1.AgentRun, last *twv1.AgentTurn, _ twv1.RerollPolicy) string {
+	if run.Spec.Continue || last.Spec.Continue {
 		return "a continued conversation is not rerolled"
 	}
 	return ""
@@ -88,6 +89,7 @@ const (
 	stepSucceed step = "Succeed" // the latest turn succeeded
 	stepFault   step = "Fault"   // the latest turn failed and gets no reroll
 	stepAbort   step = "Abort"   // the run was cancelled or deleted
+	stepQueue   step = "Queue"   // the first turn waits for another run of the session
 )
 
 // decision is the outcome of decide.
@@ -96,6 +98,7 @@ type decision struct {
 	attempt int32           // for stepCreate
 	last    *twv1.AgentTurn // the latest turn, if any
 	why     string          // for stepFault: why no reroll
+	waitFor string          // for stepQueue: the run of the session that goes first
 }
 
 // decide says what the run does next from its turns, oldest first. It is

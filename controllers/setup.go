@@ -28,7 +28,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	}
 	rec := mgr.GetEventRecorder(ControllerName)
 	if err := (&AgentRunReconciler{
-		Client: mgr.GetClient(), Scheme: mgr.GetScheme(), Recorder: rec, Clock: o.Clock, Config: o.Config,
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Recorder: rec, Clock: o.Clock, Config: o.Config,
 	}).SetupWithManager(mgr, o.Concurrency); err != nil {
 		return err
 	}

@@ -57,33 +57,41 @@ func runStatus(run *twv1.AgentRun, turns []twv1.AgentTurn, d decision, now metav
 	st := run.Status.DeepCopy()
 	st.ObservedGeneration = run.Generation
 	setTurns(st, turns)
-	setTotals(st, turns)
+	setTotals(st)
 	setPhase(st, turns, d, now)
 	setEpoch(st, run, turns)
 	setConditions(st, d)
+	setWaiting(st, run, d)
 	return *st
 }
 
+// setTurns lists the turns (the gone ones come as placeholders, see
+// withGone) with their own steps and cost, and keeps attempts a high-water
+// mark: it never goes down, whatever is deleted.
 func setTurns(st *twv1.AgentRunStatus, turns []twv1.AgentTurn) {
-	st.Attempts = int32(len(turns))
 	st.Turns = nil
 	for i := range turns {
 		t := &turns[i]
 		st.Turns = append(st.Turns, twv1.TurnRef{
 			Name: t.Name, Attempt: t.Spec.Attempt, Outcome: t.Status.Outcome, ErrorType: errorType(t),
+			Steps: t.Status.Steps, CostUSD: t.Status.CostUSD,
 		})
+		st.Attempts = max(st.Attempts, t.Spec.Attempt+1)
 	}
+	st.Attempts = max(st.Attempts, int32(len(turns)))
 	if len(turns) > 0 {
 		st.ConversationID = turns[len(turns)-1].Spec.ConversationID
 	}
 }
 
-func setTotals(st *twv1.AgentRunStatus, turns []twv1.AgentTurn) {
+// setTotals sums the turns' own steps and costs: a turn's cost is that
+// turn's alone, so the run's is the plain sum.
+func setTotals(st *twv1.AgentRunStatus) {
 	st.Steps = 0
-	costs := make([]string, 0, len(turns))
-	for i := range turns {
-		st.Steps += turns[i].Status.Steps
-		costs = append(costs, turns[i].Status.CostUSD)
+	costs := make([]string, 0, len(st.Turns))
+	for _, t := range st.Turns {
+		st.Steps += t.Steps
+		costs = append(costs, t.CostUSD)
 	}
 	st.CostUSD = sumUSD(costs...)
 }

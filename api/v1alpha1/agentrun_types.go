@@ -130,6 +130,14 @@ type TurnRef struct {
 	// ErrorType is the fault class of a failed turn.
 	// +optional
 	ErrorType FaultClass `json:"errorType,omitempty"`
+	// Steps is the turn's own tool calls, kept here so that the run's totals
+	// survive the turn's deletion.
+	// +optional
+	Steps int64 `json:"steps,omitempty"`
+	// CostUSD is the turn's own cost, a decimal string, kept here so that
+	// the run's cost survives the turn's deletion.
+	// +optional
+	CostUSD string `json:"costUSD,omitempty"`
 }
 
 // AgentRunStatus is what became of the run.
@@ -142,7 +150,8 @@ type AgentRunStatus struct {
 	// +optional
 	Phase RunPhase `json:"phase,omitempty"`
 
-	// Attempts is how many turns were started.
+	// Attempts is how many turns were ever created for the run, deleted
+	// ones included: a high-water mark that never goes down.
 	// +optional
 	Attempts int32 `json:"attempts"`
 
@@ -160,11 +169,12 @@ type AgentRunStatus struct {
 	// +optional
 	Steps int64 `json:"steps"`
 
-	// CostUSD is the cost of all turns, a decimal string.
+	// CostUSD is the sum of the turns' own costs (deleted turns included),
+	// a decimal string.
 	// +optional
 	CostUSD string `json:"costUSD,omitempty"`
 
-	// Turns lists the run's turns, oldest first.
+	// Turns lists the run's turns, oldest first, deleted ones included.
 	// +listType=atomic
 	// +optional
 	Turns []TurnRef `json:"turns,omitempty"`

@@ -1,0 +1,150 @@
+package controllers
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/pkg/protocol"
+)
+
+func TestSessionBusy(t *testing.T) {
+	t0 := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	t1 := metav1.NewTime(t0.Add(time.Second))
+	peer := func(name string, at metav1.Time, phase twv1.RunPhase, attempts int32) twv1.AgentRun {
+		return twv1.AgentRun{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name), CreationTimestamp: at},
+			Status: twv1.AgentRunStatus{Phase: phase, Attempts: attempts}}
+	}
+	me := peer("m", t1, "", 0)
+	for _, tc := range []struct {
+		name  string
+		peers []twv1.AgentRun
+		want  string
+	}{
+		{"alone", nil, ""},
+		{"an earlier run is running", []twv1.AgentRun{peer("a", t0, twv1.RunRunning, 1)}, "a"},
+		{"an earlier run is pending", []twv1.AgentRun{peer("z", t0, twv1.RunPending, 0)}, "z"},
+		{"an earlier run finished", []twv1.AgentRun{peer("a", t0, twv1.RunFaulted, 2)}, ""},
+		{"same second, earlier name", []twv1.AgentRun{peer("a", t1, "", 0)}, "a"},
+		{"same second, later name", []twv1.AgentRun{peer("n", t1, "", 0)}, ""},
+		{"a later run that has not started", []twv1.AgentRun{peer("b", metav1.NewTime(t1.Add(time.Second)), twv1.RunPending, 0)}, ""},
+		{"a later run that started anyway", []twv1.AgentRun{peer("b", metav1.NewTime(t1.Add(time.Second)), twv1.RunRunning, 1)}, "b"},
+		{"the earliest unfinished is named", []twv1.AgentRun{
+			peer("c", t0, twv1.RunPending, 0), peer("a", metav1.NewTime(t0.Add(-time.Second)), twv1.RunRunning, 1),
+			peer("old", metav1.NewTime(t0.Add(-time.Hour)), twv1.RunSucceeded, 1),
+		}, "a"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := sessionBusy(&me, tc.peers); got != tc.want {
+				t.Errorf("waits for %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestResumable(t *testing.T) {
+	turn := func(epoch int64, outcome twv1.TurnOutcome, class twv1.FaultClass, steps int64, cost string) twv1.AgentTurn {
+		tt := twv1.AgentTurn{Spec: twv1.AgentTurnSpec{Epoch: epoch},
+			Status: twv1.AgentTurnStatus{Outcome: outcome, Steps: steps, CostUSD: cost}}
+		if class != "" {
+			tt.Status.Error = &twv1.TurnError{Type: class}
+		}
+		return tt
+	}
+	for _, tc := range []struct {
+		name  string
+		turns []twv1.AgentTurn
+		want  bool
+	}{
+		{"a new session", nil, false},
+		{"succeeded at this epoch", []twv1.AgentTurn{turn(1, twv1.TurnSucceeded, "", 0, "")}, true},
+		{"succeeded at an earlier epoch only", []twv1.AgentTurn{turn(0, twv1.TurnSucceeded, "", 3, "0.1")}, false},
+		{"tripped at this epoch", []twv1.AgentTurn{turn(1, twv1.TurnFailed, twv1.ClassRunaway, 0, "")}, true},
+		{"infra before the agent started", []twv1.AgentTurn{turn(1, twv1.TurnFailed, twv1.ClassInfra, 0, "")}, false},
+		{"infra after steps", []twv1.AgentTurn{turn(1, twv1.TurnFailed, twv1.ClassInfra, 2, "")}, true},
+		{"aborted after it spent", []twv1.AgentTurn{turn(1, twv1.TurnAborted, "", 0, "0.01")}, true},
+		{"aborted with nothing counted", []twv1.AgentTurn{turn(1, twv1.TurnAborted, "", 0, "0.00")}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := resumable(tc.turns, 1); got != tc.want {
+				t.Errorf("resumable = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// Runs of one session run one at a time, in creation order; a waiting run
+// is Pending with a Waiting condition naming the run it waits for, and
+// starts once that run finished. The first continue of a new session starts
+// fresh; the next one resumes what the first one ran.
+func TestSessionOneAtATime(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	ns := newNamespace(t)
+	startManager(t, ns, managerOpts{})
+	inSession := func(r *twv1.AgentRun) { r.Spec.Session, r.Spec.Continue = "pair", true }
+
+	create(t, newRun(ns, "s1", inSession))
+	waitPod(t, ns, "s1-0")
+	create(t, newRun(ns, "s2", inSession))
+	create(t, newRun(ns, "s3", inSession))
+	for _, name := range []string{"s2", "s3"} {
+		eventually(t, name+" waits", func() error {
+			run, err := getRun(ns, name)
+			if err != nil {
+				return err
+			}
+			c := meta.FindStatusCondition(run.Status.Conditions, ConditionWaiting)
+			if run.Status.Phase != twv1.RunPending || c == nil || c.Reason != ReasonSessionBusy {
+				return fmt.Errorf("phase %s waiting %+v", run.Status.Phase, c)
+			}
+			// s3 waits for the earliest unfinished run: s1, then s2.
+			return containsAll(c.Message, "s1", "pair")
+		})
+	}
+	consistently(t, "only s1 runs", time.Second, func() error {
+		for _, name := range []string{"s2", "s3"} {
+			if n, _ := turnNames(ns, name); len(n) != 0 {
+				return fmt.Errorf("%s has turns %v", name, n)
+			}
+		}
+		return nil
+	})
+	s1, _ := getTurn(ns, "s1-0")
+	if s1.Spec.Continue {
+		t.Errorf("the first continue of a new session resumes %s, which never existed", s1.Spec.ConversationID)
+	}
+
+	playSidecar(t, ns, "s1-0", finishedCond(protocol.Summary{Steps: 2, CostUSD: "0.01", StopReason: "end", Result: true}))
+	runPhase(t, ns, "s1", twv1.RunSucceeded)
+	waitPod(t, ns, "s2-0")
+	s2, _ := getTurn(ns, "s2-0")
+	if !s2.Spec.Continue || s2.Spec.ConversationID != s1.Spec.ConversationID {
+		t.Errorf("s2 continue %v conversation %s, want s1's %s resumed", s2.Spec.Continue, s2.Spec.ConversationID, s1.Spec.ConversationID)
+	}
+	eventually(t, "s3 now waits for s2", func() error {
+		run, err := getRun(ns, "s3")
+		if err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(run.Status.Conditions, ConditionWaiting)
+		if c == nil {
+			return fmt.Errorf("no Waiting condition: %+v", run.Status)
+		}
+		return containsAll(c.Message, "s2")
+	})
+	if n, _ := turnNames(ns, "s3"); len(n) != 0 {
+		t.Fatalf("s3 started while s2 runs: %v", n)
+	}
+	// Cancelling the waiting run aborts it without a turn.
+	edit(t, ns, "s3", func(r *twv1.AgentRun) { r.Spec.Cancel = true })
+	run := runPhase(t, ns, "s3", twv1.RunAborted)
+	if c := meta.FindStatusCondition(run.Status.Conditions, ConditionWaiting); c != nil {
+		t.Errorf("an aborted run still waits: %+v", c)
+	}
+}

@@ -1,0 +1,140 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/pkg/protocol"
+)
+
+// Terminal is terminal: once Succeeded, Faulted or Aborted, a run keeps its
+// phase, attempts, steps and cost and starts no turn, whatever is edited or
+// deleted afterwards.
+func TestTerminalIsTerminal(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	ns := newNamespace(t)
+	startManager(t, ns, managerOpts{})
+
+	// Faulted without a reroll (max 0); then the policy is raised, the
+	// cancel flag set, and its only turn deleted.
+	create(t, newRun(ns, "faulted", func(r *twv1.AgentRun) { r.Spec.Rerolls = &twv1.RerollPolicy{Max: ptrTo[int32](0)} }))
+	waitPod(t, ns, "faulted-0")
+	playSidecar(t, ns, "faulted-0", condition(protocol.ConditionProgress, protocol.ReasonRunning, `{"steps":4,"costUSD":"0.02463"}`))
+	playSidecar(t, ns, "faulted-0", trip(DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
+	before := runPhase(t, ns, "faulted", twv1.RunFaulted).Status
+
+	// Succeeded; then cancelled, and its turn deleted.
+	create(t, newRun(ns, "done"))
+	waitPod(t, ns, "done-0")
+	playSidecar(t, ns, "done-0", finishedCond(protocol.Summary{Steps: 2, CostUSD: "0.01", StopReason: "end", Result: true}))
+	doneBefore := runPhase(t, ns, "done", twv1.RunSucceeded).Status
+
+	edit(t, ns, "faulted", func(r *twv1.AgentRun) { r.Spec.Rerolls = &twv1.RerollPolicy{Max: ptrTo[int32](3)} })
+	edit(t, ns, "done", func(r *twv1.AgentRun) { r.Spec.Cancel = true })
+	edit(t, ns, "faulted", func(r *twv1.AgentRun) { r.Spec.Cancel = true })
+	for _, name := range []string{"faulted-0", "done-0"} {
+		turn, err := getTurn(ns, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := k8s.Delete(context.Background(), turn); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	for _, c := range []struct {
+		run   string
+		phase twv1.RunPhase
+		want  twv1.AgentRunStatus
+	}{{"faulted", twv1.RunFaulted, before}, {"done", twv1.RunSucceeded, doneBefore}} {
+		eventually(t, c.run+" read the edits", func() error {
+			run, err := getRun(ns, c.run)
+			if err == nil && run.Status.ObservedGeneration != run.Generation {
+				err = fmt.Errorf("observedGeneration %d of %d", run.Status.ObservedGeneration, run.Generation)
+			}
+			return err
+		})
+		consistently(t, c.run+" stays as it finished", 2*time.Second, func() error {
+			run, err := getRun(ns, c.run)
+			if err != nil {
+				return err
+			}
+			st, w := run.Status, c.want
+			if st.Phase != c.phase || st.Attempts != w.Attempts || st.Steps != w.Steps || st.CostUSD != w.CostUSD ||
+				len(st.Turns) != len(w.Turns) || st.CompletionTime == nil || !st.CompletionTime.Equal(w.CompletionTime) {
+				return fmt.Errorf("status moved: %+v, was %+v", st, w)
+			}
+			var list twv1.AgentTurnList
+			if err := k8s.List(context.Background(), &list, client.InNamespace(ns), client.MatchingLabels{twv1.LabelRun: c.run}); err != nil {
+				return err
+			}
+			if len(list.Items) != 0 {
+				return fmt.Errorf("a new turn: %s", list.Items[0].Name)
+			}
+			return nil
+		})
+	}
+	if before.Attempts != 1 || before.CostUSD != "0.02463" || before.Steps != 4 {
+		t.Errorf("faulted run recorded attempts %d steps %d cost %s", before.Attempts, before.Steps, before.CostUSD)
+	}
+}
+
+// A turn deleted while it runs counts: the run does not make a second turn
+// of the same name, attempts stay a high-water mark, and the deleted turn
+// is a failed (infra) turn that the policy rerolls under the next name.
+func TestDeletedLiveTurnCounts(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	ns := newNamespace(t)
+	startManager(t, ns, managerOpts{})
+	create(t, newRun(ns, "gone"))
+	waitPod(t, ns, "gone-0")
+	playSidecar(t, ns, "gone-0", condition(protocol.ConditionProgress, protocol.ReasonRunning, `{"steps":3,"costUSD":"0.5"}`))
+	eventually(t, "the run counts the running turn's cost", func() error {
+		run, err := getRun(ns, "gone")
+		if err == nil && run.Status.CostUSD != "0.50" {
+			err = fmt.Errorf("cost %s", run.Status.CostUSD)
+		}
+		return err
+	})
+	turn, err := getTurn(ns, "gone-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Delete(context.Background(), turn); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, ns, "gone-1")
+	playSidecar(t, ns, "gone-1", finishedCond(protocol.Summary{Steps: 1, CostUSD: "0.25", StopReason: "end", Result: true}))
+	run := runPhase(t, ns, "gone", twv1.RunSucceeded)
+	if run.Status.Attempts != 2 || run.Status.CostUSD != "0.75" || run.Status.Steps != 4 || len(run.Status.Turns) != 2 ||
+		run.Status.Turns[0].ErrorType != twv1.ClassInfra {
+		t.Fatalf("status %+v", run.Status)
+	}
+	t1, _ := getTurn(ns, "gone-1")
+	if t1.Spec.PriorCostUSD != "0.50" {
+		t.Errorf("the reroll was told earlier turns cost %q, want 0.50 (the deleted turn's)", t1.Spec.PriorCostUSD)
+	}
+	if _, err := getTurn(ns, "gone-0"); err == nil {
+		t.Error("turn gone-0 was made again")
+	}
+}
+
+// edit changes a run's spec, retrying on conflicts.
+func edit(t *testing.T, ns, name string, change func(*twv1.AgentRun)) {
+	t.Helper()
+	eventually(t, "edit "+name, func() error {
+		run, err := getRun(ns, name)
+		if err != nil {
+			return err
+		}
+		change(run)
+		return k8s.Update(context.Background(), run)
+	})
+}
