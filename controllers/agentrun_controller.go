@@ -94,9 +94,8 @@ func (r *AgentRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 			// creation event brings us back.
 			return ctrl.Result{}, nil
 		}
-		if d.last != nil {
-			r.recordReroll(run, d.last, turn)
-		}
+		// The Rerolled Event goes with the status write that records the
+		// turn (writeStatus), so a restart right here does not lose it.
 		turns = append(turns, *turn)
 		d = decision{step: stepWait, last: turn}
 	}
@@ -272,12 +271,13 @@ func (r *AgentRunReconciler) writeStatus(ctx context.Context, run *twv1.AgentRun
 	if equality.Semantic.DeepEqual(st, run.Status) {
 		return nil
 	}
-	before := run.Status.Phase
+	before, announced := run.Status.Phase, run.Status.AnnouncedAttempt
 	run.Status = st
 	if err := r.Status().Update(ctx, run); err != nil {
 		return err
 	}
 	r.written.wrote(run.UID, run.Status, r.Clock.Now())
+	r.announceRerolls(run, turns, announced)
 	if before != st.Phase {
 		r.recordEnd(ctx, run, d)
 	}

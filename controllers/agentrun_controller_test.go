@@ -426,7 +426,7 @@ func TestNudge(t *testing.T) {
 		}
 		return nil
 	})
-	if turn, _ := getTurn(ns, "n-0"); !turn.Status.Nudged || turn.Status.Outcome != "" {
+	if turn, _ := getTurn(ns, "n-0"); turn.Status.Nudges != 1 || turn.Status.Outcome != "" {
 		t.Errorf("turn %+v", turn.Status)
 	}
 }
@@ -542,6 +542,7 @@ func TestRestartMidReroll(t *testing.T) {
 		return err
 	})
 	waitPod(t, ns, "rs-1")
+	waitEvents(t, ns, "rs", EventRerolled, 1) // told by the restarted manager, not lost
 	consistently(t, "exactly one reroll", time.Second, func() error {
 		names, err := turnNames(ns, "rs")
 		slices.Sort(names)

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
 // AgentTurnReconciler runs one turn: it renders the turn's Pod, reads the
@@ -124,8 +125,10 @@ func (r *AgentTurnReconciler) follow(ctx context.Context, run *twv1.AgentRun, tu
 			st.CostUSD = c.CostUSD
 		}
 	}
-	nudge := v.nudge != "" && !st.Nudged
-	st.Nudged = st.Nudged || nudge
+	seen := st.Nudges
+	if v.nudge != "" {
+		st.Nudges = max(st.Nudges, int32(protocol.NudgeStreak(v.nudge)))
+	}
 	if v.outcome != "" {
 		if v.outcome == twv1.TurnFailed {
 			// Stop first: every second the agent runs on costs money.
@@ -138,10 +141,7 @@ func (r *AgentTurnReconciler) follow(ctx context.Context, run *twv1.AgentRun, tu
 	if err := r.writeStatus(ctx, turn, st); err != nil {
 		return ctrl.Result{}, err
 	}
-	if nudge {
-		nudgesTotal.Inc()
-		r.Recorder.Eventf(run, turn, corev1.EventTypeNormal, EventNudged, "Nudge", "turn %s: %s", turn.Name, v.nudge)
-	}
+	r.recordNudges(run, turn, seen, v.nudge)
 	if v.outcome != "" {
 		r.recordSettled(ctx, turn, v.tripped)
 	}

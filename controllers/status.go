@@ -77,6 +77,7 @@ func setTurns(st *twv1.AgentRunStatus, turns []twv1.AgentTurn) {
 			Steps: t.Status.Steps, CostUSD: t.Status.CostUSD,
 		})
 		st.Attempts = max(st.Attempts, t.Spec.Attempt+1)
+		st.AnnouncedAttempt = max(st.AnnouncedAttempt, t.Spec.Attempt)
 	}
 	st.Attempts = max(st.Attempts, int32(len(turns)))
 	if len(turns) > 0 {

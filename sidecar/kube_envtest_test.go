@@ -343,7 +343,7 @@ func TestReporterOnAPIServer(t *testing.T) {
 			r.progress(ctx, protocol.Progress{Steps: 3, CostUSD: "0.12"})
 			return r.tripped(ctx, "identicalCalls", loopMsg, protocol.Progress{Steps: 4, CostUSD: "0.15"})
 		}, want: []wantCondition{
-			{protocol.ConditionSilent, "SilentRun", nudge},
+			{protocol.ConditionSilent, "SilentRun", protocol.NudgeMessage(1, nudge)},
 			{protocol.ConditionProgress, "Running", `{"steps":4,"costUSD":"0.15"}`},
 			{protocol.ConditionTripped, "IdenticalCalls", loopMsg},
 		}},

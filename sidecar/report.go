@@ -36,6 +36,7 @@ type reporter struct {
 	present      map[string]corev1.PodCondition // as last read from the Pod
 	lastProgress time.Time                      // when Progress was last written
 	writes       int                            // patches that changed something
+	streaks      int                            // silent-run nudges seen in this run of the sidecar
 }
 
 // desired is one condition the sidecar wants on its Pod.
@@ -165,9 +166,18 @@ func (r *reporter) tripped(ctx context.Context, detector, message string, p prot
 	return r.ensure(ctx, conds...)
 }
 
-// silent reports the silent-run nudge.
+// silent reports a silent-run nudge as the turn's next streak. Each
+// streak's message names its number, so every streak is written; a
+// restarted sidecar replaying the log skips the streaks its Pod already
+// shows (the condition holds the latest), so none is written twice and the
+// condition never goes back to an earlier one.
 func (r *reporter) silent(ctx context.Context, message string) error {
-	return r.ensure(ctx, desired{Type: protocol.ConditionSilent, Reason: protocol.ReasonFor(detectorSilentRun), Message: message})
+	r.streaks++
+	if c, ok := r.present[protocol.ConditionSilent]; ok && c.Status == corev1.ConditionTrue && protocol.NudgeStreak(c.Message) >= r.streaks {
+		return nil
+	}
+	return r.ensure(ctx, desired{Type: protocol.ConditionSilent, Reason: protocol.ReasonFor(detectorSilentRun),
+		Message: protocol.NudgeMessage(r.streaks, message)})
 }
 
 // detectorSilentRun is the silent-run nudge's detector name (SPEC.md).

@@ -131,7 +131,7 @@ func TestRunReports(t *testing.T) {
 			tripped:  want{"LengthStop", "the last model message stopped at the output length limit"},
 			finished: want{"NoResult", `{"steps":0,"costUSD":"0.00045","stopReason":"length","result":false,"lines":2,"unparsed":0}`}},
 		{name: "silent run is nudged and goes on", lines: silentTurn(14, true), settled: protocol.ConditionFinished,
-			silent:   want{"SilentRun", "13 tool-only model messages since the agent last spoke: nobody can see tool calls; report what you have"},
+			silent:   want{"SilentRun", "streak 1: 13 tool-only model messages since the agent last spoke: nobody can see tool calls; report what you have"},
 			finished: want{"Result", `{"steps":14,"costUSD":"0.01","stopReason":"end","result":true,"lines":31,"unparsed":0}`},
 			progress: `{"steps":14,"costUSD":"0.01"}`},
 	}

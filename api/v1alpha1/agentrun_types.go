@@ -179,6 +179,12 @@ type AgentRunStatus struct {
 	// +optional
 	Turns []TurnRef `json:"turns,omitempty"`
 
+	// AnnouncedAttempt is the highest attempt whose Rerolled Event was
+	// emitted, so that a reroll is announced once even when the manager
+	// restarts right after creating its turn.
+	// +optional
+	AnnouncedAttempt int32 `json:"announcedAttempt,omitempty"`
+
 	// Fault is the run's terminal fault, once it faulted.
 	// +optional
 	Fault *Fault `json:"fault,omitempty"`

@@ -62,9 +62,10 @@ type AgentTurnStatus struct {
 	// PodName is the turn's Pod.
 	// +optional
 	PodName string `json:"podName,omitempty"`
-	// Nudged is true once the silent-run nudge was reported for this turn.
+	// Nudges is how many silent-run nudge streaks of this turn the
+	// controller saw (and told, one Nudged Event each).
 	// +optional
-	Nudged bool `json:"nudged,omitempty"`
+	Nudges int32 `json:"nudges,omitempty"`
 	// StartTime is when the Pod was created.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`

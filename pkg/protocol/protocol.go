@@ -6,6 +6,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -101,4 +102,29 @@ func DetectorFor(reason string) string {
 		return ""
 	}
 	return strings.ToLower(string(r)) + reason[n:]
+}
+
+// NudgeMessage is the message of ConditionSilent: which nudge streak of the
+// turn it is (1 for the first) and the detector's text. Every streak's
+// message differs, so a later streak is written (the sidecar writes a
+// condition only when it changes) and the controller tells each one.
+func NudgeMessage(streak int, text string) string {
+	return nudgePrefix + strconv.Itoa(streak) + ": " + text
+}
+
+const nudgePrefix = "streak "
+
+// NudgeStreak is the streak number of a ConditionSilent message; a message
+// without one (an older sidecar's) is the first streak.
+func NudgeStreak(message string) int {
+	rest, ok := strings.CutPrefix(message, nudgePrefix)
+	if !ok {
+		return 1
+	}
+	num, _, _ := strings.Cut(rest, ":")
+	n, err := strconv.Atoi(num)
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
 }

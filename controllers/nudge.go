@@ -1,0 +1,48 @@
+package controllers
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/pkg/protocol"
+)
+
+// recordNudges tells every nudge streak the turn's status counts beyond
+// seen: one Nudged Event per streak. The sidecar's Silent condition holds
+// the latest streak; one that came and went between two reads is told by
+// its number.
+func (r *AgentTurnReconciler) recordNudges(run *twv1.AgentRun, turn *twv1.AgentTurn, seen int32, latest string) {
+	for n := seen + 1; n <= turn.Status.Nudges; n++ {
+		nudgesTotal.Inc()
+		r.Recorder.Eventf(run, turn, corev1.EventTypeNormal, EventNudged, "Nudge", "%s", nudgeNote(turn.Name, n, turn.Status.Nudges, latest))
+	}
+}
+
+// nudgeNote is a Nudged Event's text: the turn, which streak, and the
+// sidecar's message where it is the one on the Pod.
+func nudgeNote(turn string, n, latest int32, message string) string {
+	if n != latest {
+		return fmt.Sprintf("turn %s: silent-run nudge, streak %d", turn, n)
+	}
+	text := message
+	if _, rest, ok := strings.Cut(message, ": "); ok && protocol.NudgeStreak(message) == int(n) && strings.HasPrefix(message, "streak ") {
+		text = rest
+	}
+	return fmt.Sprintf("turn %s: silent-run nudge, streak %d: %s", turn, n, text)
+}
+
+// announceRerolls emits the Rerolled Event of every turn (oldest first)
+// whose attempt is past announced, the status's mark before the write that
+// raised it: each reroll is told once, by whichever pass first records its
+// turn in status, even after a restart between the turn's creation and that
+// write.
+func (r *AgentRunReconciler) announceRerolls(run *twv1.AgentRun, turns []twv1.AgentTurn, announced int32) {
+	for i := 1; i < len(turns); i++ {
+		if turns[i].Spec.Attempt > announced {
+			r.recordReroll(run, &turns[i-1], &turns[i])
+		}
+	}
+}
