@@ -67,4 +67,3 @@ func TestNudgeNote(t *testing.T) {
 		}
 	}
 }
-
