@@ -17,7 +17,7 @@ import (
 // ServiceAccounts, Roles and RoleBindings.
 func CacheByObject() map[client.Object]cache.ByObject {
 	hasRun, _ := labels.NewRequirement(twv1.LabelRun, selection.Exists, nil)
-	ours := labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": "turnwatch"})
+	ours := labels.SelectorFromSet(labels.Set{LabelComponent: ComponentSidecarRBAC})
 	return map[client.Object]cache.ByObject{
 		&corev1.Pod{}:            {Label: labels.NewSelector().Add(*hasRun)},
 		&corev1.ServiceAccount{}: {Label: ours},

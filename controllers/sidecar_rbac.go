@@ -18,13 +18,22 @@ var sidecarRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{""}, Resources: []string{"pods/status"}, Verbs: []string{"patch"}},
 }
 
+// LabelComponent marks what turnwatch makes outside its own API, whoever
+// makes it: the chart (whose objects say managed-by Helm) and the manager set
+// it alike, and the manager's cache selects on it, so that an object the
+// chart made is seen and not created a second time.
+const (
+	LabelComponent       = "turnwatch.dev/component"
+	ComponentSidecarRBAC = "sidecar-rbac"
+)
+
 // sidecarRBAC are the ServiceAccount, Role and RoleBinding a namespace needs
 // before a turn's Pod can run there.
 func sidecarRBAC(namespace string) []client.Object {
 	meta := func() metav1.ObjectMeta {
 		return metav1.ObjectMeta{
 			Name: SidecarServiceAccount, Namespace: namespace,
-			Labels: map[string]string{"app.kubernetes.io/managed-by": "turnwatch"},
+			Labels: map[string]string{"app.kubernetes.io/managed-by": "turnwatch", LabelComponent: ComponentSidecarRBAC},
 		}
 	}
 	return []client.Object{
