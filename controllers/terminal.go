@@ -41,9 +41,9 @@ func (r *AgentRunReconciler) holdFinished(ctx context.Context, run *twv1.AgentRu
 // withGone adds to the run's live turns (oldest first) a placeholder for
 // every turn its status lists that is gone, so that a deleted turn still
 // counts: in attempts, steps and cost, and (deleted before it settled) as a
-// failed turn that the policy rerolls under a new name or faults on. A turn
-// missing from the cache is read from the API server first: the cache may
-// not have shown a turn this controller just created.
+// failed turn that the policy rerolls under a new name or faults on. An
+// unsettled turn missing from the cache is read from the API server first:
+// the cache may not have shown a turn this controller just created.
 func (r *AgentRunReconciler) withGone(ctx context.Context, run *twv1.AgentRun, turns []twv1.AgentTurn) ([]twv1.AgentTurn, error) {
 	have := make(map[string]bool, len(turns))
 	for i := range turns {
@@ -55,6 +55,12 @@ func (r *AgentRunReconciler) withGone(ctx context.Context, run *twv1.AgentRun, t
 	}
 	for _, ref := range run.Status.Turns {
 		if have[ref.Name] {
+			continue
+		}
+		if ref.Outcome != "" {
+			// Settled in status already: what the status kept is all a
+			// live copy would say, so no read is needed.
+			turns = append(turns, goneTurn(run, ref))
 			continue
 		}
 		live := &twv1.AgentTurn{}
