@@ -17,8 +17,19 @@ import (
 func (r *AgentTurnReconciler) recordNudges(run *twv1.AgentRun, turn *twv1.AgentTurn, seen int32, latest string) {
 	for n := seen + 1; n <= turn.Status.Nudges; n++ {
 		nudgesTotal.Inc()
-		r.Recorder.Eventf(run, turn, corev1.EventTypeNormal, EventNudged, "Nudge", "%s", nudgeNote(turn.Name, n, turn.Status.Nudges, latest))
+		r.Recorder.Eventf(run, turn, corev1.EventTypeNormal, EventNudged, nudgeAction(n), "%s", nudgeNote(turn.Name, n, turn.Status.Nudges, latest))
 	}
+}
+
+// nudgeAction is a Nudged Event's action, one per streak: the events
+// library folds Events that share regarding, related, reason and action
+// into one series (the note does not count), which would hide every
+// streak after the first.
+func nudgeAction(streak int32) string {
+	if streak == 1 {
+		return "Nudge"
+	}
+	return fmt.Sprintf("NudgeStreak%d", streak)
 }
 
 // nudgeNote is a Nudged Event's text: the turn, which streak, and the
