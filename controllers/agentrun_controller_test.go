@@ -701,7 +701,7 @@ func TestPodShape(t *testing.T) {
 		}
 	}
 	if env[protocol.EnvFormat] != "claude" || env[protocol.EnvAgentContainer] != "agent" ||
-		env[protocol.EnvPrices] != string(cfg.Prices) || env[protocol.EnvPriorCostUSD] != "0" {
+		env[protocol.EnvPrices] != string(cfg.Prices) || env[protocol.EnvPriorCostUSD] != "0.00" {
 		t.Errorf("sidecar env %v", env)
 	}
 	for _, e := range sc.Env {
