@@ -91,6 +91,9 @@ func judgeFinished(v verdict, pod *corev1.Pod, agent string, c *corev1.PodCondit
 		v.err = &twv1.TurnError{Type: twv1.ClassLength, Detector: DetectorLengthStop,
 			Message: "the last model message stopped at the output-length limit"}
 		return v
+	case sum.Result && sum.ResultError != "":
+		// The agent's own final result says it failed: a failure, never a success.
+		return fail(v, twv1.ClassAgentError, sum.ResultError)
 	case sum.Result:
 		v.outcome = twv1.TurnSucceeded
 		return v

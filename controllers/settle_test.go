@@ -48,6 +48,12 @@ func TestJudge(t *testing.T) {
 		{name: "a false Tripped is ignored", status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: protocol.ConditionTripped, Status: corev1.ConditionFalse}}}},
 		{name: "success", status: corev1.PodStatus{Conditions: []corev1.PodCondition{summary(protocol.Summary{Steps: 4, Result: true, StopReason: "end"})}},
 			outcome: twv1.TurnSucceeded, steps: 4},
+		{name: "the agent's own failure", status: corev1.PodStatus{Conditions: []corev1.PodCondition{
+			summary(protocol.Summary{Steps: 2, Result: true, ResultError: "error_max_turns"})}},
+			outcome: twv1.TurnFailed, class: twv1.ClassAgentError, steps: 2},
+		{name: "codex turn.failed", status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
+			summary(protocol.Summary{Result: true, StopReason: "error", ResultError: "unexpected status 400 Bad Request"})}},
+			outcome: twv1.TurnFailed, class: twv1.ClassAgentError},
 		{name: "length summary", status: corev1.PodStatus{Conditions: []corev1.PodCondition{summary(protocol.Summary{Result: true, StopReason: "length"})}},
 			outcome: twv1.TurnFailed, class: twv1.ClassLength, det: "lengthStop"},
 		{name: "no result, agent exited 0", status: corev1.PodStatus{Conditions: []corev1.PodCondition{summary(protocol.Summary{})},

@@ -36,6 +36,12 @@ type Engine struct {
 	msg     message
 	lastSig uint64
 
+	// The agent's own failure (SPEC.md "A failure the agent reports is a
+	// failure"): the last error note of the turn, and the final result
+	// event's failure text once failed is set.
+	errNote, resultErr errText
+	failed             bool
+
 	// Cost: the run's total is prior + closed + seg + open.
 	prior  Money // earlier turns of the run
 	closed Money // sessions of this stream that ended (a later start event)
@@ -226,6 +232,9 @@ func (e *Engine) Report() Report {
 		StopReason: e.st.StopReason, Result: e.result, Unparsed: e.unparsed,
 		Trips: append([]Trip{}, e.trips...), Nudges: append([]Nudge{}, e.nudges...),
 	}
+	if e.result && e.failed {
+		r.ResultError = unescape(e.resultErr.raw())
+	}
 	return r
 }
 
@@ -277,9 +286,14 @@ func (e *Engine) apply() {
 			e.msg.open = false
 		}
 		e.live, e.result = true, false
+		e.failed = false
+		e.errNote.reset()
 	}
 	if !e.live {
 		return // after the final result: no steps, trips, nudges or cost
+	}
+	if ev.errNote != nil {
+		e.errNote.set(ev.errNote)
 	}
 	if ev.endBefore && e.msg.open && e.endMessage() {
 		return
@@ -329,6 +343,9 @@ func (e *Engine) apply() {
 	}
 	if ev.final {
 		e.live, e.result = false, true
+		if ev.failed || ev.failOnErrorStop && e.st.StopReason == StopError {
+			e.settleFailure(ev.errHead, ev.errText)
+		}
 	}
 }
 

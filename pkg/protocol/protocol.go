@@ -73,6 +73,10 @@ type Summary struct {
 	Result     bool   `json:"result"`     // the format's final result event was seen
 	Lines      int    `json:"lines"`
 	Unparsed   int    `json:"unparsed"`
+	// ResultError is the agent's own error text when its final result event
+	// reported a failure (the engine's Report.ResultError); the controller
+	// settles such a turn Failed with class agent-error.
+	ResultError string `json:"resultError,omitempty"`
 }
 
 // Marshal renders v as compact JSON for a condition message.
