@@ -56,6 +56,9 @@ func judge(pod *corev1.Pod, agent string, now time.Time, grace time.Duration) ve
 		v.err = &twv1.TurnError{Type: classOf(det), Detector: det, Message: c.Message}
 		return v
 	}
+	if msg := sidecarFailed(pod); msg != "" {
+		return fail(v, twv1.ClassInfra, msg)
+	}
 	if c := podCondition(pod, protocol.ConditionFinished); c != nil && c.Status == corev1.ConditionTrue {
 		return judgeFinished(v, pod, agent, c, now, grace)
 	}
@@ -137,6 +140,30 @@ func fail(v verdict, class twv1.FaultClass, msg string) verdict {
 	v.outcome = twv1.TurnFailed
 	v.err = &twv1.TurnError{Type: class, Message: msg}
 	return v
+}
+
+// sidecarFailed says why the watchdog gave up, if it did: its Failed
+// condition, or (when the Pod's status was refused to it too) its
+// termination message with one of protocol.SidecarFailureReasons. The agent
+// would run unwatched: the turn fails infra with the reason.
+func sidecarFailed(pod *corev1.Pod) string {
+	if c := podCondition(pod, protocol.ConditionFailed); c != nil && c.Status == corev1.ConditionTrue {
+		return fmt.Sprintf("the watchdog sidecar gave up: %s: %s", c.Reason, c.Message)
+	}
+	for _, cs := range pod.Status.InitContainerStatuses {
+		if cs.Name != protocol.SidecarContainerName {
+			continue
+		}
+		for _, t := range []*corev1.ContainerStateTerminated{cs.State.Terminated, cs.LastTerminationState.Terminated} {
+			if t == nil {
+				continue
+			}
+			if reason, msg, ok := protocol.SidecarFailure(t.Message); ok {
+				return fmt.Sprintf("the watchdog sidecar gave up: %s: %s", reason, msg)
+			}
+		}
+	}
+	return ""
 }
 
 // brokenContainer names a container (agent or sidecar) stuck in a state that

@@ -90,6 +90,9 @@ func (s *podLogSource) Follow(ctx context.Context, emit func(streamLine) error) 
 		if errors.As(err, &emitErr) {
 			return emitErr.err
 		}
+		if f := logFailure(err); f != nil {
+			return f // refused or gone: the sidecar ends with the reason
+		}
 		if res.opened {
 			delay = s.backoff.first() // it was streaming: a fresh drop
 		}

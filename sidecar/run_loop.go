@@ -94,16 +94,26 @@ func (r *runner) run(sigCtx context.Context) error {
 	defer func() { close(returned); <-termDone }()
 
 	if err := r.rep.load(writeCtx); err != nil {
-		return err
+		return r.fatal(writeCtx, err)
 	}
 	if r.rep.over() {
 		// An earlier run of this sidecar settled the turn: nothing to add.
 		r.log.Info("the turn is already settled on the Pod; nothing more to report")
 	} else if err := r.watch(followCtx, cancelFollow, writeCtx); err != nil {
-		return err
+		return r.fatal(writeCtx, err)
 	}
 	<-sigCtx.Done()
 	return nil
+}
+
+// fatal ends the sidecar with err; an error that retrying cannot fix is told
+// on the Pod first (failLoudly).
+func (r *runner) fatal(ctx context.Context, err error) error {
+	if f := failureOf(err); f != nil {
+		r.failLoudly(ctx, f)
+		return f
+	}
+	return err
 }
 
 // watch feeds the engine until the output is over or a detector tripped.
