@@ -121,10 +121,10 @@ func (p refusingPatcher) patch(context.Context, []byte) (*corev1.Pod, error) { r
 func TestSidecarFailureParse(t *testing.T) {
 	for in, want := range map[string]string{
 		"LogForbidden: pods \"p\" is forbidden": protocol.ReasonLogForbidden,
-		"PodNotFound: x":                         protocol.ReasonPodNotFound,
-		"Oops: x":                                "",
-		"LogForbidden":                           "",
-		"":                                       "",
+		"PodNotFound: x":                        protocol.ReasonPodNotFound,
+		"Oops: x":                               "",
+		"LogForbidden":                          "",
+		"":                                      "",
 	} {
 		r, _, ok := protocol.SidecarFailure(in)
 		if r != want || ok != (want != "") {
