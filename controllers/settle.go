@@ -25,6 +25,9 @@ type verdict struct {
 	// recheck asks to look again after this long (waiting for the sidecar's
 	// Finished condition after the agent exited).
 	recheck time.Duration
+	// checkTail says the verdict (no-signal) was made without the whole
+	// stream: the log's tail must be read before it stands (tail.go).
+	checkTail bool
 }
 
 // Container waiting reasons that will not fix themselves.
@@ -66,7 +69,7 @@ func judge(pod *corev1.Pod, agent string, now time.Time, grace time.Duration) ve
 		return fail(v, twv1.ClassInfra, msg)
 	}
 	if podTerminal(pod) {
-		return judgeExit(v, pod, agent)
+		return needTail(judgeExit(v, pod, agent), false)
 	}
 	if t := agentTerminated(pod, agent); t != nil {
 		// The agent exited but the Pod is not over: give the sidecar time to
@@ -75,7 +78,7 @@ func judge(pod *corev1.Pod, agent string, now time.Time, grace time.Duration) ve
 			v.recheck = wait
 			return v
 		}
-		return judgeExit(v, pod, agent)
+		return needTail(judgeExit(v, pod, agent), false)
 	}
 	return v
 }
@@ -107,7 +110,7 @@ func judgeFinished(v verdict, pod *corev1.Pod, agent string, c *corev1.PodCondit
 			return v
 		}
 	}
-	return judgeExit(v, pod, agent)
+	return needTail(judgeExit(v, pod, agent), sum.Complete)
 }
 
 // judgeExit settles a turn whose agent is over without a trip or a result:

@@ -1,6 +1,10 @@
 package controllers
 
 import (
+	"context"
+	"io"
+	"strings"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -83,4 +87,45 @@ func TestVerdictAgentErrorAndSidecarFailure(t *testing.T) {
 			t.Error(err)
 		}
 	})
+}
+
+// A summary the drain cut short is not taken as "no result": the controller
+// reads the log's tail, and a final result there settles the turn.
+func TestVerdictReadsTheTail(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	ns := newNamespace(t)
+	tails := map[string]string{
+		"cut-0":   `{"type":"result","subtype":"success","is_error":false,"result":"done"}` + "\n",
+		"empty-0": `{"type":"assistant","message":{"id":"m","content":[{"type":"tool_use","id":"t","name":"Bash","input":{}}]}}` + "\n",
+	}
+	var asked sync.Map
+	startManager(t, ns, managerOpts{logTail: func(_ context.Context, namespace, pod, container string, lines int64) (io.ReadCloser, error) {
+		asked.Store(pod, container)
+		return io.NopCloser(strings.NewReader(tails[pod])), nil
+	}})
+	for _, c := range []struct {
+		run     string
+		outcome twv1.TurnOutcome
+	}{{"cut", twv1.TurnSucceeded}, {"empty", twv1.TurnFailed}} {
+		t.Run(c.run, func(t *testing.T) {
+			create(t, newRun(ns, c.run, func(r *twv1.AgentRun) { r.Spec.Rerolls = &twv1.RerollPolicy{Max: ptrTo[int32](0)} }))
+			pod := c.run + "-0"
+			waitPod(t, ns, pod)
+			playSidecar(t, ns, pod, func(s *corev1.PodStatus) {
+				finishedCond(protocol.Summary{Steps: 1, CostUSD: "0.01", StopReason: "tool_use", Complete: false})(s)
+				agentExited(0, "Completed", corev1.PodSucceeded)(s)
+			})
+			turn := turnSettled(t, ns, pod)
+			if turn.Status.Outcome != c.outcome {
+				t.Fatalf("turn %s: %s %+v, want %s", pod, turn.Status.Outcome, turn.Status.Error, c.outcome)
+			}
+			if c.outcome == twv1.TurnFailed && (turn.Status.Error.Type != twv1.ClassNoSignal || !strings.Contains(turn.Status.Error.Message, "cut short")) {
+				t.Errorf("error %+v", turn.Status.Error)
+			}
+			if got, _ := asked.Load(pod); got != "agent" {
+				t.Errorf("tail of %s read from container %v", pod, got)
+			}
+		})
+	}
 }

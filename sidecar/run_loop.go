@@ -218,6 +218,7 @@ func (r *runner) finish(ctx context.Context, eng *monitor.Engine, followErr erro
 	}
 	rep := eng.Report()
 	s := summaryOf(rep)
+	s.Complete = followErr == nil // the source read the stream to its end; else the drain cut it
 	var trip *desired
 	if t := v.Trip; t != nil {
 		r.log.Info("tripped at the end", "class", t.Class, "detector", t.Detector, "message", t.Message, "line", t.Line)

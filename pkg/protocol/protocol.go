@@ -107,6 +107,11 @@ type Summary struct {
 	// reported a failure (the engine's Report.ResultError); the controller
 	// settles such a turn Failed with class agent-error.
 	ResultError string `json:"resultError,omitempty"`
+	// Complete is true when the sidecar read the agent's stream to its end;
+	// false when its drain deadline (after SIGTERM) cut the read short. The
+	// controller does not settle no-signal on an incomplete summary without
+	// reading the log's tail itself.
+	Complete bool `json:"complete"`
 }
 
 // Marshal renders v as compact JSON for a condition message.
