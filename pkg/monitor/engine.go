@@ -195,6 +195,19 @@ func (e *Engine) Tick(now time.Time) *Trip {
 	return e.cur.Trip
 }
 
+// StallDue says whether a Tick at now would trip the stall, without
+// judging: a live caller first makes sure the silence is real (a half-open
+// log stream looks like silence).
+func (e *Engine) StallDue(now time.Time) bool {
+	if e.stopped || e.finished || !e.live || e.lastTime.IsZero() {
+		return false
+	}
+	st := e.st
+	st.Gap = now.Sub(e.lastTime)
+	_, _, due := stall(st)
+	return due
+}
+
 // judgeStall checks the silence between the last clock reading and t,
 // attributing a trip to line (the last line before the gap).
 func (e *Engine) judgeStall(t time.Time, line int) bool {
