@@ -41,6 +41,8 @@ type AgentTurnReconciler struct {
 	Clock        clock.PassiveClock
 	Config       Config
 	SidecarImage string
+	// LogTail reads the agent's log tail (tail.go); nil reads none.
+	LogTail LogTail
 
 	written writeMemo[twv1.AgentTurnStatus]
 	stopped writeMemo[bool]
@@ -118,6 +120,9 @@ func (r *AgentTurnReconciler) podInTheWay(ctx context.Context, turn *twv1.AgentT
 func (r *AgentTurnReconciler) follow(ctx context.Context, run *twv1.AgentRun, turn *twv1.AgentTurn, pod *corev1.Pod) (ctrl.Result, error) {
 	now := r.Clock.Now()
 	v := judge(pod, agentContainerName(run), now, r.Config.SettleGrace.Duration)
+	if v.checkTail {
+		v = r.checkTail(ctx, run, pod, v, now)
+	}
 	st := turn.Status.DeepCopy()
 	if c := v.counts; c != nil {
 		st.Steps = int64(c.Steps)

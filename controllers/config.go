@@ -60,7 +60,7 @@ func DefaultConfig() Config {
 		Rerolls: twv1.RerollPolicy{
 			Max: ptr.To[int32](1),
 			Classes: []twv1.FaultClass{
-				twv1.ClassRunaway, twv1.ClassStalled, twv1.ClassDegenerate, twv1.ClassInfra,
+				twv1.ClassRunaway, twv1.ClassStalled, twv1.ClassDegenerate, twv1.ClassInfra, twv1.ClassAgentError,
 			},
 		},
 		SettleGrace: metav1Duration{30 * time.Second},

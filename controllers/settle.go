@@ -25,6 +25,9 @@ type verdict struct {
 	// recheck asks to look again after this long (waiting for the sidecar's
 	// Finished condition after the agent exited).
 	recheck time.Duration
+	// checkTail says the verdict (no-signal) was made without the whole
+	// stream: the log's tail must be read before it stands (tail.go).
+	checkTail bool
 }
 
 // Container waiting reasons that will not fix themselves.
@@ -56,6 +59,9 @@ func judge(pod *corev1.Pod, agent string, now time.Time, grace time.Duration) ve
 		v.err = &twv1.TurnError{Type: classOf(det), Detector: det, Message: c.Message}
 		return v
 	}
+	if msg := sidecarFailed(pod); msg != "" {
+		return fail(v, twv1.ClassInfra, msg)
+	}
 	if c := podCondition(pod, protocol.ConditionFinished); c != nil && c.Status == corev1.ConditionTrue {
 		return judgeFinished(v, pod, agent, c, now, grace)
 	}
@@ -63,7 +69,7 @@ func judge(pod *corev1.Pod, agent string, now time.Time, grace time.Duration) ve
 		return fail(v, twv1.ClassInfra, msg)
 	}
 	if podTerminal(pod) {
-		return judgeExit(v, pod, agent)
+		return needTail(judgeExit(v, pod, agent), false)
 	}
 	if t := agentTerminated(pod, agent); t != nil {
 		// The agent exited but the Pod is not over: give the sidecar time to
@@ -72,7 +78,7 @@ func judge(pod *corev1.Pod, agent string, now time.Time, grace time.Duration) ve
 			v.recheck = wait
 			return v
 		}
-		return judgeExit(v, pod, agent)
+		return needTail(judgeExit(v, pod, agent), false)
 	}
 	return v
 }
@@ -91,6 +97,9 @@ func judgeFinished(v verdict, pod *corev1.Pod, agent string, c *corev1.PodCondit
 		v.err = &twv1.TurnError{Type: twv1.ClassLength, Detector: DetectorLengthStop,
 			Message: "the last model message stopped at the output-length limit"}
 		return v
+	case sum.Result && sum.ResultError != "":
+		// The agent's own final result says it failed: a failure, never a success.
+		return fail(v, twv1.ClassAgentError, sum.ResultError)
 	case sum.Result:
 		v.outcome = twv1.TurnSucceeded
 		return v
@@ -101,7 +110,7 @@ func judgeFinished(v verdict, pod *corev1.Pod, agent string, c *corev1.PodCondit
 			return v
 		}
 	}
-	return judgeExit(v, pod, agent)
+	return needTail(judgeExit(v, pod, agent), sum.Complete)
 }
 
 // judgeExit settles a turn whose agent is over without a trip or a result:
@@ -134,6 +143,30 @@ func fail(v verdict, class twv1.FaultClass, msg string) verdict {
 	v.outcome = twv1.TurnFailed
 	v.err = &twv1.TurnError{Type: class, Message: msg}
 	return v
+}
+
+// sidecarFailed says why the watchdog gave up, if it did: its Failed
+// condition, or (when the Pod's status was refused to it too) its
+// termination message with one of protocol.SidecarFailureReasons. The agent
+// would run unwatched: the turn fails infra with the reason.
+func sidecarFailed(pod *corev1.Pod) string {
+	if c := podCondition(pod, protocol.ConditionFailed); c != nil && c.Status == corev1.ConditionTrue {
+		return fmt.Sprintf("the watchdog sidecar gave up: %s: %s", c.Reason, c.Message)
+	}
+	for _, cs := range pod.Status.InitContainerStatuses {
+		if cs.Name != protocol.SidecarContainerName {
+			continue
+		}
+		for _, t := range []*corev1.ContainerStateTerminated{cs.State.Terminated, cs.LastTerminationState.Terminated} {
+			if t == nil {
+				continue
+			}
+			if reason, msg, ok := protocol.SidecarFailure(t.Message); ok {
+				return fmt.Sprintf("the watchdog sidecar gave up: %s: %s", reason, msg)
+			}
+		}
+	}
+	return ""
 }
 
 // brokenContainer names a container (agent or sidecar) stuck in a state that

@@ -48,6 +48,22 @@ func TestJudge(t *testing.T) {
 		{name: "a false Tripped is ignored", status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: protocol.ConditionTripped, Status: corev1.ConditionFalse}}}},
 		{name: "success", status: corev1.PodStatus{Conditions: []corev1.PodCondition{summary(protocol.Summary{Steps: 4, Result: true, StopReason: "end"})}},
 			outcome: twv1.TurnSucceeded, steps: 4},
+		{name: "the agent's own failure", status: corev1.PodStatus{Conditions: []corev1.PodCondition{
+			summary(protocol.Summary{Steps: 2, Result: true, ResultError: "error_max_turns"})}},
+			outcome: twv1.TurnFailed, class: twv1.ClassAgentError, steps: 2},
+		{name: "codex turn.failed", status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
+			summary(protocol.Summary{Result: true, StopReason: "error", ResultError: "unexpected status 400 Bad Request"})}},
+			outcome: twv1.TurnFailed, class: twv1.ClassAgentError},
+		{name: "sidecar failed condition", status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
+			cond(protocol.ConditionFailed, protocol.ReasonLogForbidden, `pods "p" is forbidden`, 0)}},
+			outcome: twv1.TurnFailed, class: twv1.ClassInfra},
+		{name: "sidecar termination message", status: corev1.PodStatus{Phase: corev1.PodRunning, InitContainerStatuses: []corev1.ContainerStatus{{
+			Name: protocol.SidecarContainerName, LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: 1, Message: `PodForbidden: reading the own Pod: pods "p" is forbidden`}}}}},
+			outcome: twv1.TurnFailed, class: twv1.ClassInfra},
+		{name: "sidecar exit with another message is not a failure", status: corev1.PodStatus{Phase: corev1.PodRunning, InitContainerStatuses: []corev1.ContainerStatus{{
+			Name: protocol.SidecarContainerName, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: 1, Message: `panic: oops`}}}}}},
 		{name: "length summary", status: corev1.PodStatus{Conditions: []corev1.PodCondition{summary(protocol.Summary{Result: true, StopReason: "length"})}},
 			outcome: twv1.TurnFailed, class: twv1.ClassLength, det: "lengthStop"},
 		{name: "no result, agent exited 0", status: corev1.PodStatus{Conditions: []corev1.PodCondition{summary(protocol.Summary{})},

@@ -19,12 +19,22 @@ type Options struct {
 	Concurrency int
 	// Clock is the time source; tests pass a fake one.
 	Clock clock.PassiveClock
+	// LogTail reads an agent's log tail; nil means through the manager's
+	// own credential (pods/log).
+	LogTail LogTail
 }
 
 // Setup registers both controllers with the manager.
 func Setup(mgr ctrl.Manager, o Options) error {
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
+	}
+	if o.LogTail == nil {
+		lt, err := KubeLogTail(mgr.GetConfig())
+		if err != nil {
+			return err
+		}
+		o.LogTail = lt
 	}
 	rec := mgr.GetEventRecorder(ControllerName)
 	if err := (&AgentRunReconciler{
@@ -34,6 +44,6 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	}
 	return (&AgentTurnReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(),
-		Recorder: rec, Clock: o.Clock, Config: o.Config, SidecarImage: o.SidecarImage,
+		Recorder: rec, Clock: o.Clock, Config: o.Config, SidecarImage: o.SidecarImage, LogTail: o.LogTail,
 	}).SetupWithManager(mgr, o.Concurrency)
 }

@@ -27,7 +27,7 @@ const (
 	ReasonSucceeded = "Succeeded" // a turn finished with a final result
 	ReasonAborted   = "Aborted"   // cancelled or deleted
 	// A faulted run's reason is its class in CamelCase: Runaway, Stalled,
-	// Degenerate, Overspend, Length, NoSignal, Infra.
+	// Degenerate, Overspend, Length, NoSignal, Infra, AgentError.
 )
 
 // classReason is a fault class as a condition reason.
@@ -47,6 +47,8 @@ func classReason(c twv1.FaultClass) string {
 		return "NoSignal"
 	case twv1.ClassInfra:
 		return "Infra"
+	case twv1.ClassAgentError:
+		return "AgentError"
 	}
 	return "Faulted"
 }

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,6 +105,9 @@ type managerOpts struct {
 	clock     clock.PassiveClock
 	newClient client.NewClientFunc
 	rest      *rest.Config
+	// logTail serves the agents' log tails (envtest has no kubelet); nil:
+	// every log is empty.
+	logTail LogTail
 }
 
 func startManager(t testing.TB, ns string, o managerOpts) *testManager {
@@ -129,7 +133,12 @@ func startManager(t testing.TB, ns string, o managerOpts) *testManager {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Setup(mgr, Options{Config: o.config, SidecarImage: "turnwatch-sidecar:test", Concurrency: 4, Clock: o.clock}); err != nil {
+	if o.logTail == nil {
+		o.logTail = func(context.Context, string, string, string, int64) (io.ReadCloser, error) {
+			return io.NopCloser(strings.NewReader("")), nil
+		}
+	}
+	if err := Setup(mgr, Options{Config: o.config, SidecarImage: "turnwatch-sidecar:test", Concurrency: 4, Clock: o.clock, LogTail: o.logTail}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

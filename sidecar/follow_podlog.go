@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -57,7 +58,30 @@ type podLogSource struct {
 
 	cursor    logCursor
 	connected atomic.Bool
+
+	// Reopen support (a half-open stream looks like silence): the current
+	// stream's cancel, how many streams opened, and whether the current one
+	// was ended on purpose.
+	mu       sync.Mutex
+	cancel   context.CancelFunc
+	opened   atomic.Uint64
+	reopened atomic.Bool
 }
+
+// Reopen ends the current log stream so that Follow opens a new one from the
+// cursor at once: a connection the kubelet or the API server left half open
+// sends nothing more, while a new one sends what the log holds.
+func (s *podLogSource) Reopen() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cancel != nil {
+		s.reopened.Store(true)
+		s.cancel()
+	}
+}
+
+// Opened counts the log streams opened so far.
+func (s *podLogSource) Opened() uint64 { return s.opened.Load() }
 
 // Connected reports whether a log stream is open right now.
 func (s *podLogSource) Connected() bool { return s.connected.Load() }
@@ -90,8 +114,15 @@ func (s *podLogSource) Follow(ctx context.Context, emit func(streamLine) error) 
 		if errors.As(err, &emitErr) {
 			return emitErr.err
 		}
+		if f := logFailure(err); f != nil {
+			return f // refused or gone: the sidecar ends with the reason
+		}
 		if res.opened {
 			delay = s.backoff.first() // it was streaming: a fresh drop
+		}
+		if s.reopened.Swap(false) {
+			s.log.Info("reopening the log stream to confirm a silence", "since", s.cursor.since, "skip", s.cursor.seen)
+			continue
 		}
 		if err == nil && final && res.delivered == 0 && bytes.Equal(res.partial, tail) {
 			if len(tail) == 0 && !res.cut {
@@ -149,12 +180,23 @@ func (s *podLogSource) stream(ctx context.Context, emit func(streamLine) error) 
 	if !s.cursor.since.IsZero() {
 		opts.SinceTime = &metav1.Time{Time: s.cursor.since}
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.mu.Lock()
+	s.cancel = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.cancel = nil
+		s.mu.Unlock()
+	}()
 	rc, err := s.client.CoreV1().Pods(s.namespace).GetLogs(s.pod, opts).Stream(ctx)
 	if err != nil {
 		return res, fmt.Errorf("opening the log: %w", err)
 	}
 	defer rc.Close()
 	res.opened = true
+	s.opened.Add(1)
 	s.connected.Store(true)
 	defer s.connected.Store(false)
 

@@ -351,12 +351,12 @@ func TestReporterOnAPIServer(t *testing.T) {
 			return r.finished(ctx, summary, &desired{Type: protocol.ConditionTripped, Reason: "LengthStop", Message: "stopped at the output length limit"})
 		}, want: []wantCondition{
 			{protocol.ConditionTripped, "LengthStop", "stopped at the output length limit"},
-			{protocol.ConditionFinished, "NoResult", `{"steps":9,"costUSD":"0.42","stopReason":"length","result":false,"lines":30,"unparsed":0}`},
+			{protocol.ConditionFinished, "NoResult", `{"steps":9,"costUSD":"0.42","stopReason":"length","result":false,"lines":30,"unparsed":0,"complete":false}`},
 		}},
 		{name: "finished with a result", do: func(ctx context.Context, r *reporter) error {
 			return r.finished(ctx, protocol.Summary{Steps: 2, CostUSD: "0.01", StopReason: "end", Result: true, Lines: 7}, nil)
 		}, want: []wantCondition{
-			{protocol.ConditionFinished, "Result", `{"steps":2,"costUSD":"0.01","stopReason":"end","result":true,"lines":7,"unparsed":0}`},
+			{protocol.ConditionFinished, "Result", `{"steps":2,"costUSD":"0.01","stopReason":"end","result":true,"lines":7,"unparsed":0,"complete":false}`},
 		}},
 	}
 	for i, tc := range cases {
@@ -477,7 +477,7 @@ func TestRunThroughTheAPIServer(t *testing.T) {
 			drops: []drop{{after: 1, abort: true}, {after: 1, half: true}},
 			want: []wantCondition{
 				{protocol.ConditionProgress, "Running", `{"steps":1,"costUSD":"0.00045"}`},
-				{protocol.ConditionFinished, "Result", `{"steps":1,"costUSD":"0.01","stopReason":"end","result":true,"lines":5,"unparsed":0}`},
+				{protocol.ConditionFinished, "Result", `{"steps":1,"costUSD":"0.01","stopReason":"end","result":true,"lines":5,"unparsed":0,"complete":true}`},
 			}},
 	}
 	for i, tc := range cases {

@@ -48,6 +48,9 @@ type runConfig struct {
 	WriteGrace time.Duration
 	Kubeconfig string
 	MaxLine    int
+	// TerminationLog is where the sidecar writes why it ends when retrying
+	// cannot help (the container's terminationMessagePath).
+	TerminationLog string
 }
 
 // Defaults where docs/protocol.md leaves the knob to the sidecar.
@@ -62,6 +65,9 @@ const (
 // namespaceFile is where the projected service-account volume puts the
 // Pod's namespace.
 const namespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// defaultTerminationLog is the kubelet's default terminationMessagePath.
+const defaultTerminationLog = "/dev/termination-log"
 
 // parseRunConfig reads the env through getenv, then the flags in args.
 func parseRunConfig(args []string, getenv func(string) string, stderr io.Writer) (runConfig, error) {
@@ -82,6 +88,7 @@ func parseRunConfig(args []string, getenv func(string) string, stderr io.Writer)
 	fs.DurationVar(&c.WriteGrace, "write-grace", defaultWriteGrace, "after SIGTERM and the drain, how long the last writes may take")
 	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "kubeconfig to use instead of the in-cluster credential")
 	fs.IntVar(&c.MaxLine, "max-line", monitor.DefaultMaxLine, "longest line kept whole; longer ones count as unparsed")
+	fs.StringVar(&c.TerminationLog, "termination-log", defaultTerminationLog, "where to write why the sidecar ends, when retrying cannot help (\"\" for nowhere)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

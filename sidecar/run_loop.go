@@ -29,11 +29,57 @@ type runner struct {
 	// drop) carries old timestamps, and the real clock must not be held
 	// against them before the sidecar caught up.
 	idle time.Duration
+	// confirmTicks is how many ticks a reopened log stream gets to bring a
+	// line before a stall from the clock trips (see stallConfirmed).
+	confirmTicks int
 }
+
+// reopener is a source that can drop its connection and open a new one from
+// where it stands (the pods/log source).
+type reopener interface {
+	Reopen()
+	Opened() uint64
+}
+
+// stallProbe confirms a stall judged from the clock: a log stream left half
+// open by the API server or the kubelet brings no line while the agent
+// writes, which looks exactly like a stall. So before tripping, the sidecar
+// reopens the stream from its cursor, and trips only if the new stream too
+// brings no line for confirmTicks ticks. Any line ends the probe.
+type stallProbe struct {
+	asked  bool
+	want   uint64 // the stream count that proves the reopen happened
+	quiet  int    // ticks without a line since the reopened stream opened
+	reopen reopener
+}
+
+// confirmed is called on each tick at which the stall is due; it says
+// whether to trip now.
+func (p *stallProbe) confirmed(need int) bool {
+	if p.reopen == nil {
+		return true // a source that cannot reopen: the silence is what it is
+	}
+	switch {
+	case !p.asked:
+		p.asked, p.want, p.quiet = true, p.reopen.Opened()+1, 0
+		p.reopen.Reopen()
+		return false
+	case p.reopen.Opened() < p.want:
+		return false // not reopened yet
+	}
+	p.quiet++
+	return p.quiet > need
+}
+
+// reset ends a probe: a line arrived.
+func (p *stallProbe) reset() { p.asked, p.quiet = false, 0 }
 
 const (
 	defaultTick = time.Second
 	defaultIdle = time.Second
+	// defaultConfirmTicks: a reopened stream gets two ticks (about 2 s) to
+	// bring a line before a stall trips.
+	defaultConfirmTicks = 2
 	// filePoll is how often the stream file's end is read again; fileDonePoll
 	// how often, while the file is quiet, the agent's state is read.
 	filePoll     = 200 * time.Millisecond
@@ -68,7 +114,7 @@ func newRunner(cfg runConfig, client kubernetes.Interface, log logr.Logger) *run
 			agentDone: done, maxLine: cfg.MaxLine, backoff: defaultBackoff, log: log.WithName("podlog")}
 	}
 	rep := &reporter{pod: ps, now: time.Now, backoff: defaultBackoff, period: cfg.ProgressPeriod, log: log.WithName("report")}
-	return &runner{cfg: cfg, src: src, rep: rep, log: log, now: time.Now, tick: defaultTick, idle: defaultIdle}
+	return &runner{cfg: cfg, src: src, rep: rep, log: log, now: time.Now, tick: defaultTick, idle: defaultIdle, confirmTicks: defaultConfirmTicks}
 }
 
 // run watches the turn until its output is over, reports, and then waits for
@@ -94,16 +140,26 @@ func (r *runner) run(sigCtx context.Context) error {
 	defer func() { close(returned); <-termDone }()
 
 	if err := r.rep.load(writeCtx); err != nil {
-		return err
+		return r.fatal(writeCtx, err)
 	}
 	if r.rep.over() {
 		// An earlier run of this sidecar settled the turn: nothing to add.
 		r.log.Info("the turn is already settled on the Pod; nothing more to report")
 	} else if err := r.watch(followCtx, cancelFollow, writeCtx); err != nil {
-		return err
+		return r.fatal(writeCtx, err)
 	}
 	<-sigCtx.Done()
 	return nil
+}
+
+// fatal ends the sidecar with err; an error that retrying cannot fix is told
+// on the Pod first (failLoudly).
+func (r *runner) fatal(ctx context.Context, err error) error {
+	if f := failureOf(err); f != nil {
+		r.failLoudly(ctx, f)
+		return f
+	}
+	return err
 }
 
 // watch feeds the engine until the output is over or a detector tripped.
@@ -133,6 +189,8 @@ func (r *runner) watch(followCtx context.Context, stopFollow context.CancelFunc,
 	ticker := time.NewTicker(r.tick)
 	defer ticker.Stop()
 	lastSeen, wasConnected := r.now(), false
+	probe := stallProbe{}
+	probe.reopen, _ = r.src.(reopener)
 	for {
 		select {
 		case l, ok := <-lines:
@@ -140,6 +198,7 @@ func (r *runner) watch(followCtx context.Context, stopFollow context.CancelFunc,
 				return r.finish(writeCtx, eng, followErr) // followErr is set before close
 			}
 			lastSeen = r.now()
+			probe.reset()
 			feed := eng.Feed
 			if l.Cut {
 				feed = eng.FeedSkipped // as replay counts it: a line, unparsed; its head moves the clock
@@ -157,6 +216,12 @@ func (r *runner) watch(followCtx context.Context, stopFollow context.CancelFunc,
 			}
 			wasConnected = connected
 			if connected && now.Sub(lastSeen) >= r.idle {
+				// A due stall waits for the probe (a reopened stream); else
+				// Tick judges it, and before any line starts the clock.
+				if eng.StallDue(now) && !probe.confirmed(r.confirmTicks) {
+					r.progress(writeCtx, eng)
+					continue
+				}
 				if t := eng.Tick(now); t != nil {
 					stop()
 					return r.tripped(writeCtx, eng, t)
@@ -208,13 +273,14 @@ func (r *runner) finish(ctx context.Context, eng *monitor.Engine, followErr erro
 	}
 	rep := eng.Report()
 	s := summaryOf(rep)
+	s.Complete = followErr == nil // the source read the stream to its end; else the drain cut it
 	var trip *desired
 	if t := v.Trip; t != nil {
 		r.log.Info("tripped at the end", "class", t.Class, "detector", t.Detector, "message", t.Message, "line", t.Line)
 		trip = &desired{Type: protocol.ConditionTripped, Reason: protocol.ReasonFor(t.Detector), Message: t.Message}
 	}
 	r.log.Info("finished", "steps", s.Steps, "costUSD", s.CostUSD, "stopReason", s.StopReason, "result", s.Result,
-		"lines", s.Lines, "unparsed", s.Unparsed, "drained", followErr != nil)
+		"lines", s.Lines, "unparsed", s.Unparsed, "resultError", s.ResultError, "drained", followErr != nil)
 	return r.rep.finished(ctx, s, trip)
 }
 
@@ -224,5 +290,5 @@ func progressOf(rep monitor.Report) protocol.Progress {
 
 func summaryOf(rep monitor.Report) protocol.Summary {
 	return protocol.Summary{Steps: rep.Steps, CostUSD: rep.CostUSD, StopReason: rep.StopReason, Result: rep.Result,
-		Lines: rep.Lines, Unparsed: rep.Unparsed}
+		Lines: rep.Lines, Unparsed: rep.Unparsed, ResultError: rep.ResultError}
 }

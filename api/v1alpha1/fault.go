@@ -2,7 +2,7 @@ package v1alpha1
 
 // FaultClass is the type of a failed turn (AgentTurn status.error.type) and of
 // a run's terminal fault. See SPEC.md "Fault classes".
-// +kubebuilder:validation:Enum=runaway;stalled;degenerate;overspend;length;no-signal;infra
+// +kubebuilder:validation:Enum=runaway;stalled;degenerate;overspend;length;no-signal;infra;agent-error
 type FaultClass string
 
 const (
@@ -21,6 +21,9 @@ const (
 	// ClassInfra: the Pod or a container broke (image pull, eviction, OOM,
 	// non-zero exit without a result).
 	ClassInfra FaultClass = "infra"
+	// ClassAgentError: the agent's own final result reported an error (an
+	// API error, the CLI's own turn limit); the message is the CLI's text.
+	ClassAgentError FaultClass = "agent-error"
 )
 
 // TurnError is why a turn failed.

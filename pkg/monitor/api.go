@@ -114,6 +114,10 @@ type Report struct {
 	Trips      []Trip  `json:"trips"`
 	Nudges     []Nudge `json:"nudges"`
 	Unparsed   int     `json:"unparsed"`
+	// ResultError is the agent's own error text when its final result event
+	// reports a failure (claude is_error, codex turn.failed, gemini status
+	// error, pi agent_end after an error stop, opencode error); "" otherwise.
+	ResultError string `json:"resultError"`
 }
 
 func validFormat(f string) bool { return f == "" || slices.Contains(Formats, f) }

@@ -17,7 +17,9 @@ func TestCorpus(t *testing.T) {
 		want Report
 		why  string
 	}{
-		{"claude/takopi_claude_stream_json_session.jsonl", Report{Lines: 9, Steps: 2, CostUSD: "0.013345", StopReason: StopEnd, Result: true}, ""},
+		// The second session's result is an error (is_error, a refused write).
+		{"claude/takopi_claude_stream_json_session.jsonl", Report{Lines: 9, Steps: 2, CostUSD: "0.013345", StopReason: StopEnd, Result: true,
+			ResultError: "error_during_execution: Permission denied: cannot write to /root/secret.txt"}, ""},
 		{"claude/gleam_golden_basic_query.ndjson", Report{Lines: 3, Steps: 0, CostUSD: "0.1354875", StopReason: StopEnd, Result: true}, ""},
 		// One message per line in file order: the last line is a system/init
 		// that reopens the turn, so no result stands; the tool_use message's
@@ -25,17 +27,19 @@ func TestCorpus(t *testing.T) {
 		{"claude/gleam_cli_2.1.4_messages.jsonl", Report{Lines: 4, Steps: 1, CostUSD: "0.24722425", StopReason: "", Result: false}, ""},
 		// 1840 input (256 cached) + 732 output tokens at gpt-5-codex rates;
 		// the second turn fails.
-		{"codex/takopi_codex_exec_json_all_formats.jsonl", Report{Lines: 23, Steps: 7, CostUSD: "0.009332", StopReason: StopError, Result: true}, ""},
+		{"codex/takopi_codex_exec_json_all_formats.jsonl", Report{Lines: 23, Steps: 7, CostUSD: "0.009332", StopReason: StopError, Result: true,
+			ResultError: "Aborted: required dependency `npm` is missing; cannot continue."}, ""},
 		{"codex/takopi_codex_exec_json_phase_and_unknown.jsonl", Report{Lines: 8, Steps: 1, CostUSD: "0.0000625", Result: true, Unparsed: 1},
 			"item type future_item is unknown"},
 		{"opencode/takopi_opencode_run_json.jsonl", Report{Lines: 5, Steps: 1, CostUSD: "0.0123", StopReason: StopEnd, Result: true}, ""},
-		{"opencode/takopi_opencode_stream_error.jsonl", Report{Lines: 2, Steps: 0, CostUSD: "0.00", Result: false}, ""},
+		// A session error ends the run, failed.
+		{"opencode/takopi_opencode_stream_error.jsonl", Report{Lines: 2, Steps: 0, CostUSD: "0.00", StopReason: StopError, Result: true, ResultError: "Rate limit exceeded"}, ""},
 		{"opencode/takopi_opencode_stream_success.jsonl", Report{Lines: 6, Steps: 1, CostUSD: "0.001", StopReason: StopEnd, Result: true}, ""},
 		// A step_finish without a reason is not the final result event.
 		{"opencode/takopi_opencode_stream_success_no_reason.jsonl", Report{Lines: 3, CostUSD: "0.002", Result: false}, ""},
 		// 0.001604 + 0.000936 + 0.00032 + 0.000602, exactly.
 		{"pi/takopi_pi_print_mode_events.jsonl", Report{Lines: 50, Steps: 1, CostUSD: "0.003462", StopReason: StopEnd, Result: true}, ""},
-		{"pi/takopi_pi_stream_error.jsonl", Report{Lines: 3, CostUSD: "0.00", StopReason: StopError, Result: true}, ""},
+		{"pi/takopi_pi_stream_error.jsonl", Report{Lines: 3, CostUSD: "0.00", StopReason: StopError, Result: true, ResultError: "Upstream error"}, ""},
 		{"pi/takopi_pi_stream_success.jsonl", Report{Lines: 8, Steps: 2, CostUSD: "0.00", StopReason: StopEnd, Result: true}, ""},
 		// gemini-2.5-pro is not in the default table: tokens, no price.
 		{"gemini/fixture_stream_json_from_source.jsonl", Report{Lines: 11, Steps: 2, CostUSD: "0.00", Result: true}, ""},

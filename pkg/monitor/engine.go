@@ -36,6 +36,12 @@ type Engine struct {
 	msg     message
 	lastSig uint64
 
+	// The agent's own failure (SPEC.md "A failure the agent reports is a
+	// failure"): the last error note of the turn, and the final result
+	// event's failure text once failed is set.
+	errNote, resultErr errText
+	failed             bool
+
 	// Cost: the turn's own is closed + seg + open (State.Prior, the earlier
 	// turns', only counts against the cap).
 	closed Money // sessions of this stream that ended (a later start event)
@@ -188,6 +194,19 @@ func (e *Engine) Tick(now time.Time) *Trip {
 	return e.cur.Trip
 }
 
+// StallDue says whether a Tick at now would trip the stall, without
+// judging: a live caller first makes sure the silence is real (a half-open
+// log stream looks like silence).
+func (e *Engine) StallDue(now time.Time) bool {
+	if e.stopped || e.finished || !e.live || e.lastTime.IsZero() {
+		return false
+	}
+	st := e.st
+	st.Gap = now.Sub(e.lastTime)
+	_, _, due := stall(st)
+	return due
+}
+
 // judgeStall checks the silence between the last clock reading and t,
 // attributing a trip to line (the last line before the gap).
 func (e *Engine) judgeStall(t time.Time, line int) bool {
@@ -224,6 +243,9 @@ func (e *Engine) Report() Report {
 		Format: f, Lines: e.lines, Steps: e.st.Steps, CostUSD: e.st.Cost.String(),
 		StopReason: e.st.StopReason, Result: e.result, Unparsed: e.unparsed,
 		Trips: append([]Trip{}, e.trips...), Nudges: append([]Nudge{}, e.nudges...),
+	}
+	if e.result && e.failed {
+		r.ResultError = unescape(e.resultErr.raw())
 	}
 	return r
 }
@@ -276,9 +298,14 @@ func (e *Engine) apply() {
 			e.msg.open = false
 		}
 		e.live, e.result = true, false
+		e.failed = false
+		e.errNote.reset()
 	}
 	if !e.live {
 		return // after the final result: no steps, trips, nudges or cost
+	}
+	if ev.errNote != nil {
+		e.errNote.set(ev.errNote)
 	}
 	if ev.endBefore && e.msg.open && e.endMessage() {
 		return
@@ -328,6 +355,9 @@ func (e *Engine) apply() {
 	}
 	if ev.final {
 		e.live, e.result = false, true
+		if ev.failed || ev.failOnErrorStop && e.st.StopReason == StopError {
+			e.settleFailure(ev.errHead, ev.errText)
+		}
 	}
 }
 

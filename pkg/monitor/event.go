@@ -42,6 +42,18 @@ type event struct {
 	// turnStop sets the stop reason directly (codex turn.failed, gemini error result).
 	turnStop string
 
+	// The agent's own error text, raw (still escaped). failed marks a final
+	// event that reports a failure; errHead and errText are its text (joined
+	// with ": " when both are set). errNote is the text of an error event
+	// that is not final (codex and gemini top-level error, a pi message that
+	// stopped with an error): the failure's text when the final event names
+	// none. failOnErrorStop makes a final event a failure when the turn's
+	// stop reason is error (pi agent_end).
+	failed           bool
+	failOnErrorStop  bool
+	errHead, errText []byte
+	errNote          []byte
+
 	// Cost.
 	costKind costKind
 	cost     Money

@@ -1,5 +1,7 @@
 package monitor
 
+import "bytes"
+
 // claude -p --output-format stream-json --verbose [--include-partial-messages]:
 // one SDK message per line (system, assistant, user, result, and with
 // partial messages stream_event wrapping the Messages API stream events).
@@ -96,9 +98,25 @@ func claudeUser(s *scanner, o *obj, ev *event) bool {
 	return !s.bad
 }
 
+// claudeResult reads the final result. With is_error true the turn failed
+// (an API error, the CLI's own turn limit): its text is the subtype (unless
+// "success") and the result text, else the first of "errors".
 func claudeResult(s *scanner, o *obj, ev *event) bool {
+	var subtype, text, firstErr []byte
 	for s.next(o) {
 		switch string(o.key) {
+		case "is_error":
+			ev.failed, _ = s.boolean()
+		case "subtype":
+			subtype, _ = s.strOrNull()
+		case "result":
+			if s.peek() == '"' {
+				text, _ = s.str()
+			} else {
+				s.skip()
+			}
+		case "errors":
+			firstErr = firstString(s)
 		case "total_cost_usd":
 			if m, ok := readMoney(s); ok {
 				ev.costKind, ev.cost = costSegment, m
@@ -111,7 +129,35 @@ func claudeResult(s *scanner, o *obj, ev *event) bool {
 			s.skip()
 		}
 	}
+	if ev.failed {
+		if string(subtype) != "success" {
+			ev.errHead = subtype
+		}
+		ev.errText = text
+		if len(bytes.TrimSpace(text)) == 0 {
+			ev.errText = firstErr
+		}
+	}
 	return !s.bad
+}
+
+// firstString reads an array and returns its first string element (raw).
+func firstString(s *scanner) []byte {
+	if s.peek() != '[' {
+		s.skip()
+		return nil
+	}
+	s.enterArray()
+	var a arr
+	var first []byte
+	for s.elem(&a) {
+		if first == nil && s.peek() == '"' {
+			first, _ = s.str()
+			continue
+		}
+		s.skip()
+	}
+	return first
 }
 
 func claudeStreamEvent(s *scanner, o *obj, ev *event) bool {

@@ -21,11 +21,22 @@ func parseCodex(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 	case "turn.completed":
 		ev.final = true
 		return codexUsage(s, o, ev)
-	case "turn.failed":
-		ev.final, ev.turnStop = true, StopError
+	case "turn.failed": // the agent's own failure: {"error":{"message":..}}
+		ev.final, ev.turnStop, ev.failed = true, StopError, true
+		for s.into(o, "error") {
+			var eo obj
+			for s.find(&eo, "message") {
+				ev.errText, _ = s.strOrNull()
+			}
+		}
+		return !s.bad
 	case "thread.started":
 		ev.newSegment = true
-	case "error":
+	case "error": // {"message":..}: the text of a turn.failed that names none
+		for s.find(o, "message") {
+			ev.errNote, _ = s.strOrNull()
+		}
+		return !s.bad
 	default:
 		return false
 	}

@@ -14,7 +14,7 @@ package monitor
 // delta true are the deltas. result is the final result event; its stats
 // are cumulative token counts for the session, priced by the init model.
 func parseGemini(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
-	var role, content, model, toolName, toolID, params, status []byte
+	var role, content, model, toolName, toolID, params, status, message, errMsg []byte
 	delta := false
 	var in, cached, out int64
 	hasStats := false
@@ -39,6 +39,10 @@ func parseGemini(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 		case "stats":
 			in, cached, out = readGeminiStats(s)
 			hasStats = true
+		case "message": // error events
+			message, _ = s.strOrNull()
+		case "error": // result and tool_result: {"type":..,"message":..}
+			errMsg = readGeminiError(s)
 		default:
 			s.skip()
 		}
@@ -73,13 +77,27 @@ func parseGemini(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 			ev.toks = tokens{input: in, cacheRead: cached, output: out}
 		}
 		if string(status) == "error" {
-			ev.turnStop = StopError
+			ev.turnStop, ev.failed, ev.errText = StopError, true, errMsg
 		}
-	case "error":
+	case "error": // a warning or error the CLI reports; a failed result may name none
+		ev.errNote = message
 	default:
 		return false
 	}
 	return true
+}
+
+// readGeminiError reads the message of an error object.
+func readGeminiError(s *scanner) []byte {
+	if !s.object() {
+		return nil
+	}
+	var o obj
+	var msg []byte
+	for s.find(&o, "message") {
+		msg, _ = s.strOrNull()
+	}
+	return msg
 }
 
 // readGeminiStats reads StreamStats: input (non-cached prompt tokens),

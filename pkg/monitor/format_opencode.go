@@ -12,10 +12,13 @@ package monitor
 func parseOpencode(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 	switch string(typ) {
 	case "step_start":
-		ev.msgOpen = true
+		// A step after the final result (or after an error) reopens the turn.
+		ev.msgOpen, ev.start = true, !e.live
 	case "text", "tool_use", "step_finish":
 		return opencodePart(s, o, string(typ), ev)
-	case "reasoning", "error":
+	case "error":
+		return opencodeError(s, o, ev)
+	case "reasoning":
 	default:
 		return false
 	}
@@ -70,6 +73,42 @@ func opencodePart(s *scanner, o *obj, typ string, ev *event) bool {
 		ev.final = string(reason) == "stop"
 	}
 	return true
+}
+
+// opencodeError reads a session error, {"error":{"name":..,"data":{"message":..}}}:
+// the run is over and it failed. Its text is data.message, else the name.
+func opencodeError(s *scanner, o *obj, ev *event) bool {
+	ev.final, ev.failed, ev.turnStop = true, true, StopError
+	ev.setStop(StopError) // the open step ends with it
+	var name, msg []byte
+	for s.into(o, "error") {
+		var eo obj
+		for s.next(&eo) {
+			switch string(eo.key) {
+			case "name":
+				name, _ = s.strOrNull()
+			case "data":
+				if !s.object() {
+					continue
+				}
+				var d obj
+				for s.find(&d, "message") {
+					if s.peek() == '"' {
+						msg, _ = s.str()
+					} else {
+						s.skip()
+					}
+				}
+			default:
+				s.skip()
+			}
+		}
+	}
+	ev.errText = msg
+	if len(msg) == 0 {
+		ev.errText = name
+	}
+	return !s.bad
 }
 
 func readOpencodeState(s *scanner) (input, status []byte) {

@@ -24,8 +24,8 @@ func parsePi(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 		return piToolEvent(s, o, string(typ) == "tool_execution_start", ev)
 	case "agent_start":
 		ev.start, ev.newSegment = true, true
-	case "agent_end":
-		ev.final = true
+	case "agent_end": // a failure when the last message stopped with an error
+		ev.final, ev.failOnErrorStop = true, true
 	case "turn_start", "tool_execution_update", "auto_compaction_start", "auto_compaction_end",
 		"auto_retry_start", "auto_retry_end", "session":
 	default:
@@ -42,6 +42,7 @@ type piMessage struct {
 	hasCost   bool
 	stop      []byte
 	hasStop   bool
+	errMsg    []byte // errorMessage, set when the message stopped with an error
 }
 
 // piAME is what they read from an assistantMessageEvent.
@@ -87,6 +88,9 @@ func piMessageEvent(e *Engine, s *scanner, o *obj, typ string, ev *event) bool {
 		if m.hasStop {
 			ev.setStop(piStop(m.stop))
 		}
+		if m.errMsg != nil {
+			ev.errNote = m.errMsg
+		}
 	case typ == "message_start":
 		ev.content = m.content
 	default: // message_update
@@ -124,6 +128,8 @@ func readPiMessage(s *scanner, m *piMessage) {
 		case "stopReason":
 			m.stop, _ = s.strOrNull()
 			m.hasStop = true
+		case "errorMessage":
+			m.errMsg, _ = s.strOrNull()
 		default:
 			s.skip()
 		}

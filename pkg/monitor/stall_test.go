@@ -91,3 +91,25 @@ func TestStallTick(t *testing.T) {
 		t.Fatal("evaluation ends at the first trip")
 	}
 }
+
+// StallDue agrees with Tick and changes nothing.
+func TestStallDue(t *testing.T) {
+	e, _ := New(Options{Format: FormatClaude})
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	if e.StallDue(t0.Add(time.Hour)) {
+		t.Fatal("due before the clock started")
+	}
+	e.Feed([]byte(t0.Format(time.RFC3339Nano)+` {"type":"system","subtype":"init"}`), time.Time{})
+	if e.StallDue(t0.Add(10 * time.Minute)) {
+		t.Fatal("due at the budget")
+	}
+	if !e.StallDue(t0.Add(10*time.Minute + time.Second)) {
+		t.Fatal("not due past the budget")
+	}
+	if e.Report().Trips == nil || len(e.Report().Trips) != 0 {
+		t.Fatal("StallDue judged")
+	}
+	if tr := e.Tick(t0.Add(10*time.Minute + time.Second)); tr == nil || tr.Detector != DetectorStall {
+		t.Fatalf("Tick: %+v", tr)
+	}
+}

@@ -6,6 +6,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -26,7 +27,36 @@ const (
 	// ConditionFinished is True once the agent's output ended and the sidecar
 	// made its final evaluation. Its message is a Summary JSON object.
 	ConditionFinished = "turnwatch.dev/Finished"
+	// ConditionFailed is True once the sidecar hit an error that retrying
+	// cannot fix (its log stream or its own Pod refused or gone) and is
+	// ending: the agent runs unwatched. Its reason is one of
+	// SidecarFailureReasons, its message the API server's error. The sidecar
+	// also writes "<reason>: <message>" to its termination message, for when
+	// the condition cannot be written (the Pod's status refused too).
+	ConditionFailed = "turnwatch.dev/Failed"
 )
+
+// Reasons of ConditionFailed, and prefixes of the sidecar's termination
+// message.
+const (
+	ReasonLogForbidden = "LogForbidden" // reading the agent's log was refused (403)
+	ReasonLogNotFound  = "LogNotFound"  // the agent's log was not found (404)
+	ReasonPodForbidden = "PodForbidden" // reading or patching the own Pod's status was refused
+	ReasonPodNotFound  = "PodNotFound"  // the own Pod was not found
+)
+
+// SidecarFailureReasons lists the reasons of ConditionFailed.
+var SidecarFailureReasons = []string{ReasonLogForbidden, ReasonLogNotFound, ReasonPodForbidden, ReasonPodNotFound}
+
+// SidecarFailure reads a sidecar termination message "<reason>: <message>"
+// whose reason is one of SidecarFailureReasons; ok is false for any other.
+func SidecarFailure(termination string) (reason, message string, ok bool) {
+	r, m, found := strings.Cut(termination, ": ")
+	if !found || !slices.Contains(SidecarFailureReasons, r) {
+		return "", "", false
+	}
+	return r, strings.TrimSpace(m), true
+}
 
 // Reasons of ConditionProgress and ConditionFinished.
 const (
@@ -74,6 +104,15 @@ type Summary struct {
 	Result     bool   `json:"result"`     // the format's final result event was seen
 	Lines      int    `json:"lines"`
 	Unparsed   int    `json:"unparsed"`
+	// ResultError is the agent's own error text when its final result event
+	// reported a failure (the engine's Report.ResultError); the controller
+	// settles such a turn Failed with class agent-error.
+	ResultError string `json:"resultError,omitempty"`
+	// Complete is true when the sidecar read the agent's stream to its end;
+	// false when its drain deadline (after SIGTERM) cut the read short. The
+	// controller does not settle no-signal on an incomplete summary without
+	// reading the log's tail itself.
+	Complete bool `json:"complete"`
 }
 
 // Marshal renders v as compact JSON for a condition message.

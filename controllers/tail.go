@@ -1,0 +1,108 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/pkg/monitor"
+)
+
+// The controller reads the agent's log tail itself before it settles a turn
+// no-signal on a summary that did not cover the whole stream.
+// +kubebuilder:rbac:groups=core,resources=pods/log,verbs=get
+
+// LogTail opens the last lines of a container's log.
+type LogTail func(ctx context.Context, namespace, pod, container string, lines int64) (io.ReadCloser, error)
+
+// KubeLogTail reads logs through the pods/log API with cfg's credential.
+func KubeLogTail(cfg *rest.Config) (LogTail, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, namespace, pod, container string, lines int64) (io.ReadCloser, error) {
+		return cs.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container, TailLines: &lines}).Stream(ctx)
+	}, nil
+}
+
+const (
+	// tailLines is how much of the log's end the controller reads: the final
+	// result event is the last or nearly the last line of a turn.
+	tailLines = 200
+	// tailTimeout bounds one read of the tail.
+	tailTimeout = 20 * time.Second
+	// tailRetry is how soon a failed read of the tail is tried again.
+	tailRetry = 5 * time.Second
+)
+
+// needTail marks a no-signal verdict made without the whole stream (no
+// summary, or one the sidecar's drain deadline cut short): the controller
+// must read the log's tail before it settles so.
+func needTail(v verdict, complete bool) verdict {
+	if !complete && v.outcome == twv1.TurnFailed && v.err != nil && v.err.Type == twv1.ClassNoSignal {
+		v.checkTail = true
+	}
+	return v
+}
+
+// fromTail settles a no-signal verdict by what the log's tail says: a final
+// result event there settles the turn as the summary would have.
+func fromTail(v verdict, rep monitor.Report) verdict {
+	v.checkTail = false
+	switch {
+	case !rep.Result:
+		v.err = &twv1.TurnError{Type: twv1.ClassNoSignal,
+			Message: v.err.Message + " (the watchdog's read was cut short; the log's last lines hold none either)"}
+		return v
+	case rep.ResultError != "":
+		return fail(v, twv1.ClassAgentError, rep.ResultError)
+	case rep.StopReason == monitor.StopLength:
+		v.err = &twv1.TurnError{Type: twv1.ClassLength, Detector: DetectorLengthStop,
+			Message: "the last model message stopped at the output-length limit"}
+		return v
+	}
+	v.outcome, v.err = twv1.TurnSucceeded, nil
+	return v
+}
+
+// checkTail reads the agent's log tail for a verdict that needs it. A tail
+// that cannot be read is tried again until settleGrace after the agent
+// ended; then the turn settles no-signal, saying so.
+func (r *AgentTurnReconciler) checkTail(ctx context.Context, run *twv1.AgentRun, pod *corev1.Pod, v verdict, now time.Time) verdict {
+	if r.LogTail == nil {
+		return v
+	}
+	agent := agentContainerName(run)
+	rep, err := readTail(ctx, r.LogTail, pod, agent, string(run.Spec.Format))
+	if err == nil {
+		log.FromContext(ctx).Info("read the agent's log tail", "pod", pod.Name, "result", rep.Result, "lines", rep.Lines)
+		return fromTail(v, rep)
+	}
+	log.FromContext(ctx).Info("reading the agent's log tail failed", "pod", pod.Name, "err", err.Error())
+	if t := agentTerminated(pod, agent); t == nil || now.Sub(t.FinishedAt.Time) < r.Config.SettleGrace.Duration {
+		return verdict{counts: v.counts, nudge: v.nudge, recheck: tailRetry}
+	}
+	v.checkTail = false
+	v.err = &twv1.TurnError{Type: twv1.ClassNoSignal, Message: v.err.Message + "; the log's tail could not be read: " + err.Error()}
+	return v
+}
+
+// readTail reads the last tailLines lines of the agent container's log.
+func readTail(ctx context.Context, tail LogTail, pod *corev1.Pod, container, format string) (monitor.Report, error) {
+	ctx, cancel := context.WithTimeout(ctx, tailTimeout)
+	defer cancel()
+	rc, err := tail(ctx, pod.Namespace, pod.Name, container, tailLines)
+	if err != nil {
+		return monitor.Report{}, fmt.Errorf("opening the log: %w", err)
+	}
+	defer rc.Close()
+	return monitor.ReadTail(format, rc, 0)
+}

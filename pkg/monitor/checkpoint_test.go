@@ -1,0 +1,127 @@
+package monitor
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Restarting from a checkpoint after any line, fed only the lines after it
+// (the ones before are gone: a rotated log), gives the report of an
+// uninterrupted run: every corpus stream, every cut point, with timestamps
+// so the stall clock crosses the cut.
+func TestCheckpointRestoreEveryCut(t *testing.T) {
+	files, _ := filepath.Glob("testdata/corpus/*/*")
+	files = append(files, "") // plus a synthetic loop that trips
+	tripped := 0
+	defer func() {
+		if tripped < 5 {
+			t.Errorf("only %d streams tripped: the test does not cross a trip", tripped)
+		}
+	}()
+	for _, f := range files {
+		var lines []string
+		format := FormatAuto
+		if f == "" {
+			var s stream
+			for range 6 {
+				s.claudeToolOnly("Bash", map[string]any{"command": "ls"}, false)
+			}
+			lines, format, f = s.lines, FormatClaude, "loop"
+		} else {
+			if strings.HasSuffix(f, ".md") {
+				continue
+			}
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines = strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+		}
+		t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+		for i := range lines {
+			at := t0.Add(time.Duration(i) * time.Minute)
+			if i >= len(lines)*2/3 { // a silence in the last third: tools outstanding or not, it trips
+				at = at.Add(time.Hour)
+			}
+			lines[i] = at.Format(time.RFC3339Nano) + " " + lines[i]
+		}
+		g := DefaultGuards()
+		g.StallTimeout = Duration(3 * time.Minute / 2)
+		opts := Options{Format: format, Guards: g, PriorCostUSD: "0.5"}
+		want := feedReport(t, opts, nil, lines)
+		if len(want.Trips) > 0 {
+			tripped++
+		}
+		for cut := 0; cut <= len(lines); cut++ {
+			first, _ := New(opts)
+			for _, l := range lines[:cut] {
+				first.Feed([]byte(l), time.Time{})
+			}
+			cp, err := first.Checkpoint()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := feedReport(t, opts, cp, lines[cut:]); js(got) != js(want) {
+				t.Fatalf("%s cut at %d:\n got %s\nwant %s", f, cut, js(got), js(want))
+			}
+		}
+	}
+}
+
+func feedReport(t *testing.T, opts Options, cp []byte, lines []string) Report {
+	t.Helper()
+	e, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp != nil {
+		if err := e.Restore(cp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, l := range lines {
+		e.Feed([]byte(l), time.Time{})
+	}
+	e.Finish()
+	return e.Report()
+}
+
+func TestCheckpointRefused(t *testing.T) {
+	a, _ := New(Options{Format: FormatPi})
+	cp, _ := a.Checkpoint()
+	b, _ := New(Options{Format: FormatClaude})
+	if err := b.Restore(cp); err == nil {
+		t.Error("a pi checkpoint restored into a claude engine")
+	}
+	c, _ := New(Options{Format: FormatPi})
+	if err := c.Restore([]byte("garbage")); err == nil {
+		t.Error("garbage restored")
+	}
+}
+
+// The snapshot must follow the engine: a field added to Engine, message or
+// State must be added to the snapshot (or named here as derived from
+// Options or per-line scratch), else a restored engine silently differs.
+func TestCheckpointCoversTheEngine(t *testing.T) {
+	known := map[string][]string{
+		"Engine": {"format", "active", "parse", "prices", "world", "st", "calls", "ev", "sc", "obj", "lines", "unparsed",
+			"live", "result", "stopped", "finished", "stopLine", "lastTime", "trips", "nudges", "cur", "anon", "msg",
+			"lastSig", "errNote", "resultErr", "failed", "prior", "closed", "seg", "open", "sessionModel", "priceCache"},
+		"message": {"open", "id", "speaks", "calls", "stop", "hasStop", "stopLine", "toks", "model"},
+		"State": {"Guards", "Steps", "Streak", "Silent", "Nudged", "WhitespaceDeltas", "WhitespaceBytes", "Cost", "Cap",
+			"StopReason", "Outstanding", "Gap"},
+	}
+	for _, typ := range []reflect.Type{reflect.TypeOf(Engine{}), reflect.TypeOf(message{}), reflect.TypeOf(State{})} {
+		var got []string
+		for i := range typ.NumField() {
+			got = append(got, typ.Field(i).Name)
+		}
+		if !reflect.DeepEqual(got, known[typ.Name()]) {
+			t.Errorf("%s has fields %v; the checkpoint knows %v: update checkpoint.go and this list", typ.Name(), got, known[typ.Name()])
+		}
+	}
+}
