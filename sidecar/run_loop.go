@@ -133,6 +133,7 @@ func (r *runner) watch(followCtx context.Context, stopFollow context.CancelFunc,
 	ticker := time.NewTicker(r.tick)
 	defer ticker.Stop()
 	lastSeen, wasConnected := r.now(), false
+	var res resultWatch
 	for {
 		select {
 		case l, ok := <-lines:
@@ -163,6 +164,7 @@ func (r *runner) watch(followCtx context.Context, stopFollow context.CancelFunc,
 				}
 			}
 			r.progress(writeCtx, eng)
+			res.check(writeCtx, r.rep, eng, lastSeen, now)
 		}
 	}
 }
