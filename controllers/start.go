@@ -153,7 +153,12 @@ func client404(err error) error {
 // of room (which may come), not for a missing request or limit (which will
 // not).
 func quotaExceeded(err error) bool {
-	return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "exceeded quota")
+	if !apierrors.IsForbidden(err) {
+		return false
+	}
+	msg := err.Error()
+	// "status unknown": a quota just made, not counted yet by its controller.
+	return strings.Contains(msg, "exceeded quota") || strings.Contains(msg, "status unknown for quota")
 }
 
 // quotaRetry is the wait before the next creation: about the time waited
