@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -671,6 +672,13 @@ func TestConfigLoadsInManager(t *testing.T) {
 				}
 				if r := cfg.Rerolls; *r.Max != 2 || len(r.Classes) != 1 || r.Classes[0] != "runaway" {
 					t.Errorf("rerolls = %s, want max 2, classes [runaway]", toJSON(t, r))
+				}
+				if cfg.StartTimeout.Duration != 5*time.Minute || cfg.ExitGrace.Duration != 30*time.Second {
+					t.Errorf("startTimeout %v, exitGrace %v, want the values' 5m and 30s", cfg.StartTimeout, cfg.ExitGrace)
+				}
+				// Helm merges the values' map over the chart's: the cpu limit stays.
+				if r := cfg.Sidecar.Resources; r.Limits.Memory().String() != "256Mi" || r.Limits.Cpu().String() != "500m" || r.Requests.Cpu().String() != "20m" {
+					t.Errorf("sidecar resources = %s, want the values' (memory limit 256Mi, cpu request 20m) over the chart's cpu limit", toJSON(t, r))
 				}
 			}},
 	}

@@ -86,7 +86,7 @@ func (r *AgentTurnReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	}
 	switch {
 	case turn.Status.Outcome != "":
-		return ctrl.Result{}, r.keepStopped(ctx, turn, pod)
+		return r.keepStopped(ctx, run, turn, pod)
 	case run.DeletionTimestamp != nil || run.Spec.Cancel:
 		return ctrl.Result{}, r.abort(ctx, turn, pod)
 	case pod == nil:
@@ -102,27 +102,28 @@ func (r *AgentTurnReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 // and made again) goes with the garbage collector: wait for it. Any other
 // Pod will not go away by itself: the turn fails as infra.
 func (r *AgentTurnReconciler) podInTheWay(ctx context.Context, turn *twv1.AgentTurn, pod *corev1.Pod) (ctrl.Result, error) {
-	if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == "AgentTurn" && ref.APIVersion == twv1.GroupVersion.String() {
-		log.FromContext(ctx).Info("waiting for the pod of an earlier turn of this name to go", "pod", pod.Name)
-		return ctrl.Result{RequeueAfter: 2 * time.Second}, nil
+	// The Pod's deletion wakes the turn; the deadline bounds the wait.
+	if earlierTurnsPod(pod, turn) {
+		if left := turn.CreationTimestamp.Add(r.Config.StartTimeout.Duration).Sub(r.Clock.Now()); left > 0 {
+			log.FromContext(ctx).Info("waiting for the pod of an earlier turn of this name to go", "pod", pod.Name)
+			return ctrl.Result{RequeueAfter: left}, nil
+		}
+		return ctrl.Result{}, r.failInfra(ctx, turn, fmt.Sprintf("the pod %s of an earlier turn of this name is still in the way after %s", pod.Name, r.Config.StartTimeout.Duration))
 	}
-	st := turn.Status.DeepCopy()
-	settle(st, twv1.TurnFailed, &twv1.TurnError{Type: twv1.ClassInfra,
-		Message: fmt.Sprintf("a pod named %s that turnwatch did not create is in the way", pod.Name)}, r.Clock.Now())
-	if err := r.writeStatus(ctx, turn, st); err != nil {
-		return ctrl.Result{}, err
-	}
-	r.recordSettled(ctx, turn, false)
-	return ctrl.Result{}, nil
+	// Never stopped nor adopted: it is not the turn's.
+	return ctrl.Result{}, r.failInfra(ctx, turn, fmt.Sprintf("a pod named %s that turnwatch did not create for this turn is in the way", pod.Name))
 }
 
 // follow reads the Pod and records what it says.
 func (r *AgentTurnReconciler) follow(ctx context.Context, run *twv1.AgentRun, turn *twv1.AgentTurn, pod *corev1.Pod) (ctrl.Result, error) {
 	now := r.Clock.Now()
-	v := judge(pod, agentContainerName(run), now, r.Config.SettleGrace.Duration)
+	agent := agentContainerName(run)
+	v := judge(pod, agent, now, r.Config.SettleGrace.Duration)
 	if v.checkTail {
 		v = r.checkTail(ctx, run, pod, v, now)
 	}
+	v = judgeHang(v, pod, agent, now, r.Config.ExitGrace.Duration)
+	v = judgeStart(v, pod, agent, startedAt(turn), now, r.Config.StartTimeout.Duration)
 	st := turn.Status.DeepCopy()
 	if c := v.counts; c != nil {
 		st.Steps = int64(c.Steps)
@@ -157,9 +158,10 @@ func (r *AgentTurnReconciler) follow(ctx context.Context, run *twv1.AgentRun, tu
 // Pod it created is gone.
 func (r *AgentTurnReconciler) podMissing(ctx context.Context, run *twv1.AgentRun, turn *twv1.AgentTurn) (ctrl.Result, error) {
 	if turn.Status.PodName != "" {
-		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: turn.Namespace, Name: turn.Status.PodName}, &corev1.Pod{})
+		found := &corev1.Pod{}
+		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: turn.Namespace, Name: turn.Status.PodName}, found)
 		if err == nil {
-			return ctrl.Result{RequeueAfter: time.Second}, nil // the cache lags
+			return r.podUncached(ctx, turn, found)
 		}
 		if !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err
@@ -175,38 +177,25 @@ func (r *AgentTurnReconciler) podMissing(ctx context.Context, run *twv1.AgentRun
 	if err := ensureSidecarRBAC(ctx, r.Client, turn.Namespace); err != nil {
 		return ctrl.Result{}, fmt.Errorf("sidecar RBAC: %w", err)
 	}
-	pod, err := renderPod(run, turn, renderOptions{SidecarImage: r.SidecarImage, Guards: r.Config.Guards, Prices: r.Config.Prices})
+	pod, err := renderPod(run, turn, renderOptions{SidecarImage: r.SidecarImage, Guards: r.Config.Guards, Prices: r.Config.Prices,
+		Resources: r.Config.Sidecar.Resources})
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := controllerutil.SetControllerReference(turn, pod, r.Scheme); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := r.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
-		if !apierrors.IsInvalid(err) {
-			return ctrl.Result{}, err
-		}
-		// The template renders a Pod the API server refuses: trying again
-		// cannot help, so the turn fails (and the run faults) with the reason.
-		st := turn.Status.DeepCopy()
-		settle(st, twv1.TurnFailed, &twv1.TurnError{Type: twv1.ClassInfra, Message: "the pod was refused: " + err.Error()}, r.Clock.Now())
-		if err := r.writeStatus(ctx, turn, st); err != nil {
-			return ctrl.Result{}, err
-		}
-		r.recordSettled(ctx, turn, false)
-		return ctrl.Result{}, nil
+	if err := r.Create(ctx, pod); err != nil {
+		return r.createRefused(ctx, turn, pod.Name, err)
 	}
-	log.FromContext(ctx).Info("created pod", "pod", pod.Name)
-	st := turn.Status.DeepCopy()
-	st.PodName = pod.Name
-	st.StartTime = ptrTime(metav1.NewTime(r.Clock.Now()))
-	return ctrl.Result{}, r.writeStatus(ctx, turn, st)
+	r.graceRaised(run, turn, pod)
+	return ctrl.Result{}, r.recordPod(ctx, turn, pod.Name)
 }
 
 // abort stops the agent of a cancelled or deleted run and records the turn
 // as Aborted: stopped by the user, never Failed.
 func (r *AgentTurnReconciler) abort(ctx context.Context, turn *twv1.AgentTurn, pod *corev1.Pod) error {
-	if pod != nil {
+	if pod != nil && metav1.IsControlledBy(pod, turn) {
 		if err := r.stop(ctx, pod); err != nil {
 			return err
 		}
@@ -221,12 +210,17 @@ func (r *AgentTurnReconciler) abort(ctx context.Context, turn *twv1.AgentTurn, p
 }
 
 // keepStopped makes sure a settled, unsuccessful turn's Pod is stopped (a
-// previous pass may have recorded the outcome and then died).
-func (r *AgentTurnReconciler) keepStopped(ctx context.Context, turn *twv1.AgentTurn, pod *corev1.Pod) error {
-	if pod == nil || turn.Status.Outcome == twv1.TurnSucceeded || !metav1.IsControlledBy(pod, turn) {
-		return nil
+// previous pass may have recorded the outcome and then died), and that a
+// succeeded turn's agent does not run on past exitGrace. A Pod the turn
+// does not control is never touched.
+func (r *AgentTurnReconciler) keepStopped(ctx context.Context, run *twv1.AgentRun, turn *twv1.AgentTurn, pod *corev1.Pod) (ctrl.Result, error) {
+	if pod == nil || !metav1.IsControlledBy(pod, turn) {
+		return ctrl.Result{}, nil
 	}
-	return r.stop(ctx, pod)
+	if turn.Status.Outcome == twv1.TurnSucceeded {
+		return r.stopHung(ctx, run, turn, pod)
+	}
+	return ctrl.Result{}, r.stop(ctx, pod)
 }
 
 // stop ends the agent and keeps the Pod: an active deadline of one second

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
@@ -33,6 +34,22 @@ type Config struct {
 	// terminated, for the sidecar's Finished condition before it settles the
 	// turn from the container's exit alone.
 	SettleGrace metav1Duration `json:"settleGrace"`
+	// StartTimeout is how long a turn's Pod may take to run (scheduled,
+	// images pulled, containers started) and how long a Pod creation refused
+	// by a ResourceQuota is retried, before the turn fails as infra.
+	StartTimeout metav1Duration `json:"startTimeout"`
+	// ExitGrace is how long an agent that printed its final result may take
+	// to exit before the turn is settled Succeeded and its Pod stopped.
+	ExitGrace metav1Duration `json:"exitGrace"`
+	// Sidecar is what the manager sets on the injected sidecar container.
+	Sidecar SidecarConfig `json:"sidecar"`
+}
+
+// SidecarConfig is the injected sidecar's container settings.
+type SidecarConfig struct {
+	// Resources are the sidecar's requests and limits, so that a namespace
+	// whose ResourceQuota demands them admits the turn's Pod.
+	Resources corev1.ResourceRequirements `json:"resources"`
 }
 
 // metav1Duration is a time.Duration written as "30s" in the config file.
@@ -64,6 +81,10 @@ func DefaultConfig() Config {
 			},
 		},
 		SettleGrace: metav1Duration{30 * time.Second},
+
+		StartTimeout: metav1Duration{10 * time.Minute},
+		ExitGrace:    metav1Duration{time.Minute},
+		Sidecar:      SidecarConfig{Resources: defaultSidecarResources()},
 	}
 }
 
@@ -73,6 +94,12 @@ type fileConfig struct {
 	Prices      json.RawMessage    `json:"prices,omitempty"`
 	Rerolls     *twv1.RerollPolicy `json:"rerolls,omitempty"`
 	SettleGrace *metav1Duration    `json:"settleGrace,omitempty"`
+
+	StartTimeout *metav1Duration `json:"startTimeout,omitempty"`
+	ExitGrace    *metav1Duration `json:"exitGrace,omitempty"`
+	Sidecar      *struct {
+		Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+	} `json:"sidecar,omitempty"`
 }
 
 // LoadConfig reads a YAML or JSON config file over DefaultConfig. An empty
@@ -104,6 +131,7 @@ func parseConfig(b []byte) (Config, error) {
 	if f.SettleGrace != nil {
 		cfg.SettleGrace = *f.SettleGrace
 	}
+	applyStartConfig(&cfg, f)
 	return cfg, validateConfig(cfg)
 }
 
@@ -129,6 +157,9 @@ func validateConfig(cfg Config) error {
 		if _, err := parseUSD(*c); err != nil {
 			return fmt.Errorf("config: guards.maxCostUSD: %w", err)
 		}
+	}
+	if err := validateStartConfig(cfg); err != nil {
+		return err
 	}
 	if m := cfg.Rerolls.Max; m != nil && *m < 0 {
 		return fmt.Errorf("config: rerolls.max: must be at least 0")

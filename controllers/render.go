@@ -33,6 +33,8 @@ type renderOptions struct {
 	SidecarImage string
 	Guards       twv1.Guards     // cluster defaults
 	Prices       json.RawMessage // passed through, unread
+	// Resources are the sidecar container's requests and limits.
+	Resources corev1.ResourceRequirements
 }
 
 // agentContainerName is spec.agentContainer, or the template's first container.
@@ -101,6 +103,7 @@ func renderPod(run *twv1.AgentRun, turn *twv1.AgentTurn, o renderOptions) (*core
 	}
 	spec.Containers[idx].Env = append(spec.Containers[idx].Env, agentEnv(turn)...)
 	spec.Volumes = append(spec.Volumes, tokenVolumeSource())
+	raiseGrace(spec)
 	// First, so that it follows the agent from its first line.
 	spec.InitContainers = append([]corev1.Container{sidecarContainer(run, turn, agent, guards, o)}, spec.InitContainers...)
 	return pod, nil
@@ -151,6 +154,7 @@ func sidecarContainer(run *twv1.AgentRun, turn *twv1.AgentTurn, agent string, gu
 			SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 		},
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		Resources:                *o.Resources.DeepCopy(),
 	}
 }
 

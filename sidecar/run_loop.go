@@ -191,6 +191,7 @@ func (r *runner) watch(followCtx context.Context, stopFollow context.CancelFunc,
 	lastSeen, wasConnected := r.now(), false
 	probe := stallProbe{}
 	probe.reopen, _ = r.src.(reopener)
+	var res resultWatch
 	for {
 		select {
 		case l, ok := <-lines:
@@ -228,6 +229,7 @@ func (r *runner) watch(followCtx context.Context, stopFollow context.CancelFunc,
 				}
 			}
 			r.progress(writeCtx, eng)
+			res.check(writeCtx, r.rep, eng, lastSeen, now)
 		}
 	}
 }

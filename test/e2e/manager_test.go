@@ -63,7 +63,11 @@ func startOperator() error {
 	}
 	env.obs.startTurnwatch(context.Background(), env.ns)
 
-	args := []string{"--sidecar-image=" + sidecarImage}
+	config, err := writeManagerConfig()
+	if err != nil {
+		return err
+	}
+	args := []string{"--sidecar-image=" + sidecarImage, "--config=" + config}
 	help, _ := exec.Command(filepath.Join(env.artifacts, "manager"), "--help").CombinedOutput()
 	// Keep the manager's listeners on loopback and off fixed ports when it has the flags.
 	for flag, value := range map[string]string{
