@@ -107,10 +107,10 @@ func TestChartInstallsOnAPIServer(t *testing.T) {
 	// The manager grants the sidecar's ClusterRole and nothing else: it may
 	// not bind another role, nor write a Role of its own.
 	other := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "too-much", Namespace: "team-a"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: meta.Name, Namespace: meta.Namespace}}}
 	if err := manager.Create(ctx, other); !apierrors.IsForbidden(err) {
-		t.Errorf("the manager bound the admin ClusterRole (err %v); want Forbidden", err)
+		t.Errorf("the manager bound the cluster-admin ClusterRole (err %v); want Forbidden", err)
 	}
 	more := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "too-much", Namespace: "team-a"},
 		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}}}}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -274,4 +275,37 @@ func formatRules(st authorizationv1.SubjectRulesReviewStatus) string {
 		"# for an account bound to config/rbac/role.yaml. Checked by\n" +
 		"# controllers/security_test.go (TestManagerEffectivePermissions).\n" +
 		strings.Join(lines, "\n") + "\n"
+}
+
+// The rendered Pod passes the restricted Pod Security Standard whenever the
+// template does: the sidecar adds nothing the standard forbids.
+func TestRestrictedPodSecurity(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: newNamespace(t) + "-r", Labels: map[string]string{
+		"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest"}}}
+	create(t, ns)
+	startManager(t, ns.Name, managerOpts{})
+	create(t, newRun(ns.Name, "restricted", func(r *twv1.AgentRun) {
+		r.Spec.Template.Spec.SecurityContext = &corev1.PodSecurityContext{
+			RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532),
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		}
+		r.Spec.Template.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{
+			AllowPrivilegeEscalation: ptr.To(false), Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		}
+	}))
+	waitPod(t, ns.Name, "restricted-0")
+
+	// The check bites: a template that is not restricted renders a Pod the
+	// namespace refuses, and the turn says so.
+	create(t, newRun(ns.Name, "loose", func(r *twv1.AgentRun) {
+		r.Spec.Template.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(true)}
+	}))
+	consistently(t, "no Pod for the loose template", 2*time.Second, func() error {
+		if _, err := getPod(ns.Name, "loose-0"); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("pod loose-0: %v", err)
+		}
+		return nil
+	})
 }
