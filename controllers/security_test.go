@@ -108,6 +108,17 @@ func TestTemplateRefusedAtAdmission(t *testing.T) {
 		if err := k8s.Create(context.Background(), run); err != nil {
 			t.Fatal(err)
 		}
+		// Changing the template later is judged as a create is; a patch
+		// that leaves it alone is not.
+		err := k8s.Patch(context.Background(), run.DeepCopy(), client.RawPatch(types.MergePatchType,
+			[]byte(`{"spec":{"template":{"spec":{"hostPID":true}}}}`)))
+		if !apierrors.IsInvalid(err) || containsAll(err.Error(), "spec.template.spec.hostPID") != nil {
+			t.Errorf("template changed to hostPID: %v, want Invalid naming the field", err)
+		}
+		if err := k8s.Patch(context.Background(), run.DeepCopy(), client.RawPatch(types.MergePatchType,
+			[]byte(`{"metadata":{"labels":{"team":"a"}}}`))); err != nil {
+			t.Errorf("a label patch: %v", err)
+		}
 	})
 }
 
