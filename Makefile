@@ -130,10 +130,11 @@ chart-crds: ## Copy the generated CRDs (config/crd/bases) into the chart's crds/
 	cp config/crd/bases/*.yaml $(CHART)/crds/
 
 .PHONY: chart-files
-chart-files: ## Copy the generated manager Role, the sidecar's Role and policy, and the price table into the chart's files/.
+chart-files: ## Copy the generated manager Role, the metrics-reader role, the sidecar's ClusterRole and policies, and the price table into the chart's files/.
 	cp config/rbac/role.yaml $(CHART)/files/manager-role.yaml
-	cp config/sidecar/role.yaml $(CHART)/files/sidecar-role.yaml
-	cp config/sidecar/validatingadmissionpolicy.yaml $(CHART)/files/sidecar-admission-policy.yaml
+	cp config/rbac/metrics_reader_role.yaml $(CHART)/files/metrics-reader-role.yaml
+	cp config/sidecar/clusterrole.yaml $(CHART)/files/sidecar-clusterrole.yaml
+	cp config/sidecar/validatingadmissionpolicy.yaml $(CHART)/files/admission-policies.yaml
 	cp pkg/monitor/prices.json $(CHART)/files/prices.json
 
 .PHONY: chart-sync
@@ -190,12 +191,13 @@ uninstall: ## Remove the CRDs (and with them every AgentRun and AgentTurn).
 deploy: manifests ## Deploy the operator (IMG, SIDECAR_IMG) with config/default.
 	$(KUBECTL) kustomize config/default | sed -e 's|--sidecar-image=turnwatch:latest|--sidecar-image=$(SIDECAR_IMG)|' -e 's|image: turnwatch:latest|image: $(IMG)|' \
 		| $(KUBECTL) apply --server-side -f -
-	$(KUBECTL) apply --server-side -f config/sidecar/validatingadmissionpolicy.yaml
+	$(KUBECTL) apply --server-side -k config/sidecar
 
 .PHONY: undeploy
 undeploy: ## Remove what deploy applied.
-	$(KUBECTL) delete --ignore-not-found -f config/sidecar/validatingadmissionpolicy.yaml
+	$(KUBECTL) delete --ignore-not-found -k config/sidecar
 	$(KUBECTL) delete --ignore-not-found -k config/default
+	$(KUBECTL) delete --ignore-not-found serviceaccounts,rolebindings -A -l turnwatch.dev/component=sidecar-rbac
 
 .PHONY: help
 help: ## Show targets.

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
@@ -31,7 +32,7 @@ func main() {
 	)
 	flag.StringVar(&configPath, "config", "", "Cluster defaults (guards, prices, rerolls), YAML or JSON. Empty: the built-in defaults.")
 	flag.StringVar(&sidecarImage, "sidecar-image", "turnwatch-sidecar:latest", "Image of the injected turnwatch-sidecar container.")
-	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address of the metrics endpoint; 0 turns it off.")
+	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8443", "Address of the metrics endpoint (HTTPS; callers need a token allowed to GET /metrics); 0 turns it off.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address of the health probes.")
 	flag.IntVar(&concurrency, "max-concurrent-reconciles", 4, "How many runs, and how many turns, are reconciled at once.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader, so that only one replica reconciles.")
@@ -52,7 +53,7 @@ func main() {
 
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
 		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
+		Metrics:                metricsOptions(metricsAddr),
 		HealthProbeBindAddress: probeAddr,
 		LeaderElection:         leaderElect,
 		LeaderElectionID:       "turnwatch.dev",
@@ -75,5 +76,17 @@ func main() {
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		log.Error(err, "running the manager")
 		os.Exit(1)
+	}
+}
+
+// metricsOptions serve the metrics over HTTPS (a self-signed certificate
+// unless one is mounted) to callers whose token the API server accepts
+// (TokenReview) and who may GET /metrics (SubjectAccessReview): the turn
+// counts and costs are the cluster's business, not every Pod's.
+func metricsOptions(addr string) metricsserver.Options {
+	return metricsserver.Options{
+		BindAddress:    addr,
+		SecureServing:  true,
+		FilterProvider: filters.WithAuthenticationAndAuthorization,
 	}
 }

@@ -278,13 +278,18 @@ func TestManagerRoleMatchesGenerated(t *testing.T) {
 	}
 }
 
-// TestSidecarRBAC: where the chart provisions the sidecar's identity, it
-// grants exactly config/sidecar/role.yaml, to the account every turn's Pod
-// uses, with no automounted token.
+// TestSidecarRBAC: the chart installs the sidecar's ClusterRole of
+// config/sidecar/clusterrole.yaml, and where it provisions the sidecar's
+// identity it binds that ClusterRole to the account every turn's Pod uses,
+// with no automounted token, labelled as the manager labels its own.
 func TestSidecarRBAC(t *testing.T) {
-	want := only(readYAMLFiles(t, "config/sidecar/role.yaml"), "Role")["turnwatch-sidecar"]
+	want := only(readYAMLFiles(t, "config/sidecar/clusterrole.yaml"), "ClusterRole")["turnwatch-sidecar"]
 	if want == nil {
-		t.Fatal("config/sidecar/role.yaml holds no Role turnwatch-sidecar")
+		t.Fatal("config/sidecar/clusterrole.yaml holds no ClusterRole turnwatch-sidecar")
+	}
+	role := find(t, render(t), "ClusterRole", "", "turnwatch-sidecar")
+	if d := diff("rules", want["rules"], role["rules"]); d != "" {
+		t.Errorf("sidecar ClusterRole differs from config/sidecar/clusterrole.yaml (run `make chart-files`): %s", d)
 	}
 	if got := only(render(t), "Role"); len(got) != 1 { // the leader-election Role alone
 		t.Errorf("default values: want only the leader-election Role, got %v", slices.Sorted(maps.Keys(got)))
@@ -292,82 +297,59 @@ func TestSidecarRBAC(t *testing.T) {
 
 	objs := render(t, "--set", "sidecar.rbac.namespaces={agents,reviewers}")
 	for _, ns := range []string{"agents", "reviewers"} {
-		role := find(t, objs, "Role", ns, "turnwatch-sidecar")
-		if d := diff("rules", want["rules"], role["rules"]); d != "" {
-			t.Errorf("%s: sidecar Role differs from config/sidecar/role.yaml (run `make chart-files`): %s", ns, d)
-		}
 		sa := find(t, objs, "ServiceAccount", ns, "turnwatch-sidecar")
 		if sa["automountServiceAccountToken"] != false {
 			t.Errorf("%s: sidecar ServiceAccount must not automount its token", ns)
 		}
 		rb := find(t, objs, "RoleBinding", ns, "turnwatch-sidecar")
 		wantRB := map[string]any{
-			"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "turnwatch-sidecar"},
+			"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "turnwatch-sidecar"},
 			"subjects": []any{map[string]any{"kind": "ServiceAccount", "name": "turnwatch-sidecar", "namespace": ns}},
 		}
 		if d := diff("", wantRB, map[string]any{"roleRef": rb["roleRef"], "subjects": rb["subjects"]}); d != "" {
 			t.Errorf("%s: sidecar RoleBinding: %s", ns, d)
 		}
+		for _, o := range []object{sa, rb} {
+			labels, _ := o["metadata"].(map[string]any)["labels"].(map[string]any)
+			if labels[controllers.LabelComponent] != controllers.ComponentSidecarRBAC {
+				t.Errorf("%s: %s lacks %s=%s, the label the manager watches and uninstall selects by", ns, o.key(), controllers.LabelComponent, controllers.ComponentSidecarRBAC)
+			}
+		}
 	}
 }
 
-// TestAdmissionPolicyMatches: the chart installs config/sidecar's policy and
-// binding unchanged, except for the binding's actions, which are a value.
+// TestAdmissionPolicyMatches: the chart installs config/sidecar's policies
+// and bindings unchanged, every binding denying, whatever the values.
 func TestAdmissionPolicyMatches(t *testing.T) {
 	file := readYAMLFiles(t, "config/sidecar/validatingadmissionpolicy.yaml")
 	wantPolicies := only(file, "ValidatingAdmissionPolicy")
 	wantBindings := only(file, "ValidatingAdmissionPolicyBinding")
-	if len(wantPolicies) != 1 || len(wantBindings) != 1 {
-		t.Fatalf("config/sidecar: want one policy and one binding, found %d and %d", len(wantPolicies), len(wantBindings))
+	if len(wantPolicies) < 3 || len(wantBindings) != len(wantPolicies) {
+		t.Fatalf("config/sidecar: want a binding for each of the policies, found %d and %d", len(wantPolicies), len(wantBindings))
 	}
-	tests := []struct {
-		name        string
-		flags       []string
-		wantActions []any // nil: the file's
-		wantNone    bool
-	}{
-		{name: "default"},
-		{name: "warn first", flags: []string{"--set", "sidecar.admissionPolicy.validationActions={Warn,Audit}"},
-			wantActions: []any{"Warn", "Audit"}},
-		{name: "off", flags: []string{"--set", "sidecar.admissionPolicy.enabled=false"}, wantNone: true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			objs := render(t, tc.flags...)
-			gotPolicies := only(objs, "ValidatingAdmissionPolicy")
-			gotBindings := only(objs, "ValidatingAdmissionPolicyBinding")
-			if tc.wantNone {
-				if len(gotPolicies)+len(gotBindings) != 0 {
-					t.Fatalf("policy disabled, yet rendered %d policies and %d bindings", len(gotPolicies), len(gotBindings))
-				}
-				return
+	for _, values := range [][]string{nil, {"-f", chartDir + "/ci/all-on-values.yaml"}} {
+		objs := render(t, values...)
+		for _, kind := range []string{"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"} {
+			want, got := only(file, kind), only(objs, kind)
+			if len(got) != len(want) {
+				t.Errorf("%v: %d %ss rendered, want %d", values, len(got), kind, len(want))
 			}
-			for name, w := range wantPolicies {
-				g, ok := gotPolicies[name]
+			for name, w := range want {
+				g, ok := got[name]
 				if !ok {
-					t.Fatalf("policy %s not rendered", name)
+					t.Errorf("%v: %s %s not rendered", values, kind, name)
+					continue
 				}
 				if d := diff("spec", w["spec"], g["spec"]); d != "" {
-					t.Errorf("policy differs from config/sidecar (run `make chart-files`): %s", d)
+					t.Errorf("%s %s differs from config/sidecar (run `make chart-files`): %s", kind, name, d)
+				}
+				if kind == "ValidatingAdmissionPolicyBinding" {
+					if d := diff("validationActions", []any{"Deny"}, g["spec"].(map[string]any)["validationActions"]); d != "" {
+						t.Errorf("binding %s: %s", name, d)
+					}
 				}
 			}
-			for name, w := range wantBindings {
-				g, ok := gotBindings[name]
-				if !ok {
-					t.Fatalf("binding %s not rendered", name)
-				}
-				spec := map[string]any{}
-				for k, v := range w["spec"].(map[string]any) {
-					spec[k] = v
-				}
-				if tc.wantActions != nil {
-					spec["validationActions"] = tc.wantActions
-				}
-				if d := diff("spec", spec, g["spec"]); d != "" {
-					t.Errorf("binding: %s", d)
-				}
-			}
-		})
+		}
 	}
 }
 
@@ -506,19 +488,19 @@ func TestManagerDeployment(t *testing.T) {
 		leaderElect  string
 		metrics      string
 	}{
-		{name: "defaults", image: "turnwatch:0.1.0", sidecarImage: "turnwatch:0.1.0", leaderElect: "true", metrics: ":8080"},
+		{name: "defaults", image: "turnwatch:0.1.0", sidecarImage: "turnwatch:0.1.0", leaderElect: "true", metrics: ":8443"},
 		{name: "tag and digest",
 			flags:        []string{"--set", "image.repository=r.invalid/tw", "--set", "image.tag=v2", "--set", "sidecar.image.digest=sha256:" + strings.Repeat("ab", 32)},
 			image:        "r.invalid/tw:v2",
-			sidecarImage: "r.invalid/tw@sha256:" + strings.Repeat("ab", 32), leaderElect: "true", metrics: ":8080"},
+			sidecarImage: "r.invalid/tw@sha256:" + strings.Repeat("ab", 32), leaderElect: "true", metrics: ":8443"},
 		{name: "manager digest, sidecar tag",
 			flags:        []string{"--set", "image.digest=sha256:" + strings.Repeat("cd", 32), "--set", "sidecar.image.tag=v3"},
 			image:        "turnwatch@sha256:" + strings.Repeat("cd", 32),
-			sidecarImage: "turnwatch:v3", leaderElect: "true", metrics: ":8080"},
+			sidecarImage: "turnwatch:v3", leaderElect: "true", metrics: ":8443"},
 		{name: "manager digest inherited",
 			flags:        []string{"--set", "image.digest=sha256:" + strings.Repeat("cd", 32)},
 			image:        "turnwatch@sha256:" + strings.Repeat("cd", 32),
-			sidecarImage: "turnwatch@sha256:" + strings.Repeat("cd", 32), leaderElect: "true", metrics: ":8080"},
+			sidecarImage: "turnwatch@sha256:" + strings.Repeat("cd", 32), leaderElect: "true", metrics: ":8443"},
 		{name: "no leader election, no metrics",
 			flags: []string{"--set", "manager.leaderElection.enabled=false", "--set", "manager.metrics.port=0"},
 			image: "turnwatch:0.1.0", sidecarImage: "turnwatch:0.1.0", leaderElect: "false", metrics: "0"},
@@ -603,6 +585,8 @@ func TestBadValuesRefused(t *testing.T) {
 		{"two managers without election", []string{"--set", "manager.replicas=2", "--set", "manager.leaderElection.enabled=false"}, "leaderElection"},
 		{"monitor without service", []string{"--set", "serviceMonitor.enabled=true", "--set", "manager.metrics.service.enabled=false"}, "metrics.service"},
 		{"bad namespace", []string{"--set", "sidecar.rbac.namespaces={Agents}"}, "namespaces"},
+		{"warn-only admission", []string{"--set", "sidecar.admissionPolicy.validationActions={Warn}"}, "admissionPolicy"},
+		{"admission off", []string{"--set", "sidecar.admissionPolicy.enabled=false"}, "admissionPolicy"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

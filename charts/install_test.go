@@ -92,19 +92,11 @@ func TestChartInstallsOnAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := only(readYAMLFiles(t, "config/sidecar/role.yaml"), "Role")["turnwatch-sidecar"]
-	var rules []rbacv1.PolicyRule
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(map[string]any{"rules": want["rules"]}, &struct {
-		Rules *[]rbacv1.PolicyRule `json:"rules"`
-	}{&rules}); err != nil {
-		t.Fatal(err)
-	}
 	meta := metav1.ObjectMeta{Name: "turnwatch-sidecar", Namespace: "team-a"}
 	for _, obj := range []client.Object{
 		&corev1.ServiceAccount{ObjectMeta: meta},
-		&rbacv1.Role{ObjectMeta: meta, Rules: rules},
 		&rbacv1.RoleBinding{ObjectMeta: meta,
-			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: meta.Name},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "turnwatch-sidecar"},
 			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: meta.Name, Namespace: meta.Namespace}}},
 	} {
 		if err := manager.Create(ctx, obj); err != nil {
@@ -112,11 +104,18 @@ func TestChartInstallsOnAPIServer(t *testing.T) {
 		}
 	}
 
-	// The check is effective: the manager may not grant what it does not hold.
+	// The manager grants the sidecar's ClusterRole and nothing else: it may
+	// not bind another role, nor write a Role of its own.
+	other := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "too-much", Namespace: "team-a"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: meta.Name, Namespace: meta.Namespace}}}
+	if err := manager.Create(ctx, other); !apierrors.IsForbidden(err) {
+		t.Errorf("the manager bound the cluster-admin ClusterRole (err %v); want Forbidden", err)
+	}
 	more := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "too-much", Namespace: "team-a"},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods/exec"}, Verbs: []string{"create"}}}}
-	if err := manager.Create(ctx, more); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "not currently held") {
-		t.Errorf("the manager granted pods/exec (err %v); want an escalation refusal", err)
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}}}}
+	if err := manager.Create(ctx, more); !apierrors.IsForbidden(err) {
+		t.Errorf("the manager created a Role (err %v); want Forbidden", err)
 	}
 
 	// Leader election: the manager keeps its Lease, and records Events, in
@@ -178,6 +177,7 @@ func runManager(t *testing.T, env *envtest.Environment, cfg *rest.Config, admin 
 	}
 	probeAddr := l.Addr().String()
 	l.Close()
+	metricsAddr := freeAddr(t)
 
 	// The chart's arguments, but for what only holds inside the cluster: the
 	// config's path, leader election (it finds its namespace from the Pod's
@@ -192,7 +192,7 @@ func runManager(t *testing.T, env *envtest.Environment, cfg *rest.Config, admin 
 		case "--leader-elect":
 			argv = append(argv, "--leader-elect=false")
 		case "--metrics-bind-address":
-			argv = append(argv, "--metrics-bind-address=0")
+			argv = append(argv, "--metrics-bind-address="+metricsAddr)
 		case "--health-probe-bind-address":
 			argv = append(argv, "--health-probe-bind-address="+probeAddr)
 		default:
@@ -241,12 +241,13 @@ func runManager(t *testing.T, env *envtest.Environment, cfg *rest.Config, admin 
 	if err := admin.Create(ctx, run); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, &logs, "the turn's Pod and the sidecar's Role in team-b", func() bool {
+	waitFor(t, &logs, "the turn's Pod and the sidecar's RoleBinding in team-b", func() bool {
 		var pods corev1.PodList
-		var role rbacv1.Role
+		var rb rbacv1.RoleBinding
 		return admin.List(ctx, &pods, client.InNamespace("team-b")) == nil && len(pods.Items) == 1 &&
-			admin.Get(ctx, client.ObjectKey{Namespace: "team-b", Name: "turnwatch-sidecar"}, &role) == nil
+			admin.Get(ctx, client.ObjectKey{Namespace: "team-b", Name: "turnwatch-sidecar"}, &rb) == nil
 	})
+	checkMetrics(t, cfg, admin, metricsAddr, objs)
 	time.Sleep(2 * time.Second) // let informers and status writes settle
 	stop()
 	for line := range strings.Lines(logs.String()) {

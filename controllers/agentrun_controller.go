@@ -49,8 +49,8 @@ type AgentRunReconciler struct {
 	written writeMemo[twv1.AgentRunStatus]
 }
 
-// +kubebuilder:rbac:groups=turnwatch.dev,resources=agentruns,verbs=get;list;watch;update;patch;delete
-// +kubebuilder:rbac:groups=turnwatch.dev,resources=agentruns/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=turnwatch.dev,resources=agentruns,verbs=get;list;watch;patch;delete
+// +kubebuilder:rbac:groups=turnwatch.dev,resources=agentruns/status,verbs=update
 // +kubebuilder:rbac:groups=turnwatch.dev,resources=agentruns/finalizers,verbs=update
 // +kubebuilder:rbac:groups=turnwatch.dev,resources=agentturns,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

@@ -719,19 +719,18 @@ func TestPodShape(t *testing.T) {
 		t.Fatalf("token volume %+v", vol)
 	}
 
-	role := &rbacv1.Role{}
-	if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: SidecarServiceAccount}, role); err != nil {
+	rb := &rbacv1.RoleBinding{}
+	if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: SidecarServiceAccount}, rb); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.EqualFunc(role.Rules, sidecarRules, func(a, b rbacv1.PolicyRule) bool {
-		return slices.Equal(a.Resources, b.Resources) && slices.Equal(a.Verbs, b.Verbs)
-	}) {
-		t.Errorf("role rules %+v", role.Rules)
+	if rb.RoleRef.Kind != "ClusterRole" || rb.RoleRef.Name != SidecarClusterRole || rb.Labels[LabelComponent] != ComponentSidecarRBAC {
+		t.Errorf("sidecar RoleBinding %+v %v", rb.RoleRef, rb.Labels)
 	}
-	for _, obj := range []client.Object{&corev1.ServiceAccount{}, &rbacv1.RoleBinding{}} {
-		if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: SidecarServiceAccount}, obj); err != nil {
-			t.Error(err)
-		}
+	if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: SidecarServiceAccount}, &corev1.ServiceAccount{}); err != nil {
+		t.Error(err)
+	}
+	if sc.SecurityContext == nil || sc.SecurityContext.RunAsUser == nil || *sc.SecurityContext.RunAsUser != protocol.SidecarUID {
+		t.Errorf("sidecar security context %+v", sc.SecurityContext)
 	}
 }
 

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -49,14 +50,14 @@ type AgentTurnReconciler struct {
 }
 
 // +kubebuilder:rbac:groups=turnwatch.dev,resources=agentturns,verbs=get;list;watch
-// +kubebuilder:rbac:groups=turnwatch.dev,resources=agentturns/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=turnwatch.dev,resources=agentturns/status,verbs=update
 // +kubebuilder:rbac:groups=turnwatch.dev,resources=agentturns/finalizers,verbs=update
 // +kubebuilder:rbac:groups=core,resources=pods,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=core,resources=serviceaccounts,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create
-// The manager holds what the sidecar Role grants, so that it may grant it.
-// +kubebuilder:rbac:groups=core,resources=pods/log,verbs=get
-// +kubebuilder:rbac:groups=core,resources=pods/status,verbs=patch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;list;watch;create
+// The manager grants the sidecar's rights without holding them: it may bind
+// the turnwatch-sidecar ClusterRole, and no other role.
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=turnwatch-sidecar
 
 // Reconcile moves one AgentTurn one step on.
 func (r *AgentTurnReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -179,6 +180,10 @@ func (r *AgentTurnReconciler) podMissing(ctx context.Context, run *twv1.AgentRun
 	}
 	pod, err := renderPod(run, turn, renderOptions{SidecarImage: r.SidecarImage, Guards: r.Config.Guards, Prices: r.Config.Prices,
 		Resources: r.Config.Sidecar.Resources})
+	var refused *templateRefusedError
+	if errors.As(err, &refused) {
+		return ctrl.Result{}, r.refuseTemplate(ctx, turn, refused)
+	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}

@@ -14,14 +14,13 @@ import (
 // CacheByObject narrows the manager's informers to what turnwatch made, so
 // that the operator does not hold every Pod and ServiceAccount of the
 // cluster in memory: Pods with a turnwatch.dev/run label, and the sidecar's
-// ServiceAccounts, Roles and RoleBindings.
+// ServiceAccounts and RoleBindings (labelled turnwatch.dev/component).
 func CacheByObject() map[client.Object]cache.ByObject {
 	hasRun, _ := labels.NewRequirement(twv1.LabelRun, selection.Exists, nil)
 	ours := labels.SelectorFromSet(labels.Set{LabelComponent: ComponentSidecarRBAC})
 	return map[client.Object]cache.ByObject{
 		&corev1.Pod{}:            {Label: labels.NewSelector().Add(*hasRun)},
 		&corev1.ServiceAccount{}: {Label: ours},
-		&rbacv1.Role{}:           {Label: ours},
 		&rbacv1.RoleBinding{}:    {Label: ours},
 	}
 }

@@ -5,6 +5,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
+// The metrics endpoint serves HTTPS to authenticated and authorized callers
+// only (main.go): the manager checks each caller's token and its right to
+// GET /metrics (ClusterRole turnwatch-metrics-reader) with the API server.
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
 // Metrics, registered with controller-runtime's registry (served on the
 // manager's metrics endpoint).
 var (

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,16 +18,26 @@ const (
 	// SidecarServiceAccount is the account a turn's Pod runs as unless its
 	// template names one.
 	SidecarServiceAccount = "turnwatch-sidecar"
-	// tokenVolume is the sidecar's projected API credential.
-	tokenVolume = "turnwatch-sidecar-token"
+	// tokenVolume is the sidecar's projected API credential. Its name has
+	// protocol.ReservedPrefix, which no template volume or mount may use.
+	tokenVolume = protocol.ReservedPrefix + "sidecar-token"
 	// tokenMountPath is where client-go's in-cluster config looks.
 	tokenMountPath = "/var/run/secrets/kubernetes.io/serviceaccount"
 	// tokenSeconds is the projected token's lifetime; the kubelet renews it.
 	tokenSeconds = 3607
-	// sidecarUID is the sidecar's user: not root, and fixed so that
-	// runAsNonRoot holds for any image.
-	sidecarUID = 65532
+	// sidecarUID is the sidecar's user: not root, fixed so that runAsNonRoot
+	// holds for any image, and reserved (see protocol.SidecarUID).
+	sidecarUID = protocol.SidecarUID
 )
+
+// templateRefusedError is a template the controller will not render: one
+// whose containers could reach the sidecar's credential. Retrying cannot
+// help; the turn fails with the message.
+type templateRefusedError struct{ hazards []string }
+
+func (e *templateRefusedError) Error() string {
+	return "the template could reach the sidecar's credential: " + strings.Join(e.hazards, "; ")
+}
 
 // renderOptions are the parts of a Pod that come from the manager, not the run.
 type renderOptions struct {
@@ -74,6 +85,9 @@ func renderPod(run *twv1.AgentRun, turn *twv1.AgentTurn, o renderOptions) (*core
 	}
 	if idx < 0 {
 		return nil, fmt.Errorf("spec.agentContainer %q names no container of the template", agent)
+	}
+	if h := templateHazards(&tmpl.Spec); len(h) > 0 {
+		return nil, &templateRefusedError{hazards: h}
 	}
 	guards, err := json.Marshal(o.Guards.Merge(run.Spec.Guards))
 	if err != nil {
@@ -147,7 +161,8 @@ func sidecarContainer(run *twv1.AgentRun, turn *twv1.AgentTurn, agent string, gu
 		}},
 		SecurityContext: &corev1.SecurityContext{
 			RunAsNonRoot:             ptr.To(true),
-			RunAsUser:                ptr.To[int64](sidecarUID),
+			RunAsUser:                ptr.To(sidecarUID),
+			RunAsGroup:               ptr.To(sidecarUID),
 			AllowPrivilegeEscalation: ptr.To(false),
 			ReadOnlyRootFilesystem:   ptr.To(true),
 			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
@@ -163,12 +178,20 @@ func fieldRef(path string) *corev1.EnvVarSource {
 }
 
 // tokenVolumeSource is what the kubelet's automount would give, as a volume
-// that only the sidecar mounts.
+// that only the sidecar mounts. What keeps the token from the agent is that
+// the file exists only in the sidecar's mount namespace, reachable from
+// another container only through /proc/<pid>/root of a sidecar process,
+// which needs a shared process namespace and ptrace rights over the
+// sidecar's user (both refused, see templateHazards). The file mode cannot
+// add a third wall: the kubelet makes the token owned by a container user
+// only when every container of the Pod runs as that one user
+// (volumeutil.FsUserFrom), which the reserved sidecar user rules out, so it
+// stays root's; read-only for all is the least that the sidecar can read.
 func tokenVolumeSource() corev1.Volume {
 	return corev1.Volume{
 		Name: tokenVolume,
 		VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
-			DefaultMode: ptr.To[int32](0o644),
+			DefaultMode: ptr.To[int32](0o444),
 			Sources: []corev1.VolumeProjection{
 				{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{
 					Path: "token", ExpirationSeconds: ptr.To[int64](tokenSeconds),

@@ -11,37 +11,34 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// sidecarRules are all the sidecar may do: read its agent's log and write
-// its own Pod's status conditions.
-var sidecarRules = []rbacv1.PolicyRule{
-	{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},
-	{APIGroups: []string{""}, Resources: []string{"pods/status"}, Verbs: []string{"patch"}},
-}
-
-// LabelComponent marks what turnwatch makes outside its own API, whoever
-// makes it: the chart (whose objects say managed-by Helm) and the manager set
-// it alike, and the manager's cache selects on it, so that an object the
-// chart made is seen and not created a second time.
 const (
-	LabelComponent       = "turnwatch.dev/component"
+	// SidecarClusterRole holds the sidecar's rights (config/sidecar/clusterrole.yaml).
+	// The manager binds it per namespace and holds `bind` on it alone.
+	SidecarClusterRole = "turnwatch-sidecar"
+	// LabelComponent marks what turnwatch makes outside the turn itself, so
+	// that its cache sees only those and an uninstall can find them:
+	// kubectl delete sa,rolebinding -A -l turnwatch.dev/component=sidecar-rbac
+	LabelComponent = "turnwatch.dev/component"
+	// ComponentSidecarRBAC is LabelComponent's value on the sidecar's
+	// per-namespace ServiceAccount and RoleBinding.
 	ComponentSidecarRBAC = "sidecar-rbac"
 )
 
-// sidecarRBAC are the ServiceAccount, Role and RoleBinding a namespace needs
-// before a turn's Pod can run there.
+// sidecarRBAC are the ServiceAccount and RoleBinding a namespace needs
+// before a turn's Pod can run there: the binding gives the account the
+// turnwatch-sidecar ClusterRole in this namespace only.
 func sidecarRBAC(namespace string) []client.Object {
 	meta := func() metav1.ObjectMeta {
 		return metav1.ObjectMeta{
 			Name: SidecarServiceAccount, Namespace: namespace,
-			Labels: map[string]string{"app.kubernetes.io/managed-by": "turnwatch", LabelComponent: ComponentSidecarRBAC},
+			Labels: map[string]string{LabelComponent: ComponentSidecarRBAC},
 		}
 	}
 	return []client.Object{
 		&corev1.ServiceAccount{ObjectMeta: meta(), AutomountServiceAccountToken: ptr.To(false)},
-		&rbacv1.Role{ObjectMeta: meta(), Rules: sidecarRules},
 		&rbacv1.RoleBinding{
 			ObjectMeta: meta(),
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: SidecarServiceAccount},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: SidecarClusterRole},
 			Subjects: []rbacv1.Subject{{
 				Kind: rbacv1.ServiceAccountKind, Name: SidecarServiceAccount, Namespace: namespace,
 			}},

@@ -94,7 +94,7 @@ up() {
   step "building the manager, the sidecar and the fake agent; packing their images (no Docker)"
   make -s images >/dev/null
 
-  step "installing the CRDs and the sidecar's admission policy"
+  step "installing the CRDs, the sidecar's ClusterRole and the admission policies"
   k apply --server-side -f config/crd/bases >/dev/null
   for crd in agentruns.turnwatch.dev agentturns.turnwatch.dev; do
     # Polled: `kubectl wait` errors out on a CRD whose status is not written yet.
@@ -103,7 +103,7 @@ up() {
       sleep 0.5
     done
   done
-  k apply --server-side -f config/sidecar/validatingadmissionpolicy.yaml >/dev/null
+  k apply --server-side --force-conflicts -f config/sidecar/clusterrole.yaml -f config/sidecar/validatingadmissionpolicy.yaml >/dev/null
 
   step "starting the manager (log: $STATE/manager.log)"
   stop_manager

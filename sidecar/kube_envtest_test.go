@@ -86,38 +86,56 @@ func manifest(name string) ([][]byte, error) {
 	return docs, nil
 }
 
-// installPolicy creates the shipped ValidatingAdmissionPolicy and binding.
+// installPolicy creates the shipped ClusterRole of the sidecar and the
+// ValidatingAdmissionPolicies with their bindings.
 func installPolicy(ctx context.Context) error {
-	docs, err := manifest("validatingadmissionpolicy.yaml")
-	if err != nil || len(docs) != 2 {
-		return fmt.Errorf("want a policy and a binding: %v", err)
+	docs, err := manifest("clusterrole.yaml")
+	if err != nil || len(docs) != 1 {
+		return fmt.Errorf("want the sidecar ClusterRole: %v", err)
 	}
-	var pol admissionv1.ValidatingAdmissionPolicy
-	var bind admissionv1.ValidatingAdmissionPolicyBinding
-	if err := yaml.UnmarshalStrict(docs[0], &pol); err != nil {
+	var role rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict(docs[0], &role); err != nil {
 		return err
 	}
-	if err := yaml.UnmarshalStrict(docs[1], &bind); err != nil {
+	if _, err := admin.RbacV1().ClusterRoles().Create(ctx, &role, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	if _, err := admin.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(ctx, &pol, metav1.CreateOptions{}); err != nil {
-		return err
+	if docs, err = manifest("validatingadmissionpolicy.yaml"); err != nil || len(docs) < 2 {
+		return fmt.Errorf("want the policies and their bindings: %v", err)
 	}
-	_, err = admin.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, &bind, metav1.CreateOptions{})
-	return err
+	for _, doc := range docs {
+		var kind struct{ Kind string }
+		if err := yaml.Unmarshal(doc, &kind); err != nil {
+			return err
+		}
+		switch kind.Kind {
+		case "ValidatingAdmissionPolicy":
+			var pol admissionv1.ValidatingAdmissionPolicy
+			if err := yaml.UnmarshalStrict(doc, &pol); err != nil {
+				return err
+			}
+			_, err = admin.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(ctx, &pol, metav1.CreateOptions{})
+		case "ValidatingAdmissionPolicyBinding":
+			var bind admissionv1.ValidatingAdmissionPolicyBinding
+			if err := yaml.UnmarshalStrict(doc, &bind); err != nil {
+				return err
+			}
+			_, err = admin.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, &bind, metav1.CreateOptions{})
+		default:
+			err = fmt.Errorf("unexpected %q in validatingadmissionpolicy.yaml", kind.Kind)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// sidecarNamespace is a namespace set up as the chart sets one up: the
-// ServiceAccount turnwatch-sidecar bound to the shipped Role.
+// sidecarNamespace is a namespace set up as the manager sets one up: the
+// ServiceAccount turnwatch-sidecar bound to the shipped ClusterRole.
 func sidecarNamespace(t *testing.T, ctx context.Context) string {
 	t.Helper()
 	ns, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "tw-"}}, metav1.CreateOptions{})
-	must(t, err)
-	docs, err := manifest("role.yaml")
-	must(t, err)
-	var role rbacv1.Role
-	must(t, yaml.UnmarshalStrict(docs[0], &role))
-	_, err = admin.RbacV1().Roles(ns.Name).Create(ctx, &role, metav1.CreateOptions{})
 	must(t, err)
 	_, err = admin.CoreV1().ServiceAccounts(ns.Name).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "turnwatch-sidecar"}}, metav1.CreateOptions{})
 	must(t, err)
@@ -125,12 +143,12 @@ func sidecarNamespace(t *testing.T, ctx context.Context) string {
 	return ns.Name
 }
 
-// bindRole binds the Role in ns to the sidecar ServiceAccount of saNS.
+// bindRole binds the sidecar ClusterRole in ns to the sidecar ServiceAccount of saNS.
 func bindRole(t *testing.T, ctx context.Context, ns, saNS string) {
 	t.Helper()
 	_, err := admin.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "turnwatch-sidecar-"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "turnwatch-sidecar"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "turnwatch-sidecar"},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "turnwatch-sidecar", Namespace: saNS}},
 	}, metav1.CreateOptions{})
 	must(t, err)
@@ -202,7 +220,7 @@ func TestLeastPrivilege(t *testing.T) {
 	unbound := kubernetes.NewForConfigOrDie(tokenConfig(sidecarToken(t, ctx, ns, nil)))
 	waitForPolicy(t, ctx, sidecar, ns, "b")
 
-	// Someone bound the Role in a second namespace to the sidecar of the
+	// Someone bound the ClusterRole in a second namespace to the sidecar of the
 	// first, by mistake; that namespace has a Pod named like the own one.
 	other := sidecarNamespace(t, ctx)
 	bindRole(t, ctx, other, ns)
@@ -277,7 +295,7 @@ func TestLeastPrivilege(t *testing.T) {
 		allowed            bool
 	}{
 		{ns, "a", "log", "get", true},
-		{ns, "b", "log", "get", true}, // the limit RBAC cannot draw: see config/sidecar/role.yaml
+		{ns, "b", "log", "get", true}, // the limit RBAC cannot draw: see config/sidecar/clusterrole.yaml
 		{"default", "x", "log", "get", false},
 		{ns, "a", "exec", "create", false},
 		{ns, "a", "status", "get", false},

@@ -167,3 +167,17 @@ func NudgeStreak(message string) int {
 	}
 	return n
 }
+
+// SidecarUID is the user the sidecar runs as, reserved for it: a template
+// may not run any container as this user (the AgentRun admission policy and
+// the controller both refuse it), so no agent process shares the sidecar's
+// user and none may read its files or open /proc/<pid>/root of its
+// processes. It is below 65536 so that a Pod with a user namespace
+// (hostUsers: false, which maps 0-65535) still starts, and away from the
+// users images commonly take (0, 1000-range, 65532 "nonroot" of distroless,
+// 65534 "nobody").
+const SidecarUID int64 = 60319
+
+// ReservedPrefix starts the name of every volume the controller adds to a
+// turn's Pod; a template may not name a volume or a volume mount with it.
+const ReservedPrefix = "turnwatch-"

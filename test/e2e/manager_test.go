@@ -123,16 +123,16 @@ func stopManager() {
 	_ = cmd.Process.Kill()
 }
 
-// installSidecarPolicy applies the sidecar's cluster-scoped admission
-// policy (config/sidecar). The namespaced ServiceAccount, Role and binding
-// are the manager's to create.
+// installSidecarPolicy applies config/sidecar: the sidecar's ClusterRole
+// and the admission policies, all cluster-scoped. The namespaced
+// ServiceAccount and RoleBinding are the manager's to create.
 func installSidecarPolicy() error {
-	files, _ := filepath.Glob(filepath.Join(env.root, "config", "sidecar", "validatingadmissionpolicy*.yaml"))
-	if len(files) == 0 {
-		return fmt.Errorf("no sidecar admission policy (config/sidecar/validatingadmissionpolicy.yaml) to install")
-	}
-	for _, f := range files {
-		if _, err := kubectl("apply", "-f", f); err != nil {
+	for _, name := range []string{"clusterrole.yaml", "validatingadmissionpolicy.yaml"} {
+		f := filepath.Join(env.root, "config", "sidecar", name)
+		if _, err := os.Stat(f); err != nil {
+			return fmt.Errorf("no %s to install: %w", f, err)
+		}
+		if _, err := kubectl("apply", "--server-side", "--force-conflicts", "-f", f); err != nil {
 			return err
 		}
 	}

@@ -7,6 +7,7 @@
 //	fakeagent --file stream.log          replay any file ("-" for stdin)
 //	fakeagent --list                     which scenarios exist in which format
 //	fakeagent gen -out scenarios         regenerate the embedded streams
+//	fakeagent attack --namespace NS --pod NAME   play a hostile agent (attack.go)
 //
 // Input lines carry the `kubectl logs --timestamps` prefix; the gaps between
 // them are slept (divided by --speed) and the lines are printed without the
@@ -37,6 +38,9 @@ func main() {
 			fail(err)
 		}
 		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "attack" {
+		os.Exit(attack(os.Args[2:], os.Stdout))
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -1,0 +1,322 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/pkg/protocol"
+)
+
+// An AgentRun whose template would let a container reach the sidecar's
+// credential is refused at apply by the shipped admission policy, with the
+// field named; the controller's own check (templateHazards) names the same
+// fields, so the two cannot drift apart unnoticed.
+func TestTemplateRefusedAtAdmission(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	if err := installPolicy(); err != nil {
+		t.Fatal(err)
+	}
+	ns := newNamespace(t)
+	spec := func(f func(*corev1.PodSpec)) func(*twv1.AgentRun) {
+		return func(r *twv1.AgentRun) { f(&r.Spec.Template.Spec) }
+	}
+	cases := []struct {
+		name   string
+		mutate func(*twv1.AgentRun)
+		field  string
+	}{
+		{"mount the token volume", spec(func(s *corev1.PodSpec) {
+			s.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: tokenVolume, MountPath: "/t"}}
+		}), "spec.template.spec.containers[agent].volumeMounts"},
+		{"a volume with the reserved prefix", spec(func(s *corev1.PodSpec) {
+			s.Volumes = []corev1.Volume{{Name: "turnwatch-state", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+		}), "spec.template.spec.volumes[turnwatch-state].name"},
+		{"share the process namespace", spec(func(s *corev1.PodSpec) { s.ShareProcessNamespace = ptr.To(true) }),
+			"spec.template.spec.shareProcessNamespace"},
+		{"host PID", spec(func(s *corev1.PodSpec) { s.HostPID = true }), "spec.template.spec.hostPID"},
+		{"host IPC", spec(func(s *corev1.PodSpec) { s.HostIPC = true }), "spec.template.spec.hostIPC"},
+		{"the sidecar's uid, pod-wide", spec(func(s *corev1.PodSpec) {
+			s.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr.To(protocol.SidecarUID)}
+		}), "spec.template.spec.securityContext.runAsUser"},
+		{"the sidecar's uid, agent", spec(func(s *corev1.PodSpec) {
+			s.Containers[0].SecurityContext = &corev1.SecurityContext{RunAsUser: ptr.To(protocol.SidecarUID)}
+		}), "spec.template.spec.containers[agent].securityContext.runAsUser"},
+		{"the sidecar's uid, init container", spec(func(s *corev1.PodSpec) {
+			s.InitContainers = []corev1.Container{{Name: "clone", Image: "git", SecurityContext: &corev1.SecurityContext{RunAsUser: ptr.To(protocol.SidecarUID)}}}
+		}), "spec.template.spec.initContainers[clone].securityContext.runAsUser"},
+		{"the template's own token", spec(func(s *corev1.PodSpec) {
+			s.Volumes = []corev1.Volume{{Name: "tok", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+				Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}}}}}}}
+		}), "spec.template.spec.volumes[tok].projected.sources.serviceAccountToken"},
+		{"the node's filesystem", spec(func(s *corev1.PodSpec) {
+			s.Volumes = []corev1.Volume{{Name: "kubelet", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/kubelet"}}}}
+		}), "spec.template.spec.volumes[kubelet].hostPath"},
+		{"privileged", spec(func(s *corev1.PodSpec) {
+			s.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)}
+		}), "spec.template.spec.containers[agent].securityContext.privileged"},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			run := newRun(ns, fmt.Sprintf("bad-%d", i), c.mutate)
+			hazards := templateHazards(&run.Spec.Template.Spec)
+			if len(hazards) != 1 || !strings.HasPrefix(hazards[0], c.field) {
+				t.Errorf("the controller's check says %q, want %s", hazards, c.field)
+			}
+			// The policy takes a moment to load after installPolicy.
+			eventually(t, "refused at admission", func() error {
+				err := k8s.Create(context.Background(), run.DeepCopy())
+				if err == nil {
+					_ = k8s.Delete(context.Background(), run.DeepCopy())
+					return errors.New("admitted")
+				}
+				if !apierrors.IsInvalid(err) {
+					return fmt.Errorf("want Invalid, got %v", err)
+				}
+				return containsAll(err.Error(), "turnwatch-agentrun-template", c.field)
+			})
+		})
+	}
+	t.Run("a restricted template with a service account of its own", func(t *testing.T) {
+		run := newRun(ns, "good", func(r *twv1.AgentRun) {
+			r.Spec.Template.Spec.ServiceAccountName = "agent-sa"
+			r.Spec.Template.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](65532), RunAsNonRoot: ptr.To(true)}
+			r.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+			r.Spec.Template.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "work", MountPath: "/work"}}
+		})
+		if err := k8s.Create(context.Background(), run); err != nil {
+			t.Fatal(err)
+		}
+		// Changing the template later is judged as a create is; a patch
+		// that leaves it alone is not.
+		err := k8s.Patch(context.Background(), run.DeepCopy(), client.RawPatch(types.MergePatchType,
+			[]byte(`{"spec":{"template":{"spec":{"hostPID":true}}}}`)))
+		if !apierrors.IsInvalid(err) || containsAll(err.Error(), "spec.template.spec.hostPID") != nil {
+			t.Errorf("template changed to hostPID: %v, want Invalid naming the field", err)
+		}
+		if err := k8s.Patch(context.Background(), run.DeepCopy(), client.RawPatch(types.MergePatchType,
+			[]byte(`{"metadata":{"labels":{"team":"a"}}}`))); err != nil {
+			t.Errorf("a label patch: %v", err)
+		}
+	})
+}
+
+// Whatever service account a turn's template names, only the token bound
+// to that turn's Pod writes its status: another turn's sidecar (same
+// account, same namespace, pods/status granted) may not forge a verdict.
+func TestTurnPodStatusProtected(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	if err := installPolicy(); err != nil {
+		t.Fatal(err)
+	}
+	ns := newNamespace(t)
+	ctx := context.Background()
+	// The namespace's administrator gives the template's account the
+	// sidecar's rights, as docs/security.md says to.
+	create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "agent-sa", Namespace: ns}})
+	create(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "agent-sa-sidecar", Namespace: ns},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: SidecarClusterRole},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "agent-sa", Namespace: ns}}})
+	startManager(t, ns, managerOpts{})
+	named := func(r *twv1.AgentRun) { r.Spec.Template.Spec.ServiceAccountName = "agent-sa" }
+	create(t, newRun(ns, "mine", named))
+	create(t, newRun(ns, "theirs", named))
+	mine, theirs := waitPod(t, ns, "mine-0"), waitPod(t, ns, "theirs-0")
+
+	cs := kubernetes.NewForConfigOrDie(restConfig)
+	token := func(pod *corev1.Pod) *kubernetes.Clientset {
+		req := &authenticationv1.TokenRequest{}
+		if pod != nil {
+			req.Spec.BoundObjectRef = &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}
+		}
+		tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "agent-sa", req, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := rest.AnonymousClientConfig(restConfig)
+		cfg.BearerToken = tr.Status.Token
+		return kubernetes.NewForConfigOrDie(cfg)
+	}
+	forged := []byte(fmt.Sprintf(`{"status":{"conditions":[{"type":%q,"status":"True","reason":"Result","message":%q}]}}`,
+		protocol.ConditionFinished, `{"steps":1,"costUSD":"0","stopReason":"end","result":true,"lines":1,"unparsed":0}`))
+	patch := func(c *kubernetes.Clientset, pod string) error {
+		_, err := c.CoreV1().Pods(ns).Patch(ctx, pod, types.StrategicMergePatchType, forged, metav1.PatchOptions{}, "status")
+		return err
+	}
+	sidecarOfMine, unbound := token(mine), token(nil)
+	eventually(t, "another turn's sidecar refused", func() error {
+		err := patch(sidecarOfMine, theirs.Name)
+		if !apierrors.IsForbidden(err) {
+			return fmt.Errorf("want Forbidden, got %v", err)
+		}
+		return containsAll(err.Error(), "is written only by its own sidecar", "bound to Pod mine-0")
+	})
+	if err := patch(unbound, mine.Name); !apierrors.IsForbidden(err) || containsAll(err.Error(), "bound to no Pod") != nil {
+		t.Errorf("a token bound to no Pod: %v, want Forbidden by the policy", err)
+	}
+	if err := patch(sidecarOfMine, mine.Name); err != nil {
+		t.Errorf("the own sidecar may write its Pod's status: %v", err)
+	}
+}
+
+// The manager's effective permissions, as the API server answers
+// SelfSubjectRulesReview (what `kubectl auth can-i --list` shows) for an
+// account bound to config/rbac/role.yaml, are the checked-in list
+// config/rbac/effective-permissions.txt. A change of the markers shows here
+// as a diff to review. TURNWATCH_UPDATE_GOLDEN=1 rewrites the file.
+func TestManagerEffectivePermissions(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	ctx := context.Background()
+	b, err := os.ReadFile(filepath.Join("..", "config", "rbac", "role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	role := &rbacv1.ClusterRole{}
+	if err := yaml.UnmarshalStrict(b, role); err != nil {
+		t.Fatal(err)
+	}
+	ns := newNamespace(t)
+	role.Name = "turnwatch-manager-" + ns // the API server is shared between tests
+	create(t, role)
+	create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "turnwatch-manager", Namespace: ns}})
+	create(t, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "turnwatch-manager", Namespace: ns}}})
+	t.Cleanup(func() {
+		_ = k8s.Delete(ctx, role)
+		_ = k8s.Delete(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name}})
+	})
+
+	as := rest.CopyConfig(restConfig)
+	as.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:" + ns + ":turnwatch-manager",
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+	}
+	manager, err := client.New(as, client.Options{Scheme: testScheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := newNamespace(t) // a namespace that runs AgentRuns, not the manager's
+	var got string
+	eventually(t, "the manager's rules", func() error {
+		review := &authorizationv1.SelfSubjectRulesReview{Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: other}}
+		if err := manager.Create(ctx, review); err != nil {
+			return err
+		}
+		got = formatRules(review.Status)
+		if !strings.Contains(got, "turnwatch.dev") {
+			return errors.New("the RBAC cache has not seen the binding yet")
+		}
+		return nil
+	})
+	golden := filepath.Join("..", "config", "rbac", "effective-permissions.txt")
+	if os.Getenv("TURNWATCH_UPDATE_GOLDEN") != "" {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (TURNWATCH_UPDATE_GOLDEN=1 writes it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("the manager's effective permissions changed; review, then TURNWATCH_UPDATE_GOLDEN=1:\n--- %s\n%s\n--- the API server says\n%s", golden, want, got)
+	}
+}
+
+// formatRules prints a rules review one line per API group and resource
+// (or non-resource URL), verbs and names sorted, lines sorted: a stable
+// text to diff.
+func formatRules(st authorizationv1.SubjectRulesReviewStatus) string {
+	type key struct{ what, names string }
+	verbs := map[key][]string{}
+	for _, r := range st.ResourceRules {
+		names := strings.Join(slices.Sorted(slices.Values(r.ResourceNames)), ",")
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				if g == "" {
+					g = "core"
+				}
+				k := key{g + " " + res, names}
+				verbs[k] = append(verbs[k], r.Verbs...)
+			}
+		}
+	}
+	for _, r := range st.NonResourceRules {
+		for _, u := range r.NonResourceURLs {
+			k := key{"url " + u, ""}
+			verbs[k] = append(verbs[k], r.Verbs...)
+		}
+	}
+	lines := make([]string, 0, len(verbs))
+	for k, v := range verbs {
+		slices.Sort(v)
+		line := fmt.Sprintf("%-58s %s", k.what, strings.Join(slices.Compact(v), ","))
+		if k.names != "" {
+			line += "  (only " + k.names + ")"
+		}
+		lines = append(lines, line)
+	}
+	slices.Sort(lines)
+	return "# The manager's effective permissions in a namespace that runs AgentRuns, as\n" +
+		"# the API server answers SelfSubjectRulesReview (kubectl auth can-i --list)\n" +
+		"# for an account bound to config/rbac/role.yaml. Checked by\n" +
+		"# controllers/security_test.go (TestManagerEffectivePermissions).\n" +
+		strings.Join(lines, "\n") + "\n"
+}
+
+// The rendered Pod passes the restricted Pod Security Standard whenever the
+// template does: the sidecar adds nothing the standard forbids.
+func TestRestrictedPodSecurity(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: newNamespace(t) + "-r", Labels: map[string]string{
+		"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest"}}}
+	create(t, ns)
+	startManager(t, ns.Name, managerOpts{})
+	create(t, newRun(ns.Name, "restricted", func(r *twv1.AgentRun) {
+		r.Spec.Template.Spec.SecurityContext = &corev1.PodSecurityContext{
+			RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532),
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		}
+		r.Spec.Template.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{
+			AllowPrivilegeEscalation: ptr.To(false), Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		}
+	}))
+	waitPod(t, ns.Name, "restricted-0")
+
+	// The check bites: a template that is not restricted renders a Pod the
+	// namespace refuses, and the turn says so.
+	create(t, newRun(ns.Name, "loose", func(r *twv1.AgentRun) {
+		r.Spec.Template.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(true)}
+	}))
+	consistently(t, "no Pod for the loose template", 2*time.Second, func() error {
+		if _, err := getPod(ns.Name, "loose-0"); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("pod loose-0: %v", err)
+		}
+		return nil
+	})
+}
