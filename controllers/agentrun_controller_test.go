@@ -657,8 +657,8 @@ func TestPodShape(t *testing.T) {
 	}
 	for _, c := range spec.Containers {
 		for _, m := range c.VolumeMounts {
-			if m.MountPath == tokenMountPath || m.Name == tokenVolume {
-				t.Errorf("container %s mounts the token", c.Name)
+			if m.MountPath == tokenMountPath || m.Name == tokenVolume || m.Name == stateVolume {
+				t.Errorf("container %s mounts the token or the sidecar's state", c.Name)
 			}
 		}
 	}
@@ -686,7 +686,8 @@ func TestPodShape(t *testing.T) {
 	if sc.Image != "turnwatch-sidecar:test" || !slices.Equal(sc.Command, []string{"turnwatch-sidecar", "run"}) {
 		t.Errorf("sidecar image %s command %v", sc.Image, sc.Command)
 	}
-	if len(sc.VolumeMounts) != 1 || sc.VolumeMounts[0].MountPath != tokenMountPath || !sc.VolumeMounts[0].ReadOnly {
+	if len(sc.VolumeMounts) != 2 || sc.VolumeMounts[0].MountPath != tokenMountPath || !sc.VolumeMounts[0].ReadOnly ||
+		sc.VolumeMounts[1].Name != stateVolume || envOf(sc)[protocol.EnvStateDir] != sc.VolumeMounts[1].MountPath {
 		t.Errorf("sidecar mounts %v", sc.VolumeMounts)
 	}
 	env := envOf(sc)

@@ -36,7 +36,7 @@ settleGrace: 5s
 			if string(c.Prices) != `{"claude-sonnet-4":{"input":"3","output":"15"}}` {
 				return "prices: " + string(c.Prices)
 			}
-			if *c.Rerolls.Max != 2 || len(c.Rerolls.Classes) != 4 || c.SettleGrace.Duration != 5*time.Second {
+			if *c.Rerolls.Max != 2 || len(c.Rerolls.Classes) != len(DefaultConfig().Rerolls.Classes) || c.SettleGrace.Duration != 5*time.Second {
 				return "rerolls or grace not merged"
 			}
 			return ""

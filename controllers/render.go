@@ -120,6 +120,7 @@ func renderPod(run *twv1.AgentRun, turn *twv1.AgentTurn, o renderOptions) (*core
 	raiseGrace(spec)
 	// First, so that it follows the agent from its first line.
 	spec.InitContainers = append([]corev1.Container{sidecarContainer(run, turn, agent, guards, o)}, spec.InitContainers...)
+	addSidecarState(spec)
 	return pod, nil
 }
 

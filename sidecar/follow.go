@@ -33,6 +33,9 @@ type streamLine struct {
 	// only its start (enough for the timestamp), and the line counts as
 	// unparsed.
 	Cut bool
+	// Cursor is the log position after this line (pods/log source only):
+	// a checkpoint taken after the line resumes from it.
+	Cursor logCursor
 }
 
 // source delivers the agent's output, line by line, until the output is over:

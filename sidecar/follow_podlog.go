@@ -80,6 +80,10 @@ func (s *podLogSource) Reopen() {
 	}
 }
 
+// Resume starts the follower at cur (a checkpoint's cursor) instead of the
+// log's beginning. Call it before Follow.
+func (s *podLogSource) Resume(cur logCursor) { s.cursor = cur }
+
 // Opened counts the log streams opened so far.
 func (s *podLogSource) Opened() uint64 { return s.opened.Load() }
 
@@ -237,11 +241,15 @@ func (s *podLogSource) deliver(data []byte, cut bool, skip *int, emit func(strea
 		*skip--
 		return false, nil
 	}
-	if err := emit(newLine(data, t, cut)); err != nil {
+	next := s.cursor
+	if ok {
+		next.advance(t)
+	}
+	l := newLine(data, t, cut)
+	l.Cursor = next
+	if err := emit(l); err != nil {
 		return false, emitError{err}
 	}
-	if ok {
-		s.cursor.advance(t)
-	}
+	s.cursor = next
 	return true, nil
 }

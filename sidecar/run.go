@@ -51,6 +51,8 @@ type runConfig struct {
 	// TerminationLog is where the sidecar writes why it ends when retrying
 	// cannot help (the container's terminationMessagePath).
 	TerminationLog string
+	// StateDir is the sidecar's own volume for its checkpoint ("" for none).
+	StateDir string
 }
 
 // Defaults where docs/protocol.md leaves the knob to the sidecar.
@@ -88,6 +90,7 @@ func parseRunConfig(args []string, getenv func(string) string, stderr io.Writer)
 	fs.DurationVar(&c.WriteGrace, "write-grace", defaultWriteGrace, "after SIGTERM and the drain, how long the last writes may take")
 	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "kubeconfig to use instead of the in-cluster credential")
 	fs.IntVar(&c.MaxLine, "max-line", monitor.DefaultMaxLine, "longest line kept whole; longer ones count as unparsed")
+	fs.StringVar(&c.StateDir, "state-dir", getenv(protocol.EnvStateDir), "the sidecar's own directory for its checkpoint; \"\" replays the log on restart [$"+protocol.EnvStateDir+"]")
 	fs.StringVar(&c.TerminationLog, "termination-log", defaultTerminationLog, "where to write why the sidecar ends, when retrying cannot help (\"\" for nowhere)")
 	if err := fs.Parse(args); err != nil {
 		return c, err

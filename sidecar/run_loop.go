@@ -30,8 +30,10 @@ type runner struct {
 	// against them before the sidecar caught up.
 	idle time.Duration
 	// confirmTicks is how many ticks a reopened log stream gets to bring a
-	// line before a stall from the clock trips (see stallConfirmed).
+	// line before a stall from the clock trips (see stallProbe).
 	confirmTicks int
+	// checkpointPeriod is the least time between two checkpoints.
+	checkpointPeriod time.Duration
 }
 
 // reopener is a source that can drop its connection and open a new one from
@@ -114,7 +116,8 @@ func newRunner(cfg runConfig, client kubernetes.Interface, log logr.Logger) *run
 			agentDone: done, maxLine: cfg.MaxLine, backoff: defaultBackoff, log: log.WithName("podlog")}
 	}
 	rep := &reporter{pod: ps, now: time.Now, backoff: defaultBackoff, period: cfg.ProgressPeriod, log: log.WithName("report")}
-	return &runner{cfg: cfg, src: src, rep: rep, log: log, now: time.Now, tick: defaultTick, idle: defaultIdle, confirmTicks: defaultConfirmTicks}
+	return &runner{cfg: cfg, src: src, rep: rep, log: log, now: time.Now, tick: defaultTick, idle: defaultIdle, confirmTicks: defaultConfirmTicks,
+		checkpointPeriod: defaultCheckpointPeriod}
 }
 
 // run watches the turn until its output is over, reports, and then waits for
@@ -164,7 +167,11 @@ func (r *runner) fatal(ctx context.Context, err error) error {
 
 // watch feeds the engine until the output is over or a detector tripped.
 func (r *runner) watch(followCtx context.Context, stopFollow context.CancelFunc, writeCtx context.Context) error {
-	eng, err := monitor.New(r.cfg.engineOptions())
+	var ck *checkpointer
+	if _, ok := r.src.(resumer); ok && r.cfg.StateDir != "" {
+		ck = newCheckpointer(r.cfg.StateDir, r.checkpointPeriod, r.now, r.log.WithName("checkpoint"))
+	}
+	eng, err := r.restore(ck)
 	if err != nil {
 		return err
 	}
@@ -208,6 +215,9 @@ func (r *runner) watch(followCtx context.Context, stopFollow context.CancelFunc,
 				stop()
 				return err
 			}
+			if ck != nil {
+				ck.fed(eng, l.Cursor)
+			}
 			r.progress(writeCtx, eng)
 		case <-ticker.C:
 			now := r.now()
@@ -216,6 +226,9 @@ func (r *runner) watch(followCtx context.Context, stopFollow context.CancelFunc,
 				lastSeen = now // a fresh stream first sends what it missed
 			}
 			wasConnected = connected
+			if ck != nil {
+				ck.flush(eng)
+			}
 			if connected && now.Sub(lastSeen) >= r.idle {
 				// A due stall waits for the probe (a reopened stream); else
 				// Tick judges it, and before any line starts the clock.

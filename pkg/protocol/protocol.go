@@ -84,6 +84,7 @@ const (
 	EnvAgentContainer = "TURNWATCH_AGENT_CONTAINER"  // container whose log is followed
 	EnvStreamFile     = "TURNWATCH_STREAM_FILE"      // optional: follow this file instead of the log
 	EnvProgressPeriod = "TURNWATCH_PROGRESS_SECONDS" // optional: progress write period
+	EnvStateDir       = "TURNWATCH_STATE_DIR"        // optional: the sidecar's own volume for its checkpoint
 )
 
 // SidecarContainerName is the name of the injected watchdog container.
