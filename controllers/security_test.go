@@ -320,3 +320,46 @@ func TestRestrictedPodSecurity(t *testing.T) {
 		return nil
 	})
 }
+
+// Nobody gets into the sidecar container (exec, attach) or next to it (an
+// ephemeral container, which `kubectl debug --target` puts into its
+// process namespace); the agent container stays open to exec.
+func TestSidecarNoEntry(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	if err := installPolicy(); err != nil {
+		t.Fatal(err)
+	}
+	ns := newNamespace(t)
+	startManager(t, ns, managerOpts{})
+	create(t, newRun(ns, "entry"))
+	pod := waitPod(t, ns, "entry-0")
+	cs := kubernetes.NewForConfigOrDie(restConfig)
+	ctx := context.Background()
+	connect := func(sub, container string) error {
+		return cs.CoreV1().RESTClient().Post().Namespace(ns).Resource("pods").Name(pod.Name).SubResource(sub).
+			Param("container", container).Param("command", "cat").Param("stdout", "true").Do(ctx).Error()
+	}
+	for _, sub := range []string{"exec", "attach"} {
+		eventually(t, sub+" into the sidecar refused", func() error {
+			err := connect(sub, protocol.SidecarContainerName)
+			if !apierrors.IsForbidden(err) {
+				return fmt.Errorf("want Forbidden, got %v", err)
+			}
+			return containsAll(err.Error(), "turnwatch-sidecar-no-entry", "holds its Pod's credential")
+		})
+	}
+	// Without a kubelet the exec fails further on; what matters is that no
+	// turnwatch policy refused it.
+	if err := connect("exec", "agent"); err == nil || strings.Contains(err.Error(), "turnwatch-") {
+		t.Errorf("exec into the agent: %v, want it past admission", err)
+	}
+	pod.Spec.EphemeralContainers = []corev1.EphemeralContainer{{
+		EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debug", Image: "busybox"},
+		TargetContainerName:      protocol.SidecarContainerName,
+	}}
+	_, err := cs.CoreV1().Pods(ns).UpdateEphemeralContainers(ctx, pod.Name, pod, metav1.UpdateOptions{})
+	if !apierrors.IsForbidden(err) || containsAll(err.Error(), "would share a process namespace") != nil {
+		t.Errorf("ephemeral container: %v, want Forbidden by turnwatch-sidecar-no-entry", err)
+	}
+}

@@ -175,6 +175,23 @@ func TestSecurityAttacks(t *testing.T) {
 		t.Logf("reading the neighbour's log in the same namespace (known, documented limit): err=%v", err)
 	})
 
+	t.Run("nobody gets into the sidecar container", func(t *testing.T) {
+		for _, args := range [][]string{
+			{"-n", env.ns, "exec", neighbour, "-c", protocol.SidecarContainerName, "--", "/turnwatch-sidecar", "--help"},
+			{"-n", env.ns, "debug", neighbour, "--image=" + fakeAgentImage, "--image-pull-policy=Never", "--target=" + protocol.SidecarContainerName, "--", "/fakeagent", "attack"},
+		} {
+			out, err := kubectl(args...)
+			if err == nil {
+				t.Errorf("kubectl %s was let in:\n%s", args[2], out)
+				continue
+			}
+			if missing, ok := containsAll(out, "turnwatch-sidecar-no-entry"); !ok {
+				t.Errorf("kubectl %s refused, but not by the policy (%q missing):\n%s", args[2], missing, out)
+			}
+			t.Logf("kubectl %s: %s", args[2], strings.TrimSpace(out))
+		}
+	})
+
 	t.Run("the rendered Pod is admitted by a restricted namespace", func(t *testing.T) {
 		restrictedPod(t)
 	})
