@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,6 +45,10 @@ type AgentTurnReconciler struct {
 	SidecarImage string
 	// LogTail reads the agent's log tail (tail.go); nil reads none.
 	LogTail LogTail
+	// Manager is the manager's own RBAC subject, named in the sidecar's
+	// per-namespace RoleBinding so that LogTail may read there; nil leaves
+	// it out (then a tail cannot be read where the manager has no other right).
+	Manager *rbacv1.Subject
 
 	written writeMemo[twv1.AgentTurnStatus]
 	stopped writeMemo[bool]
@@ -175,7 +180,7 @@ func (r *AgentTurnReconciler) podMissing(ctx context.Context, run *twv1.AgentRun
 		r.recordSettled(ctx, turn, false)
 		return ctrl.Result{}, nil
 	}
-	if err := ensureSidecarRBAC(ctx, r.Client, turn.Namespace); err != nil {
+	if err := ensureSidecarRBAC(ctx, r.Client, turn.Namespace, r.Manager); err != nil {
 		return ctrl.Result{}, fmt.Errorf("sidecar RBAC: %w", err)
 	}
 	pod, err := renderPod(run, turn, renderOptions{SidecarImage: r.SidecarImage, Guards: r.Config.Guards, Prices: r.Config.Prices,

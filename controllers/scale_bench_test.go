@@ -253,7 +253,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // managed-by Helm), as on a cluster installed with Helm: the manager must
 // see these in its cache and create nothing per Pod.
 func helmRBAC(b *testing.B, ns string) {
-	for _, obj := range sidecarRBAC(ns) {
+	for _, obj := range sidecarRBAC(ns, nil) {
 		l := obj.GetLabels()
 		l["app.kubernetes.io/managed-by"] = "Helm"
 		obj.SetLabels(l)

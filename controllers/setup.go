@@ -1,6 +1,10 @@
 package controllers
 
 import (
+	"context"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
@@ -22,6 +26,9 @@ type Options struct {
 	// LogTail reads an agent's log tail; nil means through the manager's
 	// own credential (pods/log).
 	LogTail LogTail
+	// Manager is the manager's RBAC subject (ManagerSubject); nil means ask
+	// the API server at setup.
+	Manager *rbacv1.Subject
 }
 
 // Setup registers both controllers with the manager.
@@ -36,6 +43,15 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		}
 		o.LogTail = lt
 	}
+	if o.Manager == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		m, err := ManagerSubject(ctx, mgr.GetConfig())
+		if err != nil {
+			return err
+		}
+		o.Manager = m
+	}
 	rec := mgr.GetEventRecorder(ControllerName)
 	if err := (&AgentRunReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Recorder: rec, Clock: o.Clock, Config: o.Config,
@@ -44,6 +60,6 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	}
 	return (&AgentTurnReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(),
-		Recorder: rec, Clock: o.Clock, Config: o.Config, SidecarImage: o.SidecarImage, LogTail: o.LogTail,
+		Recorder: rec, Clock: o.Clock, Config: o.Config, SidecarImage: o.SidecarImage, LogTail: o.LogTail, Manager: o.Manager,
 	}).SetupWithManager(mgr, o.Concurrency)
 }

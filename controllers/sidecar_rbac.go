@@ -26,8 +26,10 @@ const (
 
 // sidecarRBAC are the ServiceAccount and RoleBinding a namespace needs
 // before a turn's Pod can run there: the binding gives the account the
-// turnwatch-sidecar ClusterRole in this namespace only.
-func sidecarRBAC(namespace string) []client.Object {
+// turnwatch-sidecar ClusterRole in this namespace only. The manager, when
+// known, is the binding's second subject, so that it may read a log tail
+// here (identity.go) without pods/log anywhere else.
+func sidecarRBAC(namespace string, manager *rbacv1.Subject) []client.Object {
 	meta := func() metav1.ObjectMeta {
 		return metav1.ObjectMeta{
 			Name: SidecarServiceAccount, Namespace: namespace,
@@ -39,18 +41,24 @@ func sidecarRBAC(namespace string) []client.Object {
 		&rbacv1.RoleBinding{
 			ObjectMeta: meta(),
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: SidecarClusterRole},
-			Subjects: []rbacv1.Subject{{
-				Kind: rbacv1.ServiceAccountKind, Name: SidecarServiceAccount, Namespace: namespace,
-			}},
+			Subjects:   sidecarSubjects(namespace, manager),
 		},
 	}
+}
+
+func sidecarSubjects(namespace string, manager *rbacv1.Subject) []rbacv1.Subject {
+	s := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: SidecarServiceAccount, Namespace: namespace}}
+	if manager != nil {
+		s = append(s, *manager)
+	}
+	return s
 }
 
 // ensureSidecarRBAC creates what is missing; it reads from the cache, so in
 // the usual case (all present) it costs no API call. Existing objects are
 // left as they are: an administrator may have tightened them.
-func ensureSidecarRBAC(ctx context.Context, c client.Client, namespace string) error {
-	for _, obj := range sidecarRBAC(namespace) {
+func ensureSidecarRBAC(ctx context.Context, c client.Client, namespace string, manager *rbacv1.Subject) error {
+	for _, obj := range sidecarRBAC(namespace, manager) {
 		probe := obj.DeepCopyObject().(client.Object)
 		err := c.Get(ctx, client.ObjectKeyFromObject(obj), probe)
 		if err == nil {

@@ -16,8 +16,8 @@ import (
 )
 
 // The controller reads the agent's log tail itself before it settles a turn
-// no-signal on a summary that did not cover the whole stream.
-// +kubebuilder:rbac:groups=core,resources=pods/log,verbs=get
+// no-signal on a summary that did not cover the whole stream. It holds
+// pods/log only where turns run: see identity.go.
 
 // LogTail opens the last lines of a container's log.
 type LogTail func(ctx context.Context, namespace, pod, container string, lines int64) (io.ReadCloser, error)
