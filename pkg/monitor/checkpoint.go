@@ -97,9 +97,9 @@ func (e *Engine) Restore(data []byte) error {
 	case e.lines != 0:
 		return fmt.Errorf("checkpoint: the engine was fed already")
 	}
-	guards, capUSD := e.st.Guards, e.st.Cap
+	guards, capUSD, prior := e.st.Guards, e.st.Cap, e.st.Prior
 	e.st = s.St
-	e.st.Guards, e.st.Cap = guards, capUSD
+	e.st.Guards, e.st.Cap, e.st.Prior = guards, capUSD, prior
 	if s.Active != "" {
 		e.setFormat(s.Active)
 	}
