@@ -10,14 +10,14 @@ import (
 )
 
 // The sidecar RBAC objects the chart makes are in the manager's cache:
-// otherwise the manager, not seeing them, tries to create all three again
-// for every Pod it starts (three failed writes a turn).
+// otherwise the manager, not seeing them, tries to create both again
+// for every Pod it starts (two failed writes a turn).
 func TestSidecarRBACInManagerCache(t *testing.T) {
 	selectors := map[string]labels.Selector{}
 	for obj, by := range controllers.CacheByObject() {
 		selectors[fmt.Sprintf("%T", obj)] = by.Label
 	}
-	kinds := map[string]string{"ServiceAccount": "*v1.ServiceAccount", "Role": "*v1.Role", "RoleBinding": "*v1.RoleBinding"}
+	kinds := map[string]string{"ServiceAccount": "*v1.ServiceAccount", "RoleBinding": "*v1.RoleBinding"}
 	objs := render(t, "--set", "sidecar.rbac.namespaces={agents}")
 	for kind, goType := range kinds {
 		sel, ok := selectors[goType]
