@@ -28,7 +28,7 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.format, "format", monitor.FormatAuto, "stream format: pi, claude, codex, opencode, gemini or auto")
 	fs.StringVar(&f.guards, "guards", "", "JSON file with any subset of the guard names (the rest default)")
 	fs.StringVar(&f.prices, "prices", "", "JSON price table merged over the built-in one")
-	fs.StringVar(&f.prior, "prior-cost", "", "what earlier turns of the run cost, decimal USD")
+	fs.StringVar(&f.prior, "prior-cost", "", "what earlier turns of the run cost, decimal USD (weighed against maxCostUSD; the report is this stream's own cost)")
 	fs.IntVar(&f.maxLine, "max-line", monitor.DefaultMaxLine, "longest line read whole, in bytes; longer lines are skipped and counted unparsed")
 }
 
