@@ -125,3 +125,25 @@ func TestCheckpointCoversTheEngine(t *testing.T) {
 		}
 	}
 }
+
+// The checkpoint stays small however long the stream: the call set is
+// bounded, nothing else grows with the lines (docs/protocol.md gives the
+// figure).
+func TestCheckpointSizeBounded(t *testing.T) {
+	e, _ := New(Options{Format: FormatClaude, Guards: guards(func(g *Guards) { g.StepBudget = 0 })})
+	var s stream
+	for i := range 10000 {
+		s.claudeToolOnly("Bash", map[string]any{"command": i}, false)
+	}
+	for _, l := range s.lines {
+		e.Feed([]byte(l), time.Time{})
+	}
+	cp, err := e.Checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("checkpoint after %d lines, %d steps: %d bytes", len(s.lines), e.State().Steps, len(cp))
+	if len(cp) > 256<<10 {
+		t.Errorf("checkpoint of %d bytes", len(cp))
+	}
+}
