@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -83,4 +84,39 @@ func podCondition(pod *corev1.Pod, typ string) *corev1.PodCondition {
 		}
 	}
 	return nil
+}
+
+// The run loop: an agent that printed its result and keeps its output open
+// gets the Result condition, dated when the result was read, once the clock
+// passed resultQuiet; the Finished summary still follows on SIGTERM.
+func TestRunResultThenHang(t *testing.T) {
+	var mu sync.Mutex
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	now := t0
+	clk := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	p := &syncPatcher{p: &podPatcher{t: t}}
+	src := &scriptedSource{lines: healthyTurn(), hold: make(chan struct{})}
+	r := testRunner(t, src, p, clk)
+	ctx, term := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.run(ctx) }()
+	time.Sleep(50 * time.Millisecond) // ten ticks inside the quiet time: nothing said
+	if c, _ := p.conditions(); c[protocol.ConditionResult].Type != "" {
+		t.Fatalf("Result written within resultQuiet: %+v", c[protocol.ConditionResult])
+	}
+	mu.Lock()
+	now = t0.Add(resultQuiet + time.Second)
+	mu.Unlock()
+	p.waitFor(t, "the Result condition", has(protocol.ConditionResult))
+	term()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	got, _ := p.conditions()
+	if c := got[protocol.ConditionResult]; !c.LastTransitionTime.Time.Equal(t0) || c.Reason != protocol.ReasonResult {
+		t.Errorf("Result %s at %v, want %s at %v (when the result was read)", c.Reason, c.LastTransitionTime, protocol.ReasonResult, t0)
+	}
+	if c := got[protocol.ConditionFinished]; c.Reason != protocol.ReasonResult {
+		t.Errorf("Finished = %s/%s", c.Reason, c.Message)
+	}
 }
