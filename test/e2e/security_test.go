@@ -303,7 +303,7 @@ func sharedPIDPod(t *testing.T) {
 			Containers: []corev1.Container{{
 				Name: "agent", Image: fakeAgentImage, ImagePullPolicy: corev1.PullNever, Args: []string{"attack"},
 				SecurityContext: &corev1.SecurityContext{RunAsUser: &agentUID},
-				Env: []corev1.EnvVar{{Name: "POD_NAME", Value: "shared-pid"}, {Name: "POD_NAMESPACE", Value: env.ns}},
+				Env:             []corev1.EnvVar{{Name: "POD_NAME", Value: "shared-pid"}, {Name: "POD_NAMESPACE", Value: env.ns}},
 			}},
 			Volumes: []corev1.Volume{{Name: "token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
 				DefaultMode: ptrInt32(0o444),
@@ -314,7 +314,9 @@ func sharedPIDPod(t *testing.T) {
 	if _, err := env.kube.CoreV1().Pods(env.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = env.kube.CoreV1().Pods(env.ns).Delete(context.Background(), pod.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = env.kube.CoreV1().Pods(env.ns).Delete(context.Background(), pod.Name, metav1.DeleteOptions{})
+	})
 	var logs string
 	err := waitFor(ctx, 2*time.Minute, "the agent of shared-pid to end", func() (bool, error) {
 		p, ok := podOf(pod.Name)
