@@ -107,9 +107,11 @@ up() {
 
   step "starting the manager (log: $STATE/manager.log)"
   stop_manager
+  # 3>&- .. 9>&-: the manager outlives the demo and must not hold the lock of
+  # a flock(1) the demo was run under (the e2e node lock, as a rule).
   KUBECONFIG=$KC setsid bin/images/manager --sidecar-image=turnwatch.dev/sidecar:dev \
     --metrics-bind-address=0 --health-probe-bind-address=127.0.0.1:0 \
-    >"$STATE/manager.log" 2>&1 </dev/null &
+    >"$STATE/manager.log" 2>&1 </dev/null 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
   echo $! >"$STATE/manager.pid"
 
   step "applying config/samples/demo: ${RUNS[*]}"

@@ -52,8 +52,10 @@ wait_for() {
 start() {
   local name=$1 bin=$2
   shift 2
-  # 8>&-: the component must not inherit (and so hold) node-up's lock.
-  setsid "$bin" "$@" </dev/null >>"$LOGS/$name.log" 2>&1 8>&- &
+  # 3>&- .. 9>&-: the component must not inherit (and so hold) a lock: node-up's
+  # own (fd 8), nor the one of a caller run under flock(1) (fd 3 as a rule),
+  # which a node kept up would otherwise hold for as long as it runs.
+  setsid "$bin" "$@" </dev/null >>"$LOGS/$name.log" 2>&1 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
   echo $! >"$PIDS/$name.pid"
   readlink -f "$bin" >"$PIDS/$name.exe"
 }

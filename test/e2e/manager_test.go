@@ -159,7 +159,7 @@ func managerKubeconfig() (string, error) {
 		{"create", "clusterrolebinding", "turnwatch-manager-e2e", "--clusterrole=turnwatch-manager", "--serviceaccount=" + ns + ":" + sa},
 	}
 	for _, args := range steps {
-		if out, err := kubectl(args...); err != nil && !strings.Contains(out, "AlreadyExists") {
+		if out, err := kubectl(args...); err != nil && !strings.Contains(out, "AlreadyExists") && !strings.Contains(out, "already exists") {
 			return "", err
 		}
 	}

