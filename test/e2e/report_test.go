@@ -95,7 +95,7 @@ func (r *report) markdown() string {
 	b.WriteString(`- A stall trips up to 1 s after its timeout: the sidecar checks the silence on a 1 s tick,
   counted from the kubelet's timestamp of the last line.
 - The agent's end waits for the kubelet: the controller sets ` + "`activeDeadlineSeconds`" + ` and the
-  kubelet stops the containers on its next sync (terminationGracePeriodSeconds 5; the fake agent
+  kubelet stops the containers on its next sync (the template asks for a 5 s grace, raised to 25 s for the sidecar; the fake agent
   exits at once on SIGTERM).
 - Figures from a busy run of the same machine and the node's costs: docs/e2e.md.
 `)
