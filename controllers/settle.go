@@ -91,17 +91,7 @@ func judgeFinished(v verdict, pod *corev1.Pod, agent string, c *corev1.PodCondit
 	if err := json.Unmarshal([]byte(c.Message), &sum); err == nil {
 		v.counts = &protocol.Progress{Steps: sum.Steps, CostUSD: sum.CostUSD}
 	}
-	switch {
-	case sum.StopReason == "length":
-		v.outcome = twv1.TurnFailed
-		v.err = &twv1.TurnError{Type: twv1.ClassLength, Detector: DetectorLengthStop,
-			Message: "the last model message stopped at the output-length limit"}
-		return v
-	case sum.Result && sum.ResultError != "":
-		// The agent's own final result says it failed: a failure, never a success.
-		return fail(v, twv1.ClassAgentError, sum.ResultError)
-	case sum.Result:
-		v.outcome = twv1.TurnSucceeded
+	if v, ok := judgeResult(v, sum); ok {
 		return v
 	}
 	if agentTerminated(pod, agent) == nil && !podTerminal(pod) {
@@ -111,6 +101,26 @@ func judgeFinished(v verdict, pod *corev1.Pod, agent string, c *corev1.PodCondit
 		}
 	}
 	return needTail(judgeExit(v, pod, agent), sum.Complete)
+}
+
+// judgeResult settles from a summary that carries the agent's final word:
+// a length stop, a result that reports a failure, or a result. ok is false
+// when it carries none of them.
+func judgeResult(v verdict, sum protocol.Summary) (verdict, bool) {
+	switch {
+	case sum.StopReason == "length":
+		v.outcome = twv1.TurnFailed
+		v.err = &twv1.TurnError{Type: twv1.ClassLength, Detector: DetectorLengthStop,
+			Message: "the last model message stopped at the output-length limit"}
+		return v, true
+	case sum.Result && sum.ResultError != "":
+		// The agent's own final result says it failed: a failure, never a success.
+		return fail(v, twv1.ClassAgentError, sum.ResultError), true
+	case sum.Result:
+		v.outcome = twv1.TurnSucceeded
+		return v, true
+	}
+	return v, false
 }
 
 // judgeExit settles a turn whose agent is over without a trip or a result:

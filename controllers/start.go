@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -285,7 +286,13 @@ func judgeHang(v verdict, pod *corev1.Pod, agent string, now time.Time, exitGrac
 		v.recheck = minPositive(v.recheck, wait)
 		return v
 	}
-	v.outcome = twv1.TurnSucceeded
+	// The message is the sidecar's summary at the result; an older
+	// sidecar's prose means a plain result.
+	var sum protocol.Summary
+	if json.Unmarshal([]byte(c.Message), &sum) != nil || !sum.Result {
+		sum = protocol.Summary{Result: true}
+	}
+	v, _ = judgeResult(v, sum)
 	return v
 }
 

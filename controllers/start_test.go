@@ -163,14 +163,26 @@ func TestJudgeHang(t *testing.T) {
 		return corev1.PodCondition{Type: protocol.ConditionResult, Status: corev1.ConditionTrue, Reason: protocol.ReasonResult,
 			LastTransitionTime: metav1.NewTime(now.Add(-ago))}
 	}
+	summary := func(ago time.Duration, s protocol.Summary) corev1.PodCondition {
+		c := result(ago)
+		c.Message = protocol.Marshal(s)
+		return c
+	}
 	running := []corev1.ContainerStatus{{Name: "agent", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
 	exited := []corev1.ContainerStatus{{Name: "agent", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}}}
 	cases := []struct {
 		name    string
 		status  corev1.PodStatus
 		outcome twv1.TurnOutcome
+		class   twv1.FaultClass
 		recheck time.Duration
 	}{
+		{name: "a result that reports an error, exitGrace passed: agent-error", outcome: twv1.TurnFailed, class: twv1.ClassAgentError,
+			status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: running, Conditions: []corev1.PodCondition{
+				summary(grace, protocol.Summary{Result: true, ResultError: "error_max_turns"})}}},
+		{name: "a summarised result, exitGrace passed: succeeded", outcome: twv1.TurnSucceeded,
+			status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: running, Conditions: []corev1.PodCondition{
+				summary(grace, protocol.Summary{Result: true, StopReason: "end"})}}},
 		{name: "no result", status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: running}},
 		{name: "result, within exitGrace", recheck: 20 * time.Second,
 			status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: running, Conditions: []corev1.PodCondition{result(40 * time.Second)}}},
@@ -184,6 +196,9 @@ func TestJudgeHang(t *testing.T) {
 			v := judgeHang(verdict{}, &corev1.Pod{Status: c.status}, "agent", now, grace)
 			if v.outcome != c.outcome || v.recheck != c.recheck {
 				t.Errorf("outcome %q recheck %v, want %q %v", v.outcome, v.recheck, c.outcome, c.recheck)
+			}
+			if got := errorClass(v); got != c.class {
+				t.Errorf("class %q, want %q", got, c.class)
 			}
 		})
 	}
@@ -245,4 +260,11 @@ func TestQuotaRetry(t *testing.T) {
 			t.Errorf("quotaExceeded(%v) = %v", err, got)
 		}
 	}
+}
+
+func errorClass(v verdict) twv1.FaultClass {
+	if v.err == nil {
+		return ""
+	}
+	return v.err.Type
 }

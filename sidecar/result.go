@@ -47,7 +47,7 @@ func (w *resultWatch) check(ctx context.Context, rep *reporter, eng *monitor.Eng
 	if now.Sub(w.since) < resultQuiet {
 		return
 	}
-	if err := rep.result(ctx, w.since, progressOf(r)); err != nil {
+	if err := rep.result(ctx, w.since, summaryOf(r)); err != nil {
 		rep.log.Info("writing the result condition failed", "err", err.Error())
 		return
 	}
@@ -55,11 +55,14 @@ func (w *resultWatch) check(ctx context.Context, rep *reporter, eng *monitor.Eng
 }
 
 // result writes ConditionResult with the time the result was read as its
-// transition time, with the progress at that moment, in one patch.
-func (r *reporter) result(ctx context.Context, at time.Time, p protocol.Progress) error {
+// transition time and the summary so far as its message (so that a result
+// that reports a failure settles as one), with the progress at that moment,
+// in one patch.
+func (r *reporter) result(ctx context.Context, at time.Time, s protocol.Summary) error {
 	t := metav1.NewTime(at.Truncate(time.Second))
+	p := protocol.Progress{Steps: s.Steps, CostUSD: s.CostUSD}
 	conds := []condition{{Type: protocol.ConditionResult, Status: corev1.ConditionTrue, Reason: protocol.ReasonResult,
-		Message: "the agent printed its final result and has not exited", LastTransitionTime: &t}}
+		Message: protocol.Marshal(s), LastTransitionTime: &t}}
 	if r.ahead(p) {
 		pc := condition{Type: protocol.ConditionProgress, Status: corev1.ConditionTrue, Reason: protocol.ReasonRunning, Message: protocol.Marshal(p)}
 		if prev, ok := r.present[pc.Type]; !ok || prev.Status != corev1.ConditionTrue {
