@@ -107,6 +107,9 @@ func (s *podLogSource) Follow(ctx context.Context, emit func(streamLine) error) 
 		final bool   // the agent had terminated before the current stream opened
 		tail  []byte // the unterminated line the previous final stream ended with
 		delay = s.backoff.first()
+		// A refusal is final only once it lasts: the API server may be
+		// starting up (see refusals).
+		refusal = refusals{grace: s.backoff.refusalGrace}
 	)
 	for {
 		wasFinal := final
@@ -118,8 +121,10 @@ func (s *podLogSource) Follow(ctx context.Context, emit func(streamLine) error) 
 		if errors.As(err, &emitErr) {
 			return emitErr.err
 		}
-		if f := logFailure(err); f != nil {
-			return f // refused or gone: the sidecar ends with the reason
+		if f := logFailure(err); f != nil && refusal.lasting(err, time.Now()) {
+			return f // refused or gone for good: the sidecar ends with the reason
+		} else if f == nil {
+			refusal.lasting(nil, time.Now())
 		}
 		if res.opened {
 			delay = s.backoff.first() // it was streaming: a fresh drop

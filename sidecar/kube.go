@@ -70,16 +70,17 @@ func agentTerminated(pod *corev1.Pod, container string) bool {
 }
 
 // agentDoneFunc reads the Pod and says whether the agent container has
-// terminated. A Pod that is gone, or a credential that is refused, ends the
-// follow (the error); other errors are taken as "still running" and retried
+// terminated. A Pod that is gone, or a credential that is refused, for
+// longer than grace, ends the follow (the error); other errors are taken as "still running" and retried
 // by the caller's next look.
-func agentDoneFunc(ps *podStatus, container string, log logr.Logger) func(context.Context) (bool, error) {
+func agentDoneFunc(ps *podStatus, container string, grace time.Duration, log logr.Logger) func(context.Context) (bool, error) {
+	refusal := refusals{grace: grace}
 	return func(ctx context.Context) (bool, error) {
 		pod, err := ps.read(ctx)
+		if refusal.final(err, time.Now()) {
+			return false, fmt.Errorf("reading the own Pod: %w", err)
+		}
 		if err != nil {
-			if permanent(err) {
-				return false, fmt.Errorf("reading the own Pod: %w", err)
-			}
 			log.Info("reading the own Pod failed; will retry", "err", err.Error())
 			return false, nil
 		}
@@ -96,9 +97,46 @@ func permanent(err error) bool {
 // backoff is an exponential backoff: initial, doubled each time, capped.
 type backoff struct {
 	initial, max time.Duration
+	// refusalGrace is how long refusals (403, 401, 404) must follow one
+	// another before they count as final (see refusals).
+	refusalGrace time.Duration
 }
 
-var defaultBackoff = backoff{initial: 200 * time.Millisecond, max: 5 * time.Second}
+var defaultBackoff = backoff{initial: 200 * time.Millisecond, max: 5 * time.Second, refusalGrace: 30 * time.Second}
+
+// refused says whether err is a refusal or a not-found: final when it lasts,
+// but a kube-apiserver that has just restarted answers so for some seconds
+// while its authorizer's caches fill ("clusterrole ... not found").
+func refused(err error) bool {
+	return apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) || apierrors.IsNotFound(err)
+}
+
+// refusals tells a lasting refusal from a passing one.
+type refusals struct {
+	grace time.Duration
+	since time.Time // the first of the refusals in a row; zero when none
+}
+
+// lasting records the outcome err of a request made at now. It is true once
+// refusals have followed one another for grace; any other outcome starts
+// over.
+func (r *refusals) lasting(err error, now time.Time) bool {
+	if !refused(err) {
+		r.since = time.Time{}
+		return false
+	}
+	if r.since.IsZero() {
+		r.since = now
+	}
+	return now.Sub(r.since) >= r.grace
+}
+
+// final says whether err ends the retries: a permanent error, unless it is
+// a refusal that has not lasted yet.
+func (r *refusals) final(err error, now time.Time) bool {
+	lasting := r.lasting(err, now)
+	return permanent(err) && (lasting || !refused(err))
+}
 
 func (b backoff) first() time.Duration { return b.initial }
 

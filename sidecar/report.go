@@ -139,12 +139,13 @@ func (r *reporter) write(ctx context.Context, body []byte) error {
 // exponential backoff in between.
 func (r *reporter) retry(ctx context.Context, what string, op func() error) error {
 	delay := r.backoff.first()
+	refusal := refusals{grace: r.backoff.refusalGrace}
 	for {
 		err := op()
 		if err == nil {
 			return nil
 		}
-		if permanent(err) {
+		if refusal.final(err, r.now()) {
 			return fmt.Errorf("%s: %w", what, err)
 		}
 		r.log.Info("retrying", "what", what, "err", err.Error(), "in", delay)

@@ -106,7 +106,7 @@ func newKubeRunner(cfg runConfig, log logr.Logger) (*runner, error) {
 // newRunner wires the source and the reporter on client.
 func newRunner(cfg runConfig, client kubernetes.Interface, log logr.Logger) *runner {
 	ps := &podStatus{client: client, namespace: cfg.Namespace, name: cfg.PodName}
-	done := agentDoneFunc(ps, cfg.AgentContainer, log)
+	done := agentDoneFunc(ps, cfg.AgentContainer, defaultBackoff.refusalGrace, log)
 	var src source
 	if cfg.StreamFile != "" {
 		src = &fileSource{path: cfg.StreamFile, agentDone: done, poll: filePoll, donePoll: fileDonePoll,
