@@ -3,7 +3,9 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -76,16 +79,7 @@ func TestSidecarKilledMidRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, debugRun(name))
 	}
-	p, _ := podOf(pod)
-	cs, ok := containerStatus(p, protocol.SidecarContainerName)
-	if !ok || cs.ContainerID == "" {
-		t.Fatalf("no running sidecar container in Pod %s", pod)
-	}
-	id := strings.TrimPrefix(cs.ContainerID, "containerd://")
-	out, err := exec.Command("ctr", "--address", nodeSocket(), "-n", "k8s.io", "tasks", "kill", "-s", "SIGKILL", id).CombinedOutput()
-	if err != nil {
-		t.Fatalf("killing the sidecar: %v\n%s", err, out)
-	}
+	id := killSidecar(t, pod)
 	t.Logf("killed sidecar container %s of Pod %s after the nudge", id[:12], pod)
 
 	waitRun(t, name, 4*time.Minute)
@@ -93,7 +87,7 @@ func TestSidecarKilledMidRun(t *testing.T) {
 	if got := str(r, "status", "phase"); got != "Succeeded" {
 		t.Fatalf("phase %s, want Succeeded\n%s", got, debugRun(name))
 	}
-	p, _ = podOf(pod)
+	p, _ := podOf(pod)
 	if cs, _ := containerStatus(p, protocol.SidecarContainerName); cs.RestartCount < 1 {
 		t.Errorf("the sidecar's restartCount is %d: the kill did not restart it", cs.RestartCount)
 	}
@@ -105,6 +99,23 @@ func TestSidecarKilledMidRun(t *testing.T) {
 		t.Errorf("%d Nudged events, want exactly 1", n)
 	}
 	checkSummary(t, p, spec, 18, protocol.ReasonResult)
+}
+
+// killSidecar SIGKILLs the Pod's running sidecar container through
+// containerd, as a crash would, and returns its container id.
+func killSidecar(t *testing.T, pod string) string {
+	t.Helper()
+	p, _ := podOf(pod)
+	cs, ok := containerStatus(p, protocol.SidecarContainerName)
+	if !ok || cs.ContainerID == "" || cs.State.Running == nil {
+		t.Fatalf("no running sidecar container in Pod %s", pod)
+	}
+	id := strings.TrimPrefix(cs.ContainerID, "containerd://")
+	out, err := exec.Command("ctr", "--address", nodeSocket(), "-n", "k8s.io", "tasks", "kill", "-s", "SIGKILL", id).CombinedOutput()
+	if err != nil {
+		t.Fatalf("killing the sidecar: %v\n%s", err, out)
+	}
+	return id
 }
 
 // TestAPIServerRestartMidRun restarts kube-apiserver while a run streams:
@@ -138,4 +149,146 @@ func TestAPIServerRestartMidRun(t *testing.T) {
 	}
 	p, _ := podOf(pod)
 	checkSummary(t, p, spec, 18, protocol.ReasonResult)
+}
+
+// Padding for TestSidecarKilledAfterRotation: 16000 bytes after each of the
+// silent scenario's 223 lines make a 3.6 MB stream; at speed 0.25 (about
+// 96 s) that is about 38 KB/s, so the kubelet (containerLogMaxSize 1Mi,
+// hack/node-up.sh) rotates the agent's log about every 27 s: once before the
+// kill, and not again before the restarted sidecar resumes.
+const (
+	rotationPad   = "16000"
+	rotationSpeed = 0.25
+)
+
+// TestSidecarKilledAfterRotation kills the sidecar after the kubelet rotated
+// the agent's log: the lines before the rotation are gone from the log the
+// API serves, so a sidecar that read the log again from its start would count
+// fewer lines. The restarted sidecar resumes from its checkpoint (engine
+// state and log cursor, in its own volume) and must end with exactly what
+// `turnwatch-sidecar replay` computes over the whole stream: steps, cost,
+// lines, trips and nudges. The nudge comes late in the stream, after the
+// restart, so the restored engine is the one that finds it.
+func TestSidecarKilledAfterRotation(t *testing.T) {
+	needOperator(t)
+	const name = "disrupt-rotation"
+	spec := runSpec{scenario: "silent", format: "pi", speed: rotationSpeed, extraArgs: []string{"--pad", rotationPad}}
+	want := replayScenario(t, spec)
+	createRun(t, name, spec)
+	pod := waitPodOfRun(t, name)
+	p, _ := podOf(pod)
+	logDir := filepath.Join(nodeDir(), "pod-logs", env.ns+"_"+pod+"_"+string(p.UID), "agent")
+
+	var rotated []string
+	err := waitFor(context.Background(), 3*time.Minute, "the kubelet to rotate the agent's log in "+logDir, func() (bool, error) {
+		rotated, _ = filepath.Glob(filepath.Join(logDir, "*.log.*"))
+		return len(rotated) > 0, nil
+	})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, debugRun(name))
+	}
+	// The sidecar checkpoints at most once a second: wait two, so the
+	// checkpoint's cursor is in the new log file, not in the rotated one.
+	time.Sleep(2 * time.Second)
+	p, _ = podOf(pod)
+	if c, ok := podCondition(p, protocol.ConditionSilent); ok && c.Status == corev1.ConditionTrue {
+		t.Logf("the nudge came before the kill (%s): the restored engine did not find it", c.Message)
+	}
+	id := killSidecar(t, pod)
+	t.Logf("killed sidecar container %s of Pod %s after the rotation to %s", id[:12], pod, filepath.Base(rotated[0]))
+
+	waitRun(t, name, 5*time.Minute)
+	r, _ := getRun(name)
+	if got := str(r, "status", "phase"); got != "Succeeded" {
+		t.Fatalf("phase %s, want Succeeded\n%s", got, debugRun(name))
+	}
+	p, _ = podOf(pod)
+	if cs, _ := containerStatus(p, protocol.SidecarContainerName); cs.RestartCount < 1 {
+		t.Errorf("the sidecar's restartCount is %d: the kill did not restart it", cs.RestartCount)
+	}
+	// The log really rotated: what the API serves now lacks the first lines.
+	logs, err := env.kube.CoreV1().Pods(env.ns).GetLogs(pod, &corev1.PodLogOptions{Container: "agent"}).DoRaw(context.Background())
+	if err != nil {
+		t.Fatalf("logs of %s: %v", pod, err)
+	}
+	if served := strings.Count(string(logs), "\n"); served >= want.Lines {
+		t.Errorf("the API serves %d lines of the agent's log, the stream has %d: the log did not rotate", served, want.Lines)
+	}
+
+	s, ok := summary(p)
+	if !ok {
+		t.Fatalf("Pod %s has no summary\n%s", pod, debugRun(name))
+	}
+	if s.Steps != want.Steps || !sameDecimal(s.CostUSD, want.CostUSD) || s.Lines != want.Lines || s.Unparsed != want.Unparsed ||
+		s.Result != want.Result || s.StopReason != want.StopReason || !s.Complete {
+		t.Errorf("summary after the restart %+v, want replay's steps %d, cost %s, lines %d, unparsed %d, result %v, stop %q, complete",
+			s, want.Steps, want.CostUSD, want.Lines, want.Unparsed, want.Result, want.StopReason)
+	}
+	if got := num(r, "status", "steps"); got != int64(want.Steps) {
+		t.Errorf("status.steps = %d, want %d", got, want.Steps)
+	}
+	if got := str(r, "status", "costUSD"); !sameDecimal(got, want.CostUSD) {
+		t.Errorf("status.costUSD = %s, want %s", got, want.CostUSD)
+	}
+	checkTrips(t, p, want.Trips)
+	checkNudges(t, name, p, want.Nudges)
+}
+
+// replayScenario runs `turnwatch-sidecar replay` over the stream the fake
+// agent plays for spec (fakeagent --dump), the uninterrupted reference.
+func replayScenario(t *testing.T, spec runSpec) monitor.Report {
+	t.Helper()
+	args := append([]string{"--scenario", spec.scenario, "--format", spec.format, "--dump"}, spec.extraArgs...)
+	stream, err := exec.Command(filepath.Join(env.artifacts, "fakeagent"), args...).Output()
+	if err != nil {
+		t.Fatalf("fakeagent %v: %v", args, err)
+	}
+	cmd := exec.Command(filepath.Join(env.artifacts, "turnwatch-sidecar"), "replay", "--format", spec.format, "-")
+	cmd.Stdin = bytes.NewReader(stream)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("turnwatch-sidecar replay: %v", err)
+	}
+	var rep monitor.Report
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("replay's report %q: %v", out, err)
+	}
+	t.Logf("replay of the %d-byte stream: %d lines, %d steps, cost %s, %d trips, %d nudges",
+		len(stream), rep.Lines, rep.Steps, rep.CostUSD, len(rep.Trips), len(rep.Nudges))
+	return rep
+}
+
+// checkTrips: the Pod shows the trip replay found (the first; it stops the
+// turn), or none.
+func checkTrips(t *testing.T, p *corev1.Pod, trips []monitor.Trip) {
+	t.Helper()
+	c, ok := podCondition(p, protocol.ConditionTripped)
+	tripped := ok && c.Status == corev1.ConditionTrue
+	switch {
+	case len(trips) == 0 && tripped:
+		t.Errorf("Pod %s tripped (%s: %s), replay found no trip", p.Name, c.Reason, c.Message)
+	case len(trips) > 0 && !tripped:
+		t.Errorf("Pod %s did not trip, replay found %+v", p.Name, trips[0])
+	case len(trips) > 0 && (c.Reason != protocol.ReasonFor(trips[0].Detector) || c.Message != trips[0].Message):
+		t.Errorf("Pod %s tripped %s: %q, replay %s: %q", p.Name, c.Reason, c.Message, trips[0].Detector, trips[0].Message)
+	}
+}
+
+// checkNudges: the Pod's Silent condition names replay's last streak with
+// its message, and the run has one Nudged Event per streak.
+func checkNudges(t *testing.T, run string, p *corev1.Pod, nudges []monitor.Nudge) {
+	t.Helper()
+	if n, _ := runEvents(run, "Nudged"); int(n) != len(nudges) {
+		t.Errorf("%d Nudged events, replay found %d nudges", n, len(nudges))
+	}
+	c, ok := podCondition(p, protocol.ConditionSilent)
+	if len(nudges) == 0 {
+		if ok && c.Status == corev1.ConditionTrue {
+			t.Errorf("Pod %s was nudged (%s), replay found no nudge", p.Name, c.Message)
+		}
+		return
+	}
+	if want := protocol.NudgeMessage(len(nudges), nudges[len(nudges)-1].Message); !ok || c.Message != want {
+		t.Errorf("Pod %s Silent condition %q, want %q", p.Name, c.Message, want)
+	}
 }

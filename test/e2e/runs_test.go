@@ -37,11 +37,15 @@ type runSpec struct {
 	rerolls          *int64 // nil: the cluster default (one reroll)
 	session          string
 	cont             bool
+	extraArgs        []string // more fake agent flags (e.g. --pad)
 }
 
 // agentRun renders the AgentRun as the API expects it.
 func agentRun(name string, s runSpec) *unstructured.Unstructured {
 	args := []any{"--scenario", s.scenario, "--format", s.format, "--speed", strconv.FormatFloat(s.speed, 'f', -1, 64)}
+	for _, a := range s.extraArgs {
+		args = append(args, a)
+	}
 	spec := map[string]any{
 		"prompt": "e2e " + s.scenario + " in " + s.format,
 		"format": s.format,

@@ -5,6 +5,7 @@
 //
 //	fakeagent --scenario loop --format pi [--speed 4] [--exit-code 0] [--hold]
 //	fakeagent --file stream.log          replay any file ("-" for stdin)
+//	fakeagent --scenario silent --pad 24000 [--dump]   pad a pi stream (pad.go)
 //	fakeagent --list                     which scenarios exist in which format
 //	fakeagent gen -out scenarios         regenerate the embedded streams
 //	fakeagent attack --namespace NS --pod NAME   play a hostile agent (attack.go)
@@ -55,6 +56,8 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	exit := fs.Int("exit-code", 0, "exit code once the stream is played")
 	hold := fs.Bool("hold", false, "after the stream, keep running until SIGTERM (a hung agent)")
 	list := fs.Bool("list", false, "print which scenarios exist in which format")
+	padBytes := fs.Int("pad", 0, "after each line, this many bytes of padding lines (pi session events, which no detector reads)")
+	dump := fs.Bool("dump", false, "print the stream as it would be played, timestamps kept, without waiting (for replay)")
 	if err := fs.Parse(argv); err != nil {
 		return 2
 	}
@@ -68,13 +71,28 @@ func run(argv []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer in.Close()
+	var stream io.Reader = in
+	if *padBytes > 0 {
+		if *file == "" && *format != "pi" {
+			fmt.Fprintln(stderr, "fakeagent: --pad writes pi events: it needs --format pi")
+			return 2
+		}
+		stream = padded(in, *padBytes)
+	}
+	if *dump {
+		if _, err := io.Copy(stdout, stream); err != nil {
+			fmt.Fprintln(stderr, "fakeagent:", err)
+			return 1
+		}
+		return 0
+	}
 
 	// The kubelet stops the agent with SIGTERM; die at once like a CLI would.
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	go func() { <-sigs; os.Exit(143) }()
 
-	if _, err := Replay(in, stdout, *speed, realClock{}); err != nil {
+	if _, err := Replay(stream, stdout, *speed, realClock{}); err != nil {
 		fmt.Fprintln(stderr, "fakeagent:", err)
 		return 1
 	}
