@@ -187,9 +187,10 @@ func TestSidecarKilledAfterRotation(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, debugRun(name))
 	}
-	// The sidecar checkpoints at most once a second: wait two, so the
-	// checkpoint's cursor is in the new log file, not in the rotated one.
-	time.Sleep(2 * time.Second)
+	// The API serves only the current log file to a new request, so the
+	// checkpoint's cursor must be past the rotation before the kill: wait for
+	// it rather than for a fixed time (a busy machine's sidecar lags).
+	waitCheckpointPast(t, p, rotated[0])
 	p, _ = podOf(pod)
 	if c, ok := podCondition(p, protocol.ConditionSilent); ok && c.Status == corev1.ConditionTrue {
 		t.Logf("the nudge came before the kill (%s): the restored engine did not find it", c.Message)
@@ -232,6 +233,38 @@ func TestSidecarKilledAfterRotation(t *testing.T) {
 	}
 	checkTrips(t, p, want.Trips)
 	checkNudges(t, name, p, want.Nudges)
+}
+
+// waitCheckpointPast waits until the sidecar's checkpoint (in its state
+// volume on the node) has a log cursor later than the rotated file's last
+// write: the lines it has not read yet are all in the current file.
+func waitCheckpointPast(t *testing.T, p *corev1.Pod, rotated string) {
+	t.Helper()
+	fi, err := os.Stat(rotated)
+	if err != nil {
+		t.Fatalf("the rotated log: %v", err)
+	}
+	path := filepath.Join(nodeDir(), "kubelet", "pods", string(p.UID), "volumes", "kubernetes.io~empty-dir",
+		"turnwatch-sidecar-state", "checkpoint.json")
+	var since time.Time
+	err = waitFor(context.Background(), 2*time.Minute, "the sidecar's checkpoint to pass the rotation", func() (bool, error) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return false, nil
+		}
+		var ck struct {
+			Since time.Time `json:"since"`
+		}
+		if json.Unmarshal(b, &ck) != nil {
+			return false, nil
+		}
+		since = ck.Since
+		return since.After(fi.ModTime()), nil
+	})
+	if err != nil {
+		t.Fatalf("%v (cursor %v, rotation %v, %s)", err, since, fi.ModTime(), path)
+	}
+	t.Logf("the checkpoint's cursor %v is past the rotation at %v", since, fi.ModTime())
 }
 
 // replayScenario runs `turnwatch-sidecar replay` over the stream the fake
