@@ -121,10 +121,9 @@ func (s *podLogSource) Follow(ctx context.Context, emit func(streamLine) error) 
 		if errors.As(err, &emitErr) {
 			return emitErr.err
 		}
-		if f := logFailure(err); f != nil && refusal.lasting(err, time.Now()) {
+		lasting := refusal.lasting(err, time.Now())
+		if f := logFailure(err); f != nil && lasting {
 			return f // refused or gone for good: the sidecar ends with the reason
-		} else if f == nil {
-			refusal.lasting(nil, time.Now())
 		}
 		if res.opened {
 			delay = s.backoff.first() // it was streaming: a fresh drop
