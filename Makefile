@@ -58,10 +58,13 @@ test-unit: ## Quick tests: the engine, the sidecar, parsers, the fake agent (no 
 	go test ./pkg/... ./sidecar/... ./test/fakeagent/...
 
 FUZZ_TARGETS := FuzzPi FuzzClaude FuzzCodex FuzzOpencode FuzzGemini FuzzAuto FuzzScanner FuzzDecimal
-FUZZTIME ?= 5s
+# A count, not a duration: with a duration, Go 1.26's fuzz coordinator can fail a
+# target with a bare "context deadline exceeded" when a busy machine's worker misses
+# the deadline (go.dev/issue/75804, fixed in Go 1.27). A count has no deadline to race.
+FUZZTIME ?= 20000x
 
 .PHONY: fuzz-brief
-fuzz-brief: ## Run each pkg/monitor fuzz target briefly (FUZZTIME each, default 5s).
+fuzz-brief: ## Run each pkg/monitor fuzz target briefly (FUZZTIME each, default 20000 inputs).
 	@for f in $(FUZZ_TARGETS); do \
 		echo "fuzz $$f ($(FUZZTIME))"; \
 		go test ./pkg/monitor -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) || exit 1; \
