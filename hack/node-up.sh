@@ -278,12 +278,39 @@ start_scheduler() {
 }
 
 start_kubelet() {
+  KUBELET_STARTED=$(date -u +%s)
   start kubelet "$BIN/kubelet" --config "$STATE/kubelet.yaml" --kubeconfig "$STATE/kubelet.kubeconfig" \
     --hostname-override "$NODE_NAME" --root-dir "$STATE/kubelet"
 }
 
+# kubelet_up: start the kubelet and wait until it reports the node Ready.
+# containerd answers `ctr version` before its CRI service is initialized; a
+# kubelet started in that window exits at once ("server is not initialized
+# yet"), which a busy machine hits. So an early exit with that message is
+# retried, a few times, instead of failing the node.
+kubelet_up() {
+  local try
+  for try in 1 2 3 4 5; do
+    start_kubelet
+    if (wait_for "node $NODE_NAME Ready" 120 kubelet node_ready); then return 0; fi
+    pid_of kubelet >/dev/null && exit 1
+    tail -n 5 "$LOGS/kubelet.log" | grep -q "not initialized yet" || exit 1
+    progress "the kubelet started before containerd's CRI service was ready (try $try): starting it again"
+    sleep 2
+  done
+  say "the kubelet kept exiting: containerd's CRI service never became ready (see $LOGS/containerd.log)"
+  exit 1
+}
+
+# node_ready: the node is Ready by a heartbeat of the kubelet started last.
+# A reused etcd still holds the Ready condition of a kubelet that is gone,
+# and that condition alone would pass for a kubelet that just crashed.
 node_ready() {
-  [ "$(kubectl get node "$NODE_NAME" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]
+  local ready beat
+  ready=$(kubectl get node "$NODE_NAME" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].lastHeartbeatTime}' 2>/dev/null) || return 1
+  [ "${ready%% *}" = True ] || return 1
+  beat=$(date -u -d "${ready#* }" +%s 2>/dev/null) || return 1
+  [ "$beat" -ge "${KUBELET_STARTED:-0}" ]
 }
 default_sa() { kubectl -n default get serviceaccount default && kubectl -n default get configmap kube-root-ca.crt; }
 
@@ -300,7 +327,7 @@ restart() {
     containerd) start_containerd ;;
     kube-controller-manager) start_kcm ;;
     kube-scheduler) start_scheduler ;;
-    kubelet) start_kubelet; wait_for "node Ready" 60 kubelet node_ready ;;
+    kubelet) kubelet_up ;;
   esac
   progress "restarted $c"
 }
@@ -384,8 +411,7 @@ main() {
   start_kcm
   start_scheduler
   progress "kubelet"
-  start_kubelet
-  wait_for "node $NODE_NAME Ready" 120 kubelet node_ready
+  kubelet_up
   progress "node Ready"
   wait_for "the default ServiceAccount and kube-root-ca.crt" 60 kube-controller-manager default_sa
   progress "up: export KUBECONFIG=$KUBECONFIG_ADMIN (hack/node-down.sh tears it down)"
