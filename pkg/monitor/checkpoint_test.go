@@ -109,7 +109,7 @@ func TestCheckpointRefused(t *testing.T) {
 func TestCheckpointCoversTheEngine(t *testing.T) {
 	known := map[string][]string{
 		"Engine": {"format", "active", "parse", "prices", "world", "st", "calls", "ev", "sc", "obj", "lines", "unparsed",
-			"live", "result", "stopped", "finished", "stopLine", "lastTime", "trips", "nudges", "cur", "anon", "msg",
+			"ignored", "live", "result", "stopped", "finished", "stopLine", "lastTime", "trips", "nudges", "cur", "anon", "msg",
 			"lastSig", "errNote", "resultErr", "failed", "closed", "seg", "open", "sessionModel", "priceCache"},
 		"message": {"open", "id", "speaks", "calls", "stop", "hasStop", "stopLine", "toks", "model"},
 		"State": {"Guards", "Steps", "Streak", "Silent", "Nudged", "WhitespaceDeltas", "WhitespaceBytes", "Cost", "Prior", "Cap",

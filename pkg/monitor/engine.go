@@ -23,6 +23,7 @@ type Engine struct {
 	obj   obj
 
 	lines, unparsed int
+	ignored         int // known lines that carry nothing (Report.Ignored)
 	live, result    bool
 	stopped         bool // a trip ended evaluation
 	finished        bool
@@ -147,6 +148,9 @@ func (e *Engine) Feed(line []byte, now time.Time) Verdicts {
 		e.unparsed++
 		return e.cur
 	}
+	if e.ev.ignored {
+		e.ignored++
+	}
 	e.apply()
 	return e.cur
 }
@@ -241,7 +245,7 @@ func (e *Engine) Report() Report {
 	}
 	r := Report{
 		Format: f, Lines: e.lines, Steps: e.st.Steps, CostUSD: e.st.Cost.String(),
-		StopReason: e.st.StopReason, Result: e.result, Unparsed: e.unparsed,
+		StopReason: e.st.StopReason, Result: e.result, Unparsed: e.unparsed, Ignored: e.ignored,
 		Trips: append([]Trip{}, e.trips...), Nudges: append([]Nudge{}, e.nudges...),
 	}
 	if e.result && e.failed {

@@ -119,16 +119,17 @@ func sniff(line []byte) string {
 	switch t := string(typ); t {
 	case "agent_start", "agent_end", "turn_start", "turn_end", "message_start", "message_update",
 		"message_end", "tool_execution_start", "tool_execution_update", "tool_execution_end",
-		"auto_compaction_start", "auto_compaction_end", "auto_retry_start", "auto_retry_end":
+		"auto_compaction_start", "auto_compaction_end", "auto_retry_start", "auto_retry_end",
+		"session", "extension_ui_request", "hook_ui_request":
 		return FormatPi
-	case "system", "assistant", "user", "stream_event":
+	case "system", "assistant", "user", "stream_event", "rate_limit_event":
 		return FormatClaude
 	case "init", "message", "tool_result":
 		return FormatGemini
 	case "step_start", "step_finish", "text", "reasoning":
 		return FormatOpencode
 	case "thread.started", "turn.started", "turn.completed", "turn.failed",
-		"item.started", "item.updated", "item.completed":
+		"item.started", "item.updated", "item.completed", "session.created", "item.plan.delta":
 		return FormatCodex
 	case "tool_use":
 		if topHas(line, "part") {
@@ -136,6 +137,10 @@ func sniff(line []byte) string {
 		}
 		if topHas(line, "tool_name") {
 			return FormatGemini
+		}
+	case "response": // pi RPC mode's command reply
+		if topHas(line, "command") {
+			return FormatPi
 		}
 	case "result":
 		if topHas(line, "subtype") {
