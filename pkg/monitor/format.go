@@ -153,11 +153,25 @@ func sniff(line []byte) string {
 	return ""
 }
 
-// readMoney reads a JSON number as exact decimal Money; ok is false for
-// null (and on a syntax error, which also fails the scanner).
+// readMoney reads a cost member as exact decimal Money. ok is false for
+// anything but a non-negative number: null, a string ("5"), a bool, an
+// object, an array, a negative amount, and the NaN / Infinity / -Infinity
+// that Python's json module writes (accepted only here, where a cost
+// stands). A cost that is not ok is ignored: the line's other content
+// counts, and the cost stands where it was (it never lowers a total).
 func readMoney(s *scanner) (Money, bool) {
-	if s.peek() == 'n' {
-		s.literal("null")
+	switch c := s.peek(); {
+	case c == 'N':
+		s.literal("NaN")
+		return 0, false
+	case c == 'I':
+		s.literal("Infinity")
+		return 0, false
+	case c == '-' && s.i+1 < len(s.b) && s.b[s.i+1] == 'I':
+		s.literal("-Infinity")
+		return 0, false
+	case c != '-' && (c < '0' || c > '9'):
+		s.skip()
 		return 0, false
 	}
 	lit, ok := s.number()
@@ -168,5 +182,5 @@ func readMoney(s *scanner) (Money, bool) {
 	if !ok {
 		return 0, s.fail()
 	}
-	return m, true
+	return m, m >= 0
 }
