@@ -21,6 +21,7 @@ type Engine struct {
 	ev    event
 	sc    scanner
 	obj   obj
+	canon []byte // the line rewritten without ASCII \u escapes, when it had any (spelling.go)
 
 	lines, unparsed int
 	ignored         int // known lines that carry nothing (Report.Ignored)
@@ -76,7 +77,15 @@ type modelName struct {
 	n int
 }
 
-func (m *modelName) set(b []byte)  { m.n = copy(m.b[:], b) }
+// set keeps the decoded name (raw JSON string contents).
+func (m *modelName) set(b []byte) {
+	if bytes.IndexByte(b, '\\') < 0 {
+		m.n = copy(m.b[:], b)
+		return
+	}
+	m.n = unescapeTo(m.b[:], b)
+}
+
 func (m *modelName) bytes() []byte { return m.b[:m.n] }
 
 // New builds an engine; zero Guards mean DefaultGuards, empty Prices mean
@@ -143,16 +152,30 @@ func (e *Engine) Feed(line []byte, now time.Time) Verdicts {
 	if len(rest) == 0 {
 		return e.cur // a blank line carries nothing and is not counted as unparsed
 	}
-	e.ev = event{}
-	if !e.parseLine(rest) {
-		e.unparsed++
+	if needsCanon(rest) { // rare: ASCII written as \u escapes (spelling.go)
+		e.canon = canonicalize(e.canon, rest)
+		e.fold(e.canon)
+		if cap(e.canon) > 1<<20 { // a rare long line does not pin its size for the rest of the stream
+			e.canon = nil
+		}
 		return e.cur
+	}
+	e.fold(rest)
+	return e.cur
+}
+
+// fold parses one line (prefix and spaces trimmed) and applies its event,
+// or counts it unparsed.
+func (e *Engine) fold(line []byte) {
+	e.ev = event{}
+	if !e.parseLine(line) {
+		e.unparsed++
+		return
 	}
 	if e.ev.ignored {
 		e.ignored++
 	}
 	e.apply()
-	return e.cur
 }
 
 // FeedSkipped counts a line the LineReader skipped for being over the cap:
@@ -477,6 +500,12 @@ func (e *Engine) answer(id, name []byte, isError bool) {
 func (e *Engine) isWorld(name []byte) bool {
 	if len(e.world) == 0 {
 		return false
+	}
+	if bytes.IndexByte(name, '\\') >= 0 { // compare the decoded name
+		var buf [256]byte
+		name = buf[:unescapeTo(buf[:], name)]
+		_, ok := e.world[string(name)]
+		return ok
 	}
 	_, ok := e.world[string(name)]
 	return ok

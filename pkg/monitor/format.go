@@ -1,5 +1,7 @@
 package monitor
 
+import "encoding/json"
+
 // A parser reads one line of its format into ev. The scanner stands inside
 // the top-level object, after the "type" member (or at its start when
 // "type" was not the first key; parsers then skip "type" like any other
@@ -23,14 +25,28 @@ func (e *Engine) setFormat(f string) {
 
 // parseLine reads one line (prefix and spaces already trimmed) into e.ev.
 // The whole line must be one JSON object; the event is applied only then.
+// auto, not decided yet, settles the format only from a line that is valid
+// JSON, that a format claims, and that its parser reads.
 func (e *Engine) parseLine(line []byte) bool {
-	if e.parse == nil { // auto, not decided yet
-		f := sniff(line)
-		if f == "" {
-			return false
-		}
-		e.setFormat(f)
+	if e.parse != nil {
+		return e.parseWith(line)
 	}
+	if !json.Valid(line) {
+		return false
+	}
+	f := sniff(line)
+	if f == "" {
+		return false
+	}
+	e.setFormat(f)
+	if e.parseWith(line) {
+		return true
+	}
+	e.active, e.parse = "", nil
+	return false
+}
+
+func (e *Engine) parseWith(line []byte) bool {
 	s := &e.sc
 	s.reset(line)
 	if !s.enter() {
