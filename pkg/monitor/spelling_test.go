@@ -252,7 +252,9 @@ func TestSpellingCases(t *testing.T) {
 			func(r Report) bool { return r.Unparsed == 0 && r.Result }},
 		{"escaped stop reason", FormatPi, DefaultGuards(), []string{
 			`{"type":"message_end","message":{"role":"assistant","content":[{"type":"text","text":"x"}],"stopReason":"l\u0065ngth"}}`},
-			func(r Report) bool { return r.StopReason == StopLength && len(r.Trips) == 1 && r.Trips[0].Detector == DetectorLengthStop }},
+			func(r Report) bool {
+				return r.StopReason == StopLength && len(r.Trips) == 1 && r.Trips[0].Detector == DetectorLengthStop
+			}},
 		{"escaped world tool", FormatPi, guards(func(g *Guards) { g.WorldTools = []string{"run_tests"} }),
 			worldToolStream(`run\u005ftests`), func(r Report) bool { return len(r.Trips) == 0 && r.Steps == 8 }},
 		{"escaped non-ASCII world tool", FormatPi, guards(func(g *Guards) { g.WorldTools = []string{"prüfen"} }),
@@ -264,7 +266,9 @@ func TestSpellingCases(t *testing.T) {
 			`{"type":"assistant","message":{"id":"m","model":"claude-sonnet-4-5","content":[],"usage":{"input_tokens":1e6,"output_tokens":1E+5,"cache_read_input_tokens":1000000.0,"cache_creation_input_tokens":25e-1}}}`},
 			func(r Report) bool { return r.CostUSD == "4.8000075" }}, // 3 + 1.5 + 0.3 + 2 x 3.75e-6
 		{"deep arguments", FormatClaude, DefaultGuards(), six,
-			func(r Report) bool { return r.Steps == 4 && len(r.Trips) == 1 && r.Trips[0].Detector == DetectorIdenticalCalls }},
+			func(r Report) bool {
+				return r.Steps == 4 && len(r.Trips) == 1 && r.Trips[0].Detector == DetectorIdenticalCalls
+			}},
 		{"auto waits for valid JSON", FormatAuto, DefaultGuards(), []string{`{"type":"agent_start"}}`, cInit(),
 			`{"type":"assistant","message":{"id":"m","content":[{"type":"tool_use","id":"t","name":"Bash","input":{}}]}}`},
 			func(r Report) bool { return r.Format == FormatClaude && r.Steps == 1 && r.Unparsed == 1 }},
