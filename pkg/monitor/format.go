@@ -25,9 +25,23 @@ func (e *Engine) setFormat(f string) {
 
 // parseLine reads one line (prefix and spaces already trimmed) into e.ev.
 // The whole line must be one JSON object; the event is applied only then.
-// auto, not decided yet, settles the format only from a line that is valid
-// JSON, that a format claims, and that its parser reads.
+// A line whose keys or compared words write ASCII as \u escapes is read
+// again from a canonical copy (spelling.go).
 func (e *Engine) parseLine(line []byte) bool {
+	ok := e.parseOnce(line)
+	if !e.sc.esc {
+		return ok
+	}
+	e.canon = canonicalize(e.canon, line)
+	e.ev = event{}
+	return e.parseOnce(e.canon)
+}
+
+// parseOnce parses line with the active format. auto, not decided yet,
+// settles the format only from a line that is valid JSON, that a format
+// claims, and that its parser reads.
+func (e *Engine) parseOnce(line []byte) bool {
+	e.sc.esc = false
 	if e.parse != nil {
 		return e.parseWith(line)
 	}
@@ -35,12 +49,15 @@ func (e *Engine) parseLine(line []byte) bool {
 		return false
 	}
 	f := sniff(line)
+	if f == "" && needsCanon(line) {
+		f = sniff(canonicalize(e.canon, line))
+	}
 	if f == "" {
 		return false
 	}
 	e.setFormat(f)
-	if e.parseWith(line) {
-		return true
+	if e.parseWith(line) || e.sc.esc {
+		return true // with esc, parseLine reads the canonical copy, and it decides
 	}
 	e.active, e.parse = "", nil
 	return false
@@ -64,11 +81,14 @@ func (e *Engine) parseWith(line []byte) bool {
 			return false
 		}
 	} else { // rare: "type" is not the first key; find it, then read from the top
-		if typ = topString(line, "type"); typ == nil {
+		var esc bool // "type" may be spelled with escapes
+		if typ, esc = topStr(line, "type"); typ == nil {
+			s.esc = esc
 			return false
 		}
 		s.reset(line)
 		s.enter()
+		s.esc = esc
 		*o = obj{}
 	}
 	if !e.parse(e, s, o, typ, &e.ev) || s.bad {
@@ -79,23 +99,30 @@ func (e *Engine) parseWith(line []byte) bool {
 
 // topString returns the raw value of a top-level string member, or nil.
 func topString(line []byte, key string) []byte {
+	v, _ := topStr(line, key)
+	return v
+}
+
+// topStr is topString that also says whether a key or the value it read
+// wrote ASCII as escapes (scanner.esc).
+func topStr(line []byte, key string) ([]byte, bool) {
 	var s scanner
 	s.reset(line)
 	if !s.enter() {
-		return nil
+		return nil, false
 	}
 	var o obj
 	for {
 		k, ok := s.key(&o)
 		if !ok {
-			return nil
+			return nil, s.esc
 		}
 		if string(k) == key && s.peek() == '"' {
 			v, _ := s.str()
-			return v
+			return v, s.esc
 		}
 		if !s.skip() {
-			return nil
+			return nil, s.esc
 		}
 	}
 }

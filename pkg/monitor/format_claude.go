@@ -118,7 +118,7 @@ func claudeResult(s *scanner, o *obj, ev *event) bool {
 			subtype, _ = s.strOrNull()
 		case "result":
 			if s.peek() == '"' {
-				text, _ = s.str()
+				text, _ = s.text()
 			} else {
 				s.skip()
 			}
@@ -159,7 +159,7 @@ func firstString(s *scanner) []byte {
 	var first []byte
 	for s.elem(&a) {
 		if first == nil && s.peek() == '"' {
-			first, _ = s.str()
+			first, _ = s.text()
 			continue
 		}
 		s.skip()
@@ -249,7 +249,7 @@ func readClaudeDelta(s *scanner, ev *event) {
 		case "type":
 			typ, _ = s.str()
 		case "text", "thinking":
-			text, _ = s.str()
+			text, _ = s.text()
 		default:
 			s.skip()
 		}

@@ -33,7 +33,7 @@ func parseCodex(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 		for s.into(o, "error") {
 			var eo obj
 			for s.find(&eo, "message") {
-				ev.errText, _ = s.strOrNull()
+				ev.errText, _ = s.textOrNull()
 			}
 		}
 		return !s.bad
@@ -42,7 +42,7 @@ func parseCodex(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 	case "error": // {"message":..}: a notice, kept as the text of a turn.failed that names none
 		ev.ignored = true
 		for s.find(o, "message") {
-			ev.errNote, _ = s.strOrNull()
+			ev.errNote, _ = s.textOrNull()
 		}
 		return !s.bad
 	case "item.plan.delta", "request_user_input": // plan-mode text; a question for a user exec has none of
@@ -95,7 +95,7 @@ func codexItem(s *scanner, o *obj, completed bool, ev *event) bool {
 			case "command", "changes", "query", "arguments", "prompt": // one per item type
 				args, _ = s.value()
 			case "text":
-				text, _ = s.strOrNull()
+				text, _ = s.textOrNull()
 			case "status":
 				status, _ = s.strOrNull()
 			default:

@@ -23,7 +23,7 @@ func parseGemini(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 		case "role":
 			role, _ = s.str()
 		case "content":
-			content, _ = s.strOrNull()
+			content, _ = s.textOrNull()
 		case "delta":
 			delta, _ = s.boolean()
 		case "model":
@@ -40,7 +40,7 @@ func parseGemini(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 			in, cached, out = readGeminiStats(s)
 			hasStats = true
 		case "message": // error events
-			message, _ = s.strOrNull()
+			message, _ = s.textOrNull()
 		case "error": // result and tool_result: {"type":..,"message":..}
 			errMsg = readGeminiError(s)
 		default:
@@ -96,7 +96,7 @@ func readGeminiError(s *scanner) []byte {
 	var o obj
 	var msg []byte
 	for s.find(&o, "message") {
-		msg, _ = s.strOrNull()
+		msg, _ = s.textOrNull()
 	}
 	return msg
 }

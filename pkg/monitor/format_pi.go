@@ -136,7 +136,7 @@ func readPiMessage(s *scanner, m *piMessage) {
 			m.stop, _ = s.strOrNull()
 			m.hasStop = true
 		case "errorMessage":
-			m.errMsg, _ = s.strOrNull()
+			m.errMsg, _ = s.textOrNull()
 		default:
 			s.skip()
 		}
@@ -167,7 +167,7 @@ func readPiAME(s *scanner, a *piAME) {
 		case "type":
 			a.typ, _ = s.str()
 		case "delta":
-			a.delta, a.hasDelta = s.str()
+			a.delta, a.hasDelta = s.text()
 		case "toolCall":
 			readPiToolCall(s, a)
 		default:

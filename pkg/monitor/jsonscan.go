@@ -12,6 +12,10 @@ type scanner struct {
 	b   []byte
 	i   int
 	bad bool // set on the first syntax error; every later call fails
+	// esc is set when a key or a string read with str (a word the
+	// parsers compare) writes a printable ASCII character as a \u escape:
+	// the line is then read again from a canonical copy (spelling.go).
+	esc bool
 }
 
 // maxDepth bounds the nesting that call signatures hash structurally
@@ -20,7 +24,7 @@ type scanner struct {
 // arguments, which the model writes.
 const maxDepth = 128
 
-func (s *scanner) reset(b []byte) { s.b, s.i, s.bad = b, 0, false }
+func (s *scanner) reset(b []byte) { s.b, s.i, s.bad, s.esc = b, 0, false, false }
 
 func (s *scanner) fail() bool { s.bad = true; return false }
 
@@ -164,8 +168,20 @@ func (s *scanner) elem(a *arr) bool {
 	return true
 }
 
-// str reads a string value and returns its raw contents (escapes intact).
+// str reads a string value that the parsers compare with known words (a
+// type, a stop reason, a name, an id) and returns its raw contents
+// (escapes intact), noting in esc an ASCII character written as an escape.
 func (s *scanner) str() ([]byte, bool) {
+	raw, ok := s.text()
+	if ok && !s.esc && bytes.IndexByte(raw, '\\') >= 0 && needsCanon(raw) {
+		s.esc = true
+	}
+	return raw, ok
+}
+
+// text reads a string value that is free text (a delta, a message, an
+// error): its raw contents, escapes intact and not examined.
+func (s *scanner) text() ([]byte, bool) {
 	if s.peek() != '"' {
 		return nil, s.fail()
 	}
@@ -206,6 +222,14 @@ func (s *scanner) strOrNull() ([]byte, bool) {
 		return nil, s.literal("null")
 	}
 	return s.str()
+}
+
+// textOrNull reads free text, or null as an empty string.
+func (s *scanner) textOrNull() ([]byte, bool) {
+	if s.peek() == 'n' {
+		return nil, s.literal("null")
+	}
+	return s.text()
 }
 
 // number reads a number literal, checking JSON's number grammar.

@@ -11,10 +11,12 @@ import (
 // they escape control characters, quotes, backslashes, and at most
 // non-ASCII, `<>&` or `/`, none of which a known word holds. An ASCII
 // letter, digit or punctuation written as a \u escape ("t\u0079pe") is
-// legal JSON that no encoder writes by itself; a line that holds one is
-// first rewritten with those escapes decoded (canonicalize), and parsed
-// from the copy. Detection is one vectorized search for `\u00` per line,
-// so the usual line pays one pass over its bytes and no copy.
+// legal JSON that no encoder writes by itself. The scanner notes one in
+// the keys and words it hands to the parsers (scanner.str; free text such
+// as deltas is read with scanner.text and not examined), and a line that
+// has one is read again from a copy with those escapes decoded
+// (canonicalize); a content block likewise. The usual line pays one
+// IndexByte per key and word, and no copy.
 //
 // Call ids, message ids, tool names (worldTools) and model names (prices)
 // are also compared decoded whatever their escapes (idHash, isWorld,
@@ -45,8 +47,9 @@ func needsCanon(line []byte) bool {
 // canonicalize appends to dst[:0] the line with every \u escape of a
 // printable ASCII character (but the quote and the backslash) inside a
 // string written as that character. Bytes outside strings are copied as
-// they are; a backslash outside a string (not JSON) returns src unchanged,
-// so the copy is never valid where the line was not.
+// they are; a backslash outside a string (not JSON) gives a plain copy of
+// src, so the copy is never valid where the line was not. The copy never
+// shares src's memory.
 func canonicalize(dst, src []byte) []byte {
 	dst = dst[:0]
 	in := false
@@ -55,7 +58,7 @@ func canonicalize(dst, src []byte) []byte {
 		switch {
 		case !in:
 			if c == '\\' {
-				return src
+				return append(dst[:0], src...)
 			}
 			in = c == '"'
 		case c == '"':

@@ -313,3 +313,25 @@ func TestIntegerSpellings(t *testing.T) {
 		}
 	}
 }
+
+// The canonical copy decodes escapes of printable ASCII inside strings
+// only, keeps every other escape, and never decodes what is not JSON.
+func TestCanonicalize(t *testing.T) {
+	tests := map[string]string{
+		`{"t\u0079pe":"a\u0041\u005f"}`:          `{"type":"aA_"}`,
+		`{"a":"\u0022\u005c\u005C\u00e9\u001b"}`: `{"a":"\u0022\u005c\u005C\u00e9\u001b"}`,
+		`{"a":"\\u0041\n\"\u0041"}`:              `{"a":"\\u0041\n\"A"}`,
+		`{"a":\u0031}`:                           `{"a":\u0031}`,
+		`{"a":"\u004`:                            `{"a":"\u004`,
+	}
+	for in, want := range tests {
+		buf := make([]byte, 0, 4)
+		if got := canonicalize(buf, []byte(in)); string(got) != want {
+			t.Errorf("%s: %s, want %s", in, got, want)
+		}
+	}
+	src := []byte(`{"a":\u0031}`)
+	if got := canonicalize(nil, src); &got[0] == &src[0] {
+		t.Error("the copy shares the line's memory")
+	}
+}
