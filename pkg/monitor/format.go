@@ -28,18 +28,22 @@ func (e *Engine) setFormat(f string) {
 // A line whose keys or compared words write ASCII as \u escapes is read
 // again from a canonical copy (spelling.go).
 func (e *Engine) parseLine(line []byte) bool {
+	undecided := e.parse == nil
 	ok := e.parseOnce(line)
-	if !e.sc.esc {
-		return ok
+	if e.sc.esc {
+		e.canon = canonicalize(e.canon, line)
+		e.ev = event{}
+		ok = e.parseOnce(e.canon)
 	}
-	e.canon = canonicalize(e.canon, line)
-	e.ev = event{}
-	return e.parseOnce(e.canon)
+	if !ok && undecided { // auto settles only on a line its format reads
+		e.active, e.parse = "", nil
+	}
+	return ok
 }
 
 // parseOnce parses line with the active format. auto, not decided yet,
-// settles the format only from a line that is valid JSON, that a format
-// claims, and that its parser reads.
+// settles the format only from a line that is valid JSON and that a format
+// claims (parseLine undoes it when the parser does not read the line).
 func (e *Engine) parseOnce(line []byte) bool {
 	e.sc.esc = false
 	if e.parse != nil {
@@ -56,11 +60,7 @@ func (e *Engine) parseOnce(line []byte) bool {
 		return false
 	}
 	e.setFormat(f)
-	if e.parseWith(line) || e.sc.esc {
-		return true // with esc, parseLine reads the canonical copy, and it decides
-	}
-	e.active, e.parse = "", nil
-	return false
+	return e.parseWith(line)
 }
 
 func (e *Engine) parseWith(line []byte) bool {

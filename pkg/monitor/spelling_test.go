@@ -272,6 +272,10 @@ func TestSpellingCases(t *testing.T) {
 		{"auto waits for valid JSON", FormatAuto, DefaultGuards(), []string{`{"type":"agent_start"}}`, cInit(),
 			`{"type":"assistant","message":{"id":"m","content":[{"type":"tool_use","id":"t","name":"Bash","input":{}}]}}`},
 			func(r Report) bool { return r.Format == FormatClaude && r.Steps == 1 && r.Unparsed == 1 }},
+		{"auto reads escapes", FormatAuto, DefaultGuards(), []string{`{"t\u0079pe":"agent_st\u0061rt"}`},
+			func(r Report) bool { return r.Format == FormatPi && r.Unparsed == 0 }},
+		{"auto escaped subtype", FormatAuto, DefaultGuards(), []string{`{"type":"result","s\u0075btype":"success","is_error":false,"total_cost_usd":0.5}`},
+			func(r Report) bool { return r.Format == FormatClaude && r.Unparsed == 0 && r.Result && r.CostUSD == "0.50" }},
 		{"escaped call ids", FormatPi, DefaultGuards(), []string{
 			`{"type":"tool_execution_start","toolCallId":"call_\u00e91","toolName":"bash","args":{"command":"ls"}}`,
 			`{"type":"tool_execution_end","toolCallId":"call_é1","toolName":"bash","isError":false}`,
