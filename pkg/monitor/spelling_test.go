@@ -275,7 +275,9 @@ func TestSpellingCases(t *testing.T) {
 		{"auto reads escapes", FormatAuto, DefaultGuards(), []string{`{"t\u0079pe":"agent_st\u0061rt"}`},
 			func(r Report) bool { return r.Format == FormatPi && r.Unparsed == 0 }},
 		{"auto escaped subtype", FormatAuto, DefaultGuards(), []string{`{"type":"result","s\u0075btype":"success","is_error":false,"total_cost_usd":0.5}`},
-			func(r Report) bool { return r.Format == FormatClaude && r.Unparsed == 0 && r.Result && r.CostUSD == "0.50" }},
+			func(r Report) bool {
+				return r.Format == FormatClaude && r.Unparsed == 0 && r.Result && r.CostUSD == "0.50"
+			}},
 		{"escaped call ids", FormatPi, DefaultGuards(), []string{
 			`{"type":"tool_execution_start","toolCallId":"call_\u00e91","toolName":"bash","args":{"command":"ls"}}`,
 			`{"type":"tool_execution_end","toolCallId":"call_é1","toolName":"bash","isError":false}`,
