@@ -173,10 +173,24 @@ func (s *scanner) elem(a *arr) bool {
 // (escapes intact), noting in esc an ASCII character written as an escape.
 func (s *scanner) str() ([]byte, bool) {
 	raw, ok := s.text()
-	if ok && !s.esc && bytes.IndexByte(raw, '\\') >= 0 && needsCanon(raw) {
+	if ok && !s.esc && hasBackslash(raw) && needsCanon(raw) {
 		s.esc = true
 	}
 	return raw, ok
+}
+
+// hasBackslash: a loop for the short keys and words (no call), IndexByte
+// for longer ones.
+func hasBackslash(b []byte) bool {
+	if len(b) > 16 {
+		return bytes.IndexByte(b, '\\') >= 0
+	}
+	for _, c := range b {
+		if c == '\\' {
+			return true
+		}
+	}
+	return false
 }
 
 // text reads a string value that is free text (a delta, a message, an
