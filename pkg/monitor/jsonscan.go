@@ -288,10 +288,16 @@ func (s *scanner) number() ([]byte, bool) {
 
 // integer reads a non-negative integer count: any number spelling of it
 // ("1000000", "1e6", "1E+6", "1000000.0"); a fraction is cut off, null and
-// negatives read as 0, and values past 2^58 saturate.
+// negatives read as 0, and values past 2^58 saturate. A value of another
+// type (a string, an object) reads as 0 with ok false, and the line still
+// counts: a count is never a reason to drop a line's tool calls.
 func (s *scanner) integer() (int64, bool) {
-	if s.peek() == 'n' {
+	switch c := s.peek(); {
+	case c == 'n':
 		return 0, s.literal("null")
+	case c != '-' && (c < '0' || c > '9'):
+		s.skip()
+		return 0, false
 	}
 	lit, ok := s.number()
 	if !ok {

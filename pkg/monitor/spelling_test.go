@@ -265,6 +265,9 @@ func TestSpellingCases(t *testing.T) {
 		{"exponent tokens", FormatClaude, DefaultGuards(), []string{
 			`{"type":"assistant","message":{"id":"m","model":"claude-sonnet-4-5","content":[],"usage":{"input_tokens":1e6,"output_tokens":1E+5,"cache_read_input_tokens":1000000.0,"cache_creation_input_tokens":25e-1}}}`},
 			func(r Report) bool { return r.CostUSD == "4.8000075" }}, // 3 + 1.5 + 0.3 + 2 x 3.75e-6
+		{"string tokens", FormatClaude, DefaultGuards(), []string{
+			`{"type":"assistant","message":{"id":"m","model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"t","name":"Bash","input":{}}],"usage":{"input_tokens":"1000000","output_tokens":1e5}}}`},
+			func(r Report) bool { return r.Steps == 1 && r.Unparsed == 0 && r.CostUSD == "1.50" }},
 		{"deep arguments", FormatClaude, DefaultGuards(), six,
 			func(r Report) bool {
 				return r.Steps == 4 && len(r.Trips) == 1 && r.Trips[0].Detector == DetectorIdenticalCalls
