@@ -17,8 +17,9 @@ package monitor
 // confirmed from codex's own source) names the session event
 // session.created, the item's kind item_type, and the agent's text
 // assistant_message; they read as thread.started, type and agent_message.
-// item.plan.delta and request_user_input (plan mode, a question for a user
-// exec has none of) and the top-level error notice are ignored.
+// item.plan.delta (plan-mode text), request_user_input (the model asking a
+// user that exec does not have; codex's source shows no item for it, and it
+// is not counted as a step) and the top-level error notice are ignored.
 func parseCodex(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 	switch string(typ) {
 	case "item.started", "item.updated", "item.completed":
@@ -45,7 +46,7 @@ func parseCodex(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 			ev.errNote, _ = s.textOrNull()
 		}
 		return !s.bad
-	case "item.plan.delta", "request_user_input": // plan-mode text; a question for a user exec has none of
+	case "item.plan.delta", "request_user_input": // plan-mode text; the model asking the (absent) user
 		ev.ignored = true
 	default:
 		return false
