@@ -18,8 +18,9 @@ package monitor
 // session.created, the item's kind item_type, and the agent's text
 // assistant_message; they read as thread.started, type and agent_message.
 // item.plan.delta (plan-mode text), request_user_input (the model asking a
-// user that exec does not have; codex's source shows no item for it, and it
-// is not counted as a step) and the top-level error notice are ignored.
+// user that exec does not have; not counted as a step, since how else exec
+// reports that call is not confirmed) and the top-level error notice are
+// ignored.
 func parseCodex(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 	switch string(typ) {
 	case "item.started", "item.updated", "item.completed":
