@@ -114,6 +114,10 @@ type Report struct {
 	Trips      []Trip  `json:"trips"`
 	Nudges     []Nudge `json:"nudges"`
 	Unparsed   int     `json:"unparsed"`
+	// Ignored counts known lines that carry nothing the detectors read
+	// (SPEC.md "Known lines that carry nothing"), over the whole input like
+	// Unparsed; they are not unparsed.
+	Ignored int `json:"ignored"`
 	// ResultError is the agent's own error text when its final result event
 	// reports a failure (claude is_error, codex turn.failed, gemini status
 	// error, pi agent_end after an error stop, opencode error); "" otherwise.

@@ -1,5 +1,7 @@
 package monitor
 
+import "bytes"
+
 // maxCalls bounds how many call ids the engine remembers. Restatements of a
 // call arrive close to it (the same message, its turn_end), so remembering
 // the most recent ones is enough to count each call once while keeping
@@ -54,4 +56,11 @@ func (c *callSet) lookup(id uint64) (uint8, bool) {
 	return f, ok
 }
 
-func idHash(id []byte) uint64 { return mix64(hashBytes(fnvOffset, id)) }
+// idHash hashes a raw id by its decoded text, so any spelling of an id
+// names the same call or message.
+func idHash(id []byte) uint64 {
+	if bytes.IndexByte(id, '\\') < 0 {
+		return mix64(hashBytes(fnvOffset, id))
+	}
+	return mix64(fnvUnescaped(id))
+}

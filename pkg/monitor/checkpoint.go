@@ -26,6 +26,7 @@ type snapshot struct {
 	Next, N  int
 	Lines    int
 	Unparsed int
+	Ignored  int // added after version 1 was written: an older checkpoint restores it as 0
 	Live     bool
 	Result   bool
 	Stopped  bool
@@ -64,7 +65,7 @@ func (e *Engine) Checkpoint() ([]byte, error) {
 	s := snapshot{
 		Version: checkpointVersion, Format: e.format, Active: e.active, St: e.st,
 		Flags: e.calls.flags, Ring: e.calls.ring[:], Next: e.calls.next, N: e.calls.n,
-		Lines: e.lines, Unparsed: e.unparsed, Live: e.live, Result: e.result, Stopped: e.stopped, Finished: e.finished,
+		Lines: e.lines, Unparsed: e.unparsed, Ignored: e.ignored, Live: e.live, Result: e.result, Stopped: e.stopped, Finished: e.finished,
 		StopLine: e.stopLine, LastTime: e.lastTime, Trips: e.trips, Nudges: e.nudges, Anon: e.anon,
 		Msg: msgSnapshot{Open: e.msg.open, Speaks: e.msg.speaks, HasStop: e.msg.hasStop, ID: e.msg.id, Calls: e.msg.calls,
 			StopLine: e.msg.stopLine, Stop: e.msg.stop, In: e.msg.toks.input, Out: e.msg.toks.output,
@@ -110,6 +111,7 @@ func (e *Engine) Restore(data []byte) error {
 	copy(e.calls.ring[:], s.Ring)
 	e.calls.next, e.calls.n = s.Next, s.N
 	e.lines, e.unparsed, e.live, e.result, e.stopped, e.finished = s.Lines, s.Unparsed, s.Live, s.Result, s.Stopped, s.Finished
+	e.ignored = s.Ignored
 	e.stopLine, e.lastTime, e.trips, e.nudges, e.anon = s.StopLine, s.LastTime, s.Trips, s.Nudges, s.Anon
 	e.msg = message{open: s.Msg.Open, speaks: s.Msg.Speaks, hasStop: s.Msg.HasStop, id: s.Msg.ID, calls: s.Msg.Calls,
 		stopLine: s.Msg.StopLine, stop: s.Msg.Stop,

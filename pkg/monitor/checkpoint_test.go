@@ -108,8 +108,8 @@ func TestCheckpointRefused(t *testing.T) {
 // Options or per-line scratch), else a restored engine silently differs.
 func TestCheckpointCoversTheEngine(t *testing.T) {
 	known := map[string][]string{
-		"Engine": {"format", "active", "parse", "prices", "world", "st", "calls", "ev", "sc", "obj", "lines", "unparsed",
-			"live", "result", "stopped", "finished", "stopLine", "lastTime", "trips", "nudges", "cur", "anon", "msg",
+		"Engine": {"format", "active", "parse", "prices", "world", "st", "calls", "ev", "sc", "obj", "canon", "lines", "unparsed",
+			"ignored", "live", "result", "stopped", "finished", "stopLine", "lastTime", "trips", "nudges", "cur", "anon", "msg",
 			"lastSig", "errNote", "resultErr", "failed", "closed", "seg", "open", "sessionModel", "priceCache"},
 		"message": {"open", "id", "speaks", "calls", "stop", "hasStop", "stopLine", "toks", "model"},
 		"State": {"Guards", "Steps", "Streak", "Silent", "Nudged", "WhitespaceDeltas", "WhitespaceBytes", "Cost", "Prior", "Cap",

@@ -28,7 +28,7 @@ func TestCorpus(t *testing.T) {
 		// 1840 input (256 cached) + 732 output tokens at gpt-5-codex rates;
 		// the second turn fails.
 		{"codex/takopi_codex_exec_json_all_formats.jsonl", Report{Lines: 23, Steps: 7, CostUSD: "0.009332", StopReason: StopError, Result: true,
-			ResultError: "Aborted: required dependency `npm` is missing; cannot continue."}, ""},
+			Ignored: 1, ResultError: "Aborted: required dependency `npm` is missing; cannot continue."}, "the top-level error notice is ignored"},
 		{"codex/takopi_codex_exec_json_phase_and_unknown.jsonl", Report{Lines: 8, Steps: 1, CostUSD: "0.0000625", Result: true, Unparsed: 1},
 			"item type future_item is unknown"},
 		{"opencode/takopi_opencode_run_json.jsonl", Report{Lines: 5, Steps: 1, CostUSD: "0.0123", StopReason: StopEnd, Result: true}, ""},
@@ -41,8 +41,9 @@ func TestCorpus(t *testing.T) {
 		{"pi/takopi_pi_print_mode_events.jsonl", Report{Lines: 50, Steps: 1, CostUSD: "0.003462", StopReason: StopEnd, Result: true}, ""},
 		{"pi/takopi_pi_stream_error.jsonl", Report{Lines: 3, CostUSD: "0.00", StopReason: StopError, Result: true, ResultError: "Upstream error"}, ""},
 		{"pi/takopi_pi_stream_success.jsonl", Report{Lines: 8, Steps: 2, CostUSD: "0.00", StopReason: StopEnd, Result: true}, ""},
-		// gemini-2.5-pro is not in the default table: tokens, no price.
-		{"gemini/fixture_stream_json_from_source.jsonl", Report{Lines: 11, Steps: 2, CostUSD: "0.00", Result: true}, ""},
+		// 1500 input + 1000 cached + 200 output tokens at gemini-2.5-pro
+		// rates; the warning notice is ignored.
+		{"gemini/fixture_stream_json_from_source.jsonl", Report{Lines: 11, Steps: 2, CostUSD: "0.004", Result: true, Ignored: 1}, ""},
 	}
 	for _, tt := range tests {
 		format := strings.Split(tt.file, "/")[0]

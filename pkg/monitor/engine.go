@@ -21,8 +21,10 @@ type Engine struct {
 	ev    event
 	sc    scanner
 	obj   obj
+	canon []byte // the line rewritten without ASCII \u escapes, when it had any (spelling.go)
 
 	lines, unparsed int
+	ignored         int // known lines that carry nothing (Report.Ignored)
 	live, result    bool
 	stopped         bool // a trip ended evaluation
 	finished        bool
@@ -75,7 +77,15 @@ type modelName struct {
 	n int
 }
 
-func (m *modelName) set(b []byte)  { m.n = copy(m.b[:], b) }
+// set keeps the decoded name (raw JSON string contents).
+func (m *modelName) set(b []byte) {
+	if bytes.IndexByte(b, '\\') < 0 {
+		m.n = copy(m.b[:], b)
+		return
+	}
+	m.n = unescapeTo(m.b[:], b)
+}
+
 func (m *modelName) bytes() []byte { return m.b[:m.n] }
 
 // New builds an engine; zero Guards mean DefaultGuards, empty Prices mean
@@ -142,13 +152,25 @@ func (e *Engine) Feed(line []byte, now time.Time) Verdicts {
 	if len(rest) == 0 {
 		return e.cur // a blank line carries nothing and is not counted as unparsed
 	}
+	e.fold(rest)
+	if cap(e.canon) > 1<<20 { // a rare long canonical copy does not stay for the rest of the stream
+		e.canon = nil
+	}
+	return e.cur
+}
+
+// fold parses one line (prefix and spaces trimmed) and applies its event,
+// or counts it unparsed.
+func (e *Engine) fold(line []byte) {
 	e.ev = event{}
-	if !e.parseLine(rest) {
+	if !e.parseLine(line) {
 		e.unparsed++
-		return e.cur
+		return
+	}
+	if e.ev.ignored {
+		e.ignored++
 	}
 	e.apply()
-	return e.cur
 }
 
 // FeedSkipped counts a line the LineReader skipped for being over the cap:
@@ -241,7 +263,7 @@ func (e *Engine) Report() Report {
 	}
 	r := Report{
 		Format: f, Lines: e.lines, Steps: e.st.Steps, CostUSD: e.st.Cost.String(),
-		StopReason: e.st.StopReason, Result: e.result, Unparsed: e.unparsed,
+		StopReason: e.st.StopReason, Result: e.result, Unparsed: e.unparsed, Ignored: e.ignored,
 		Trips: append([]Trip{}, e.trips...), Nudges: append([]Nudge{}, e.nudges...),
 	}
 	if e.result && e.failed {
@@ -474,6 +496,12 @@ func (e *Engine) isWorld(name []byte) bool {
 	if len(e.world) == 0 {
 		return false
 	}
+	if bytes.IndexByte(name, '\\') >= 0 { // compare the decoded name
+		var buf [256]byte
+		name = buf[:unescapeTo(buf[:], name)]
+		_, ok := e.world[string(name)]
+		return ok
+	}
 	_, ok := e.world[string(name)]
 	return ok
 }
@@ -566,51 +594,69 @@ func (e *Engine) content(raw []byte, complete bool) bool {
 			}
 			continue
 		}
-		s.enter()
-		var o obj
-		var typ, id, name, args, text, useID []byte
-		isErr := false
-		for {
-			k, ok := s.key(&o)
-			if !ok {
-				break
-			}
-			switch string(k) {
-			case "type":
-				typ, _ = s.str()
-			case "id":
-				id, _ = s.strOrNull()
-			case "name":
-				name, _ = s.strOrNull()
-			case "arguments", "input":
-				args, _ = s.value()
-			case "text":
-				text, _ = s.strOrNull()
-			case "tool_use_id":
-				useID, _ = s.strOrNull()
-			case "is_error":
-				isErr, _ = s.boolean()
-			default:
-				s.skip()
-			}
-		}
+		start := s.i
+		s.esc = false
+		b := readBlock(&s)
 		if s.bad {
 			return false
 		}
+		if s.esc { // rare: a key or word written with ASCII escapes; read the block again, decoded
+			var c scanner
+			c.reset(canonicalize(nil, raw[start:s.i]))
+			if b = readBlock(&c); c.bad {
+				return false
+			}
+		}
 		switch {
-		case string(typ) == "toolCall" || bytes.HasSuffix(typ, []byte("tool_use")):
-			if e.call(callRef{id: id, name: name, args: args, complete: complete}) {
+		case string(b.typ) == "toolCall" || bytes.HasSuffix(b.typ, []byte("tool_use")):
+			if e.call(callRef{id: b.id, name: b.name, args: b.args, complete: complete}) {
 				return true
 			}
-		case string(typ) == "text":
-			if e.msg.open && hasText(text) {
+		case string(b.typ) == "text":
+			if e.msg.open && hasText(b.text) {
 				e.msg.speaks = true
 			}
-		case string(typ) == "tool_result":
-			e.answer(useID, nil, isErr)
+		case string(b.typ) == "tool_result":
+			e.answer(b.useID, nil, b.isErr)
 		}
 	}
 	return false
+}
+
+// block is what the fold reads from one content block.
+type block struct {
+	typ, id, name, args, text, useID []byte
+	isErr                            bool
+}
+
+// readBlock reads one content block object, the scanner at its '{'.
+func readBlock(s *scanner) (b block) {
+	s.enter()
+	var o obj
+	for {
+		k, ok := s.key(&o)
+		if !ok {
+			return b
+		}
+		switch string(k) {
+		case "type":
+			b.typ, _ = s.str()
+		case "id":
+			b.id, _ = s.strOrNull()
+		case "name":
+			b.name, _ = s.strOrNull()
+		case "arguments", "input":
+			b.args, _ = s.value()
+		case "text":
+			b.text, _ = s.textOrNull()
+		case "tool_use_id":
+			b.useID, _ = s.strOrNull()
+		case "is_error":
+			b.isErr, _ = s.boolean()
+		default:
+			s.skip()
+		}
+	}
 }
 
 // splitTimestamp splits off a `kubectl logs --timestamps` prefix.

@@ -9,6 +9,11 @@ type event struct {
 	newSegment bool // costs reported from here on belong to a new session
 	final      bool // the format's final result event
 
+	// ignored marks a known line that carries nothing the detectors read
+	// (a session header, a rate-limit or progress notice, an RPC reply, an
+	// error notice): counted in the report's ignored, not in unparsed.
+	ignored bool
+
 	// Model message boundaries.
 	msgOpen   bool   // this line belongs to a model message (opens one if none)
 	msgID     []byte // claude: a new id ends the open message first

@@ -1,5 +1,7 @@
 package monitor
 
+import "encoding/json"
+
 // A parser reads one line of its format into ev. The scanner stands inside
 // the top-level object, after the "type" member (or at its start when
 // "type" was not the first key; parsers then skip "type" like any other
@@ -23,14 +25,45 @@ func (e *Engine) setFormat(f string) {
 
 // parseLine reads one line (prefix and spaces already trimmed) into e.ev.
 // The whole line must be one JSON object; the event is applied only then.
+// A line whose keys or compared words write ASCII as \u escapes is read
+// again from a canonical copy (spelling.go).
 func (e *Engine) parseLine(line []byte) bool {
-	if e.parse == nil { // auto, not decided yet
-		f := sniff(line)
-		if f == "" {
-			return false
-		}
-		e.setFormat(f)
+	undecided := e.parse == nil
+	ok := e.parseOnce(line)
+	if e.sc.esc {
+		e.canon = canonicalize(e.canon, line)
+		e.ev = event{}
+		ok = e.parseOnce(e.canon)
 	}
+	if !ok && undecided { // auto settles only on a line its format reads
+		e.active, e.parse = "", nil
+	}
+	return ok
+}
+
+// parseOnce parses line with the active format. auto, not decided yet,
+// settles the format only from a line that is valid JSON and that a format
+// claims (parseLine undoes it when the parser does not read the line).
+func (e *Engine) parseOnce(line []byte) bool {
+	e.sc.esc = false
+	if e.parse != nil {
+		return e.parseWith(line)
+	}
+	if !json.Valid(line) {
+		return false
+	}
+	f := sniff(line)
+	if f == "" && needsCanon(line) {
+		f = sniff(canonicalize(e.canon, line))
+	}
+	if f == "" {
+		return false
+	}
+	e.setFormat(f)
+	return e.parseWith(line)
+}
+
+func (e *Engine) parseWith(line []byte) bool {
 	s := &e.sc
 	s.reset(line)
 	if !s.enter() {
@@ -48,11 +81,14 @@ func (e *Engine) parseLine(line []byte) bool {
 			return false
 		}
 	} else { // rare: "type" is not the first key; find it, then read from the top
-		if typ = topString(line, "type"); typ == nil {
+		var esc bool // "type" may be spelled with escapes
+		if typ, esc = topStr(line, "type"); typ == nil {
+			s.esc = esc
 			return false
 		}
 		s.reset(line)
 		s.enter()
+		s.esc = esc
 		*o = obj{}
 	}
 	if !e.parse(e, s, o, typ, &e.ev) || s.bad {
@@ -63,23 +99,30 @@ func (e *Engine) parseLine(line []byte) bool {
 
 // topString returns the raw value of a top-level string member, or nil.
 func topString(line []byte, key string) []byte {
+	v, _ := topStr(line, key)
+	return v
+}
+
+// topStr is topString that also says whether a key or the value it read
+// wrote ASCII as escapes (scanner.esc).
+func topStr(line []byte, key string) ([]byte, bool) {
 	var s scanner
 	s.reset(line)
 	if !s.enter() {
-		return nil
+		return nil, false
 	}
 	var o obj
 	for {
 		k, ok := s.key(&o)
 		if !ok {
-			return nil
+			return nil, s.esc
 		}
 		if string(k) == key && s.peek() == '"' {
 			v, _ := s.str()
-			return v
+			return v, s.esc
 		}
 		if !s.skip() {
-			return nil
+			return nil, s.esc
 		}
 	}
 }
@@ -119,16 +162,17 @@ func sniff(line []byte) string {
 	switch t := string(typ); t {
 	case "agent_start", "agent_end", "turn_start", "turn_end", "message_start", "message_update",
 		"message_end", "tool_execution_start", "tool_execution_update", "tool_execution_end",
-		"auto_compaction_start", "auto_compaction_end", "auto_retry_start", "auto_retry_end":
+		"auto_compaction_start", "auto_compaction_end", "auto_retry_start", "auto_retry_end",
+		"session", "extension_ui_request", "hook_ui_request":
 		return FormatPi
-	case "system", "assistant", "user", "stream_event":
+	case "system", "assistant", "user", "stream_event", "rate_limit_event":
 		return FormatClaude
 	case "init", "message", "tool_result":
 		return FormatGemini
 	case "step_start", "step_finish", "text", "reasoning":
 		return FormatOpencode
 	case "thread.started", "turn.started", "turn.completed", "turn.failed",
-		"item.started", "item.updated", "item.completed":
+		"item.started", "item.updated", "item.completed", "session.created", "item.plan.delta":
 		return FormatCodex
 	case "tool_use":
 		if topHas(line, "part") {
@@ -136,6 +180,10 @@ func sniff(line []byte) string {
 		}
 		if topHas(line, "tool_name") {
 			return FormatGemini
+		}
+	case "response": // pi RPC mode's command reply
+		if topHas(line, "command") {
+			return FormatPi
 		}
 	case "result":
 		if topHas(line, "subtype") {
@@ -148,11 +196,25 @@ func sniff(line []byte) string {
 	return ""
 }
 
-// readMoney reads a JSON number as exact decimal Money; ok is false for
-// null (and on a syntax error, which also fails the scanner).
+// readMoney reads a cost member as exact decimal Money. ok is false for
+// anything but a non-negative number: null, a string ("5"), a bool, an
+// object, an array, a negative amount, and the NaN / Infinity / -Infinity
+// that Python's json module writes (accepted only here, where a cost
+// stands). A cost that is not ok is ignored: the line's other content
+// counts, and the cost stands where it was (it never lowers a total).
 func readMoney(s *scanner) (Money, bool) {
-	if s.peek() == 'n' {
-		s.literal("null")
+	switch c := s.peek(); {
+	case c == 'N':
+		s.literal("NaN")
+		return 0, false
+	case c == 'I':
+		s.literal("Infinity")
+		return 0, false
+	case c == '-' && s.i+1 < len(s.b) && s.b[s.i+1] == 'I':
+		s.literal("-Infinity")
+		return 0, false
+	case c != '-' && (c < '0' || c > '9'):
+		s.skip()
 		return 0, false
 	}
 	lit, ok := s.number()
@@ -163,5 +225,5 @@ func readMoney(s *scanner) (Money, bool) {
 	if !ok {
 		return 0, s.fail()
 	}
-	return m, true
+	return m, m >= 0
 }

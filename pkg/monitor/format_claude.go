@@ -6,7 +6,9 @@ import "bytes"
 // one SDK message per line (system, assistant, user, result, and with
 // partial messages stream_event wrapping the Messages API stream events).
 //
-//   - system/init reopens the turn and starts a new session (cost).
+//   - system/init reopens the turn and starts a new session (cost); other
+//     system subtypes (task_started, task_progress, task_notification, ...)
+//     and rate_limit_event are notices that carry nothing: ignored.
 //   - assistant lines carry complete content blocks of one message; the
 //     CLI may emit several lines with the same message id (one per block),
 //     so a model message is a message id, ended by a new id, a user line,
@@ -33,6 +35,9 @@ func parseClaude(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 		return claudeSystem(s, o, ev)
 	case "stream_event":
 		return claudeStreamEvent(s, o, ev)
+	case "rate_limit_event": // the CLI's rate-limit notice (2.1.x): carries nothing
+		ev.ignored = true
+		return s.skipRest(o)
 	}
 	return false
 }
@@ -51,6 +56,8 @@ func claudeSystem(s *scanner, o *obj, ev *event) bool {
 	}
 	if string(subtype) == "init" {
 		ev.start, ev.newSegment, ev.model = true, true, model
+	} else { // task_started, task_progress, task_notification, compact_boundary, ...: notices
+		ev.ignored = true
 	}
 	return !s.bad
 }
@@ -111,7 +118,7 @@ func claudeResult(s *scanner, o *obj, ev *event) bool {
 			subtype, _ = s.strOrNull()
 		case "result":
 			if s.peek() == '"' {
-				text, _ = s.str()
+				text, _ = s.text()
 			} else {
 				s.skip()
 			}
@@ -152,7 +159,7 @@ func firstString(s *scanner) []byte {
 	var first []byte
 	for s.elem(&a) {
 		if first == nil && s.peek() == '"' {
-			first, _ = s.str()
+			first, _ = s.text()
 			continue
 		}
 		s.skip()
@@ -242,7 +249,7 @@ func readClaudeDelta(s *scanner, ev *event) {
 		case "type":
 			typ, _ = s.str()
 		case "text", "thinking":
-			text, _ = s.str()
+			text, _ = s.text()
 		default:
 			s.skip()
 		}

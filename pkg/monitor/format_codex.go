@@ -12,6 +12,15 @@ package monitor
 // reasoning, todo_list and error items carry nothing the detectors use.
 // The stream names no model: usage is priced with the price table's
 // defaultModel for codex.
+//
+// Older exec --json output (third-party recordings of codex 0.4x, not
+// confirmed from codex's own source) names the session event
+// session.created, the item's kind item_type, and the agent's text
+// assistant_message; they read as thread.started, type and agent_message.
+// item.plan.delta (plan-mode text), request_user_input (the model asking a
+// user that exec does not have; not counted as a step, since how else exec
+// reports that call is not confirmed) and the top-level error notice are
+// ignored.
 func parseCodex(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 	switch string(typ) {
 	case "item.started", "item.updated", "item.completed":
@@ -26,17 +35,20 @@ func parseCodex(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 		for s.into(o, "error") {
 			var eo obj
 			for s.find(&eo, "message") {
-				ev.errText, _ = s.strOrNull()
+				ev.errText, _ = s.textOrNull()
 			}
 		}
 		return !s.bad
-	case "thread.started":
+	case "thread.started", "session.created": // session.created: an older exec --json
 		ev.newSegment = true
-	case "error": // {"message":..}: the text of a turn.failed that names none
+	case "error": // {"message":..}: a notice, kept as the text of a turn.failed that names none
+		ev.ignored = true
 		for s.find(o, "message") {
-			ev.errNote, _ = s.strOrNull()
+			ev.errNote, _ = s.textOrNull()
 		}
 		return !s.bad
+	case "item.plan.delta", "request_user_input": // plan-mode text; the model asking the (absent) user
+		ev.ignored = true
 	default:
 		return false
 	}
@@ -78,14 +90,14 @@ func codexItem(s *scanner, o *obj, completed bool, ev *event) bool {
 			switch string(it.key) {
 			case "id":
 				id, _ = s.str()
-			case "type":
+			case "type", "item_type": // item_type: an older exec --json
 				typ, _ = s.str()
 			case "tool":
 				tool, _ = s.strOrNull()
 			case "command", "changes", "query", "arguments", "prompt": // one per item type
 				args, _ = s.value()
 			case "text":
-				text, _ = s.strOrNull()
+				text, _ = s.textOrNull()
 			case "status":
 				status, _ = s.strOrNull()
 			default:
@@ -107,12 +119,12 @@ func codexItem(s *scanner, o *obj, completed bool, ev *event) bool {
 		if completed { // codex marks a failed or declined item as an error
 			ev.addResult(id, name, string(status) == "failed" || string(status) == "declined")
 		}
-	case "agent_message":
+	case "agent_message", "assistant_message": // assistant_message: an older exec --json
 		if completed {
 			ev.msgOpen, ev.msgEnd = true, true
 			ev.text, ev.hasText = text, true
 		}
-	case "reasoning", "todo_list", "error":
+	case "reasoning", "todo_list", "error", "plan":
 	default:
 		return false // an item type this engine does not know
 	}

@@ -23,7 +23,7 @@ func parseGemini(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 		case "role":
 			role, _ = s.str()
 		case "content":
-			content, _ = s.strOrNull()
+			content, _ = s.textOrNull()
 		case "delta":
 			delta, _ = s.boolean()
 		case "model":
@@ -40,7 +40,7 @@ func parseGemini(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 			in, cached, out = readGeminiStats(s)
 			hasStats = true
 		case "message": // error events
-			message, _ = s.strOrNull()
+			message, _ = s.textOrNull()
 		case "error": // result and tool_result: {"type":..,"message":..}
 			errMsg = readGeminiError(s)
 		default:
@@ -79,7 +79,8 @@ func parseGemini(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 		if string(status) == "error" {
 			ev.turnStop, ev.failed, ev.errText = StopError, true, errMsg
 		}
-	case "error": // a warning or error the CLI reports; a failed result may name none
+	case "error": // a warning or error notice, kept as the text of a failed result that names none
+		ev.ignored = true
 		ev.errNote = message
 	default:
 		return false
@@ -95,22 +96,29 @@ func readGeminiError(s *scanner) []byte {
 	var o obj
 	var msg []byte
 	for s.find(&o, "message") {
-		msg, _ = s.strOrNull()
+		msg, _ = s.textOrNull()
 	}
 	return msg
 }
 
-// readGeminiStats reads StreamStats: input (non-cached prompt tokens),
-// cached, output_tokens.
+// readGeminiStats reads StreamStats into non-cached input, cached input
+// and output tokens. input_tokens counts the cached ones too; later CLIs
+// break it down into input (non-cached) and cached, Gemini CLI 0.11 writes
+// only total_tokens, input_tokens, output_tokens, duration_ms, tool_calls.
 func readGeminiStats(s *scanner) (in, cached, out int64) {
 	if !s.object() {
 		return
 	}
 	var o obj
+	var total, plain int64
+	hasPlain := false
 	for s.next(&o) {
 		switch string(o.key) {
+		case "input_tokens":
+			total, _ = s.integer()
 		case "input":
-			in, _ = s.integer()
+			plain, _ = s.integer()
+			hasPlain = true
 		case "cached":
 			cached, _ = s.integer()
 		case "output_tokens":
@@ -119,5 +127,9 @@ func readGeminiStats(s *scanner) (in, cached, out int64) {
 			s.skip()
 		}
 	}
-	return in, cached, out
+	if hasPlain {
+		return plain, cached, out
+	}
+	cached = min(cached, total)
+	return total - cached, cached, out
 }

@@ -38,7 +38,7 @@ func opencodePart(s *scanner, o *obj, typ string, ev *event) bool {
 			case "tool":
 				tool, _ = s.str()
 			case "text":
-				text, _ = s.strOrNull()
+				text, _ = s.textOrNull()
 			case "reason":
 				reason, _ = s.strOrNull()
 			case "cost":
@@ -86,7 +86,7 @@ func opencodeError(s *scanner, o *obj, ev *event) bool {
 		for s.next(&eo) {
 			switch string(eo.key) {
 			case "name":
-				name, _ = s.strOrNull()
+				name, _ = s.textOrNull()
 			case "data":
 				if !s.object() {
 					continue
@@ -94,7 +94,7 @@ func opencodeError(s *scanner, o *obj, ev *event) bool {
 				var d obj
 				for s.find(&d, "message") {
 					if s.peek() == '"' {
-						msg, _ = s.str()
+						msg, _ = s.text()
 					} else {
 						s.skip()
 					}

@@ -3,7 +3,10 @@ package monitor
 // pi --mode json: one JSON object per AgentEvent (pi-mono
 // packages/agent/src/types.ts AgentEvent; packages/ai/src/types.ts
 // AssistantMessage and AssistantMessageEvent), plus the coding agent's
-// session events (auto_compaction_*, auto_retry_*, and a "session" header).
+// session events (auto_compaction_*, auto_retry_*, and a "session" header),
+// and in RPC mode (pi --mode rpc, packages/coding-agent/src/modes/rpc/
+// rpc-types.ts) command replies ("response") and UI requests
+// ("extension_ui_request", earlier "hook_ui_request"), which are ignored.
 //
 //   - agent_start reopens the turn; agent_end is the final result event.
 //   - message_start/message_update/message_end carry the whole (partial)
@@ -27,7 +30,11 @@ func parsePi(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 	case "agent_end": // a failure when the last message stopped with an error
 		ev.final, ev.failOnErrorStop = true, true
 	case "turn_start", "tool_execution_update", "auto_compaction_start", "auto_compaction_end",
-		"auto_retry_start", "auto_retry_end", "session":
+		"auto_retry_start", "auto_retry_end":
+	case "session", "response", "extension_ui_request", "hook_ui_request":
+		// The session header ({"type":"session","version":3,"id","timestamp","cwd"})
+		// and RPC mode's command replies and UI requests: they carry nothing.
+		ev.ignored = true
 	default:
 		return false
 	}
@@ -129,7 +136,7 @@ func readPiMessage(s *scanner, m *piMessage) {
 			m.stop, _ = s.strOrNull()
 			m.hasStop = true
 		case "errorMessage":
-			m.errMsg, _ = s.strOrNull()
+			m.errMsg, _ = s.textOrNull()
 		default:
 			s.skip()
 		}
@@ -160,7 +167,7 @@ func readPiAME(s *scanner, a *piAME) {
 		case "type":
 			a.typ, _ = s.str()
 		case "delta":
-			a.delta, a.hasDelta = s.str()
+			a.delta, a.hasDelta = s.text()
 		case "toolCall":
 			readPiToolCall(s, a)
 		default:

@@ -59,15 +59,19 @@ func TestClaudePartialMessages(t *testing.T) {
 // auto decides on the first line a format claims and sticks to it.
 func TestAutoDetect(t *testing.T) {
 	tests := map[string]string{
-		`{"type":"agent_start"}`:                            FormatPi,
-		`{"type":"system","subtype":"init"}`:                FormatClaude,
-		`{"type":"thread.started","thread_id":"x"}`:         FormatCodex,
-		`{"type":"step_start","part":{}}`:                   FormatOpencode,
-		`{"type":"tool_use","part":{"callID":"c"}}`:         FormatOpencode,
-		`{"type":"tool_use","tool_name":"x","tool_id":"y"}`: FormatGemini,
-		`{"type":"result","subtype":"success"}`:             FormatClaude,
-		`{"type":"result","status":"success"}`:              FormatGemini,
-		`{"type":"init","session_id":"s","model":"m"}`:      FormatGemini,
+		`{"type":"agent_start"}`:                                                                    FormatPi,
+		`{"type":"system","subtype":"init"}`:                                                        FormatClaude,
+		`{"type":"thread.started","thread_id":"x"}`:                                                 FormatCodex,
+		`{"type":"step_start","part":{}}`:                                                           FormatOpencode,
+		`{"type":"tool_use","part":{"callID":"c"}}`:                                                 FormatOpencode,
+		`{"type":"tool_use","tool_name":"x","tool_id":"y"}`:                                         FormatGemini,
+		`{"type":"result","subtype":"success"}`:                                                     FormatClaude,
+		`{"type":"result","status":"success"}`:                                                      FormatGemini,
+		`{"type":"init","session_id":"s","model":"m"}`:                                              FormatGemini,
+		`{"type":"session","version":3,"id":"x","timestamp":"2026-11-30T10:00:00.000Z","cwd":"/w"}`: FormatPi,
+		`{"type":"response","command":"prompt","success":true}`:                                     FormatPi,
+		`{"type":"rate_limit_event","rate_limit_info":{}}`:                                          FormatClaude,
+		`{"type":"session.created","session_id":"x"}`:                                               FormatCodex,
 	}
 	for line, want := range tests {
 		r := replayLines(t, FormatAuto, DefaultGuards(), []string{"a banner line", `{"type":"error","message":"x"}`, line})

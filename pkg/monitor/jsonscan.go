@@ -12,12 +12,19 @@ type scanner struct {
 	b   []byte
 	i   int
 	bad bool // set on the first syntax error; every later call fails
+	// esc is set when a key or a string read with str (a word the
+	// parsers compare) writes a printable ASCII character as a \u escape:
+	// the line is then read again from a canonical copy (spelling.go).
+	esc bool
 }
 
-// maxDepth bounds nesting in skipped values (a bit stack of two words).
+// maxDepth bounds the nesting that call signatures hash structurally
+// (deeper values hash by their bytes); skipping has no depth limit: a
+// line must never lose its tool calls to what is nested in their
+// arguments, which the model writes.
 const maxDepth = 128
 
-func (s *scanner) reset(b []byte) { s.b, s.i, s.bad = b, 0, false }
+func (s *scanner) reset(b []byte) { s.b, s.i, s.bad, s.esc = b, 0, false, false }
 
 func (s *scanner) fail() bool { s.bad = true; return false }
 
@@ -161,8 +168,34 @@ func (s *scanner) elem(a *arr) bool {
 	return true
 }
 
-// str reads a string value and returns its raw contents (escapes intact).
+// str reads a string value that the parsers compare with known words (a
+// type, a stop reason, a name, an id) and returns its raw contents
+// (escapes intact), noting in esc an ASCII character written as an escape.
 func (s *scanner) str() ([]byte, bool) {
+	raw, ok := s.text()
+	if ok && !s.esc && hasBackslash(raw) && needsCanon(raw) {
+		s.esc = true
+	}
+	return raw, ok
+}
+
+// hasBackslash: a loop for the short keys and words (no call), IndexByte
+// for longer ones.
+func hasBackslash(b []byte) bool {
+	if len(b) > 16 {
+		return bytes.IndexByte(b, '\\') >= 0
+	}
+	for _, c := range b {
+		if c == '\\' {
+			return true
+		}
+	}
+	return false
+}
+
+// text reads a string value that is free text (a delta, a message, an
+// error): its raw contents, escapes intact and not examined.
+func (s *scanner) text() ([]byte, bool) {
 	if s.peek() != '"' {
 		return nil, s.fail()
 	}
@@ -205,6 +238,14 @@ func (s *scanner) strOrNull() ([]byte, bool) {
 	return s.str()
 }
 
+// textOrNull reads free text, or null as an empty string.
+func (s *scanner) textOrNull() ([]byte, bool) {
+	if s.peek() == 'n' {
+		return nil, s.literal("null")
+	}
+	return s.text()
+}
+
 // number reads a number literal, checking JSON's number grammar.
 func (s *scanner) number() ([]byte, bool) {
 	start := s.i
@@ -245,29 +286,84 @@ func (s *scanner) number() ([]byte, bool) {
 	return b[start:i], true
 }
 
-// integer reads a non-negative integer (null and fractions read as 0 and
-// the integer part); saturates instead of overflowing.
+// integer reads a non-negative integer count: any number spelling of it
+// ("1000000", "1e6", "1E+6", "1000000.0"); a fraction is cut off, null and
+// negatives read as 0, and values past 2^58 saturate. A value of another
+// type (a string, an object) reads as 0 with ok false, and the line still
+// counts: a count is never a reason to drop a line's tool calls.
 func (s *scanner) integer() (int64, bool) {
-	if s.peek() == 'n' {
+	switch c := s.peek(); {
+	case c == 'n':
 		return 0, s.literal("null")
+	case c != '-' && (c < '0' || c > '9'):
+		s.skip()
+		return 0, false
 	}
 	lit, ok := s.number()
 	if !ok {
 		return 0, false
 	}
+	if lit[0] == '-' {
+		return 0, true
+	}
 	var v int64
-	for _, c := range lit {
+	for i, c := range lit {
 		if c < '0' || c > '9' {
-			break
+			return scaledInteger(lit, i), true // rare: a fraction or an exponent
 		}
 		if v < 1<<58 {
 			v = v*10 + int64(c-'0')
 		}
 	}
-	if len(lit) > 0 && lit[0] == '-' {
-		return 0, true
+	return min(v, 1<<58), true
+}
+
+// scaledInteger is the integer part of a valid, non-negative JSON number
+// literal whose integer digits end at lit[intEnd] ('.', 'e' or 'E').
+func scaledInteger(lit []byte, intEnd int) int64 {
+	mant, frac := lit[:intEnd], lit[intEnd:intEnd]
+	rest := lit[intEnd:]
+	if rest[0] == '.' {
+		j := 1
+		for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
+			j++
+		}
+		frac, rest = rest[1:j], rest[j:]
 	}
-	return v, true
+	exp := 0
+	if len(rest) > 0 { // e or E, a sign, digits
+		neg := rest[1] == '-'
+		j := 1
+		if rest[1] == '-' || rest[1] == '+' {
+			j = 2
+		}
+		for ; j < len(rest); j++ {
+			if exp < 1000 {
+				exp = exp*10 + int(rest[j]-'0')
+			}
+		}
+		if neg {
+			exp = -exp
+		}
+	}
+	// The value is the digits mant+frac with the point after
+	// len(mant)+exp of them; its integer part is those leading digits.
+	point := len(mant) + exp
+	var v int64
+	for k := 0; k < point; k++ {
+		d := byte('0')
+		switch {
+		case k < len(mant):
+			d = mant[k]
+		case k-len(mant) < len(frac):
+			d = frac[k-len(mant)]
+		}
+		v = v*10 + int64(d-'0')
+		if v >= 1<<58 {
+			return 1 << 58
+		}
+	}
+	return v
 }
 
 // boolean reads true or false (null reads as false).
@@ -303,7 +399,9 @@ func (s *scanner) value() ([]byte, bool) {
 
 // skip steps over one value of any kind without recursion, checking the
 // grammar as it goes. Strings are jumped with IndexByte (their escapes are
-// not validated); brackets are matched on a bit stack.
+// not validated); brackets are matched on a bit stack, two words on the
+// goroutine stack and grown on the heap past 128 levels (a bit per level,
+// bounded by the line).
 func (s *scanner) skip() bool {
 	const (
 		sValue        = iota // a value must follow
@@ -313,7 +411,8 @@ func (s *scanner) skip() bool {
 		sColon               // after a key
 		sNext                // after a value inside a container: ',' or the close
 	)
-	var stack [maxDepth / 64]uint64 // bit set: object; clear: array
+	var stackBuf [2]uint64 // bit set: object; clear: array
+	stack := stackBuf[:]
 	depth, state := 0, sValue
 	for {
 		c := s.peek()
@@ -366,8 +465,8 @@ func (s *scanner) skip() bool {
 				}
 				s.i = end + 1
 			case c == '{' || c == '[':
-				if depth == maxDepth {
-					return s.fail()
+				if depth == len(stack)*64 {
+					stack = append(stack, 0)
 				}
 				w, bit := depth/64, uint64(1)<<(depth%64)
 				if c == '{' {

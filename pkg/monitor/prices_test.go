@@ -27,7 +27,11 @@ func TestPriceLookup(t *testing.T) {
 		"claude-opus-4-1-20250805":   "15.00",
 		"claude-opus-4-5-20251101":   "5.00", // longest prefix, not claude-opus-4
 		"gpt-5.1-codex-max":          "1.25",
-		"gemini-2.5-pro":             "",
+		"gemini-2.5-pro":             "1.25",
+		"gemini-2.5-flash-lite":      "0.10", // not gemini-2.5-flash
+		"gemini-2.5-flash":           "0.30",
+		"gemini-3-flash-preview":     "0.50",
+		"gemini-1.0-pro":             "",
 	}
 	for model, input := range tests {
 		mp, ok := p.lookup([]byte(model))
@@ -38,11 +42,11 @@ func TestPriceLookup(t *testing.T) {
 }
 
 func TestParsePrices(t *testing.T) {
-	p, err := ParsePrices([]byte(`{"readAt":"2027-01-01","models":{"gemini-2.5-pro":{"input":"1.25","output":"10"},"claude-sonnet-4-5":{"input":"1","output":"2"}}}`))
+	p, err := ParsePrices([]byte(`{"readAt":"2027-01-01","models":{"gemini-9-pro":{"input":"1.25","output":"10"},"claude-sonnet-4-5":{"input":"1","output":"2"}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if mp, _ := p.lookup([]byte("gemini-2.5-pro")); mp.Output.String() != "10.00" {
+	if mp, _ := p.lookup([]byte("gemini-9-pro")); mp.Output.String() != "10.00" {
 		t.Error("added model missing")
 	}
 	if mp, _ := p.lookup([]byte("claude-sonnet-4-5-x")); mp.Input.String() != "1.00" {

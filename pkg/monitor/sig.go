@@ -67,7 +67,11 @@ func hashBytes(h uint64, b []byte) uint64 {
 }
 
 // hashString hashes the unescaped contents of a raw JSON string.
-func hashString(raw []byte) uint64 {
+func hashString(raw []byte) uint64 { return combine(tagString, fnvUnescaped(raw)) }
+
+// fnvUnescaped is the FNV-1a hash of the unescaped contents of a raw JSON
+// string: for contents without a backslash, hashBytes(fnvOffset, raw).
+func fnvUnescaped(raw []byte) uint64 {
 	h := uint64(fnvOffset)
 	var tmp [4]byte
 	for i := 0; i < len(raw); {
@@ -115,7 +119,7 @@ func hashString(raw []byte) uint64 {
 			h = hashByte(h, c)
 		}
 	}
-	return combine(tagString, h)
+	return h
 }
 
 // hashValue hashes the value at the scanner. Deeper than maxDepth, values

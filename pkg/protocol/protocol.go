@@ -105,6 +105,10 @@ type Summary struct {
 	Result     bool   `json:"result"`     // the format's final result event was seen
 	Lines      int    `json:"lines"`
 	Unparsed   int    `json:"unparsed"`
+	// Ignored counts known lines that carry nothing (the engine's
+	// Report.Ignored); absent when 0, so a summary written before it
+	// existed reads the same.
+	Ignored int `json:"ignored,omitempty"`
 	// ResultError is the agent's own error text when its final result event
 	// reported a failure (the engine's Report.ResultError); the controller
 	// settles such a turn Failed with class agent-error.
