@@ -1,0 +1,351 @@
+package monitor
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/bits"
+	"strconv"
+	"unicode"
+	"unicode/utf8"
+)
+
+// repetition trips degenerate on streamed text (text or thinking, within
+// one model message and one kind) whose last N = repeatedTextBytes bytes
+// have a period p of 1..256 bytes, p <= N/2, and whose pattern is not
+// whitespace only (that is degeneration's): the event that carries the Nth
+// such byte trips. The fold measures the run (repeatTracker).
+func repetition(s State) (reason, message string, failed bool) {
+	n := s.Guards.RepeatedTextBytes
+	if n == 0 || s.RepeatBytes < n {
+		return "", "", false
+	}
+	return DetectorRepetition, "the model repeated a " + strconv.Itoa(s.RepeatPeriod) + "-byte pattern for " + strconv.Itoa(n) + " bytes", true
+}
+
+const (
+	repWindow = 256 // the longest period, and the text held per message and kind
+	repProbe  = 8   // a period is followed once this many bytes matched
+	repCands  = 4   // periods followed at once
+)
+
+// repeatTracker follows periodic runs in the decoded text of one message
+// and kind. It holds the last repWindow bytes (each written twice, so the
+// window is one contiguous slice) and a few candidate periods, each with
+// the length of its run. Once followed, a candidate costs one comparison
+// per byte. Candidates are found two ways, so that ordinary text costs a
+// few operations per byte: every repSmall bytes, the periods up to repSmall
+// are tried on the last bytes; and at anchor grams (the last repGram bytes,
+// one in four by hash, chosen by content so both copies of a pattern agree)
+// a table says where that gram was last seen, and its distance is tried.
+// A period of more than repSmall bytes is found when one of its grams is an
+// anchor: a pattern of p bytes holds p grams, so it is missed with a
+// chance of (3/4)^p, under 1e-4 for p > repSmall. Its memory is fixed.
+// Fields are exported for the checkpoint.
+type repeatTracker struct {
+	Buf   [2 * repWindow]byte
+	N     int64 // bytes fed
+	Cands [repCands]repCand
+	NC    int
+	Full  int64 // bytes in a row equal to the byte repWindow before
+	// Best is the longest eligible run (Period) reached since the caller
+	// last cleared it.
+	Best   int64
+	Period int
+	MaxP   int
+}
+
+// repCand is a period P and how many bytes in a row (M) equalled the byte
+// P before them: the run is M + P bytes, counting the first copy. Text
+// says whether the pattern holds a non-whitespace character.
+type repCand struct {
+	P    int
+	M    int64
+	Text bool
+}
+
+// feedRaw feeds raw (still escaped) JSON string contents and returns the
+// longest eligible run any byte of it reached, with its period. maxP bounds
+// the period (N/2 of the guard; 0 for none).
+func (t *repeatTracker) feedRaw(raw []byte, maxP int) (run int64, period int) {
+	t.Best, t.Period, t.MaxP = 0, 0, maxP
+	var tmp [64]byte
+	for len(raw) > 0 {
+		j := bytes.IndexByte(raw, '\\')
+		if j < 0 {
+			t.feed(raw)
+			break
+		}
+		t.feed(raw[:j])
+		raw = raw[j:]
+		n := 0 // decode a run of escapes into tmp
+		for len(raw) > 1 && raw[0] == '\\' && n <= len(tmp)-utf8.UTFMax {
+			r, k := unescapeAt(raw, 0)
+			n += utf8.EncodeRune(tmp[n:], r)
+			raw = raw[k:]
+		}
+		if n == 0 { // a lone backslash at the end
+			t.feed(raw[:1])
+			raw = raw[1:]
+			continue
+		}
+		t.feed(tmp[:n])
+	}
+	if t.NC == 0 && maxP > 0 && maxP < repChunk {
+		t.probe() // a small guard is judged at the end of each delta too
+	}
+	for k := 0; k < t.NC; k++ {
+		t.note(&t.Cands[k])
+	}
+	return t.Best, t.Period
+}
+
+// feed feeds decoded bytes, a chunk at a time.
+func (t *repeatTracker) feed(b []byte) {
+	for len(b) > 0 { // chunks end at multiples of repChunk, where probes are
+		k := min(len(b), repChunk-int(t.N%repChunk))
+		t.chunk(b[:k])
+		b = b[k:]
+	}
+}
+
+// repChunk is how often new periods are looked for: a run is found within
+// repChunk bytes of matching repProbe bytes.
+const repChunk = 256
+
+// chunk feeds decoded bytes up to the next multiple of repChunk: the
+// candidates are followed in bulk, the bytes written, then new candidates
+// looked for.
+func (t *repeatTracker) chunk(c []byte) {
+	win := t.window()
+	for k := 0; k < t.NC; {
+		cd := &t.Cands[k]
+		m, whole := t.matchBack(win, c, cd.P)
+		cd.M += int64(m)
+		if whole {
+			k++
+			continue
+		}
+		t.note(cd)
+		t.NC--
+		t.Cands[k] = t.Cands[t.NC]
+	}
+	full, broke := t.Full, false // the period of a whole window, followed always (it cannot be looked back for)
+	if len(win) == repWindow {
+		if m := matchLen(c, win[:len(c)]); m == len(c) {
+			full += int64(m)
+		} else {
+			t.noteFull(win, full+int64(m)) // before the byte that broke it, still in win
+			full, broke = int64(suffixLen(c, win[:len(c)])), true
+		}
+	}
+	x := int(t.N & (repWindow - 1))
+	n := copy(t.Buf[x:repWindow], c)
+	copy(t.Buf[x+repWindow:], c[:n])
+	if n < len(c) {
+		copy(t.Buf[:], c[n:])
+		copy(t.Buf[repWindow:], c[n:])
+	}
+	before := t.N
+	t.N += int64(len(c))
+	t.Full = full
+	if !broke || full >= repWindow {
+		t.noteFull(t.window(), full)
+	}
+	if t.N/repChunk != before/repChunk {
+		t.probe()
+	}
+}
+
+// matchBack counts how many bytes of c, in order, equal the byte p before
+// them (win holds what came before c), and whether all of them do.
+func (t *repeatTracker) matchBack(win, c []byte, p int) (int, bool) {
+	if p > len(win) {
+		return 0, len(c) == 0
+	}
+	old := win[len(win)-p:]
+	n := min(p, len(c))
+	m := matchLen(c[:n], old[:n])
+	if m < n || n == len(c) {
+		return m, m == len(c)
+	}
+	m2 := matchLen(c[p:], c[:len(c)-p])
+	return m + m2, m+m2 == len(c)
+}
+
+// noteFull notes the run of period repWindow when it spans two copies.
+func (t *repeatTracker) noteFull(win []byte, m int64) {
+	if m >= repWindow && len(win) == repWindow && (t.MaxP == 0 || t.MaxP >= repWindow) && hasPatternText(win, repWindow) {
+		t.note(&repCand{P: repWindow, M: m, Text: true})
+	}
+}
+
+// suffixLen is the length of the common suffix of a and b (same length).
+func suffixLen(a, b []byte) int {
+	i := len(a)
+	for ; i >= 8; i -= 8 {
+		if x := binary.LittleEndian.Uint64(a[i-8:]) ^ binary.LittleEndian.Uint64(b[i-8:]); x != 0 {
+			return len(a) - i + bits.LeadingZeros64(x)/8
+		}
+	}
+	for ; i > 0 && a[i-1] == b[i-1]; i-- {
+	}
+	return len(a) - i
+}
+
+// matchLen is the length of the common prefix of a and b (len(a) <= len(b)).
+func matchLen(a, b []byte) int {
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
+			return i + bits.TrailingZeros64(x)/8
+		}
+	}
+	for ; i < len(a) && a[i] == b[i]; i++ {
+	}
+	return i
+}
+
+// note folds a candidate's run into Best when it spans two copies of a
+// pattern with text, of a period within MaxP.
+func (t *repeatTracker) note(cd *repCand) {
+	p := int64(cd.P)
+	if cd.M < p || !cd.Text || t.MaxP > 0 && cd.P > t.MaxP {
+		return
+	}
+	if l := cd.M + p; l > t.Best || l == t.Best && cd.P < t.Period {
+		t.Best, t.Period = l, cd.P
+	}
+}
+
+// probe looks for periods whose last three bytes match: a bit-parallel
+// comparison of the window with its last byte leaves few, the two bytes
+// before it fewer, and those whose run measures repProbe bytes are
+// followed, the smallest period first.
+func (t *repeatTracker) probe() {
+	if t.NC == repCands {
+		return
+	}
+	win := t.window()
+	last := len(win) - 1
+	if last < repProbe {
+		return
+	}
+	var a [repWindow / 64]uint64
+	eqMask(win[:last], win[last], &a) // bit j: win[j] == win[last], period last-j
+	prev, prev2 := win[last-1], win[last-2]
+	for i := len(a) - 1; i >= 0 && t.NC < repCands; i-- {
+		for w := a[i]; w != 0 && t.NC < repCands; {
+			j := 63 - bits.LeadingZeros64(w)
+			w &^= 1 << j
+			if k := i*64 + j; k > 1 && win[k-1] == prev && win[k-2] == prev2 {
+				t.track(last - k)
+			}
+		}
+	}
+}
+
+// eqMask sets bit j of m where seg[j] == c (len(seg) < repWindow),
+// eight bytes at a time.
+func eqMask(seg []byte, c byte, m *[repWindow / 64]uint64) {
+	const lo7, hi = 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
+	bc := uint64(c) * 0x0101010101010101
+	j := 0
+	for ; j+8 <= len(seg); j += 8 {
+		x := binary.LittleEndian.Uint64(seg[j:j+8]) ^ bc
+		z := ^((x&lo7 + lo7) | x | lo7) & hi // 0x80 in each byte that equals c
+		m[j>>6&3] |= ((z >> 7) * 0x0102040810204080 >> 56) << (j & 63)
+	}
+	for ; j < len(seg); j++ {
+		if seg[j] == c {
+			m[j>>6&3] |= 1 << (j & 63)
+		}
+	}
+}
+
+// window returns the last min(N, repWindow) bytes, oldest first.
+func (t *repeatTracker) window() []byte {
+	w := min(t.N, repWindow)
+	end := (t.N-1)&(repWindow-1) + repWindow + 1
+	return t.Buf[end-w : end]
+}
+
+// track adds period p (unless followed already, or a multiple of one that
+// is) with its run measured within the window; a coincidence measures
+// short and is not followed.
+func (t *repeatTracker) track(p int) {
+	for k := 0; k < t.NC; k++ {
+		if p%t.Cands[k].P == 0 {
+			return
+		}
+	}
+	win := t.window()
+	last := len(win) - 1
+	m := 0
+	for m+p <= last && win[last-m] == win[last-m-p] {
+		m++
+	}
+	if m < repProbe {
+		return
+	}
+	t.Cands[t.NC] = repCand{P: p, M: int64(m), Text: hasPatternText(win, p)}
+	t.NC++
+}
+
+// hasPatternText reports whether the last p bytes of win hold a
+// non-whitespace character (runes that start up to 3 bytes before them
+// are read whole).
+func hasPatternText(win []byte, p int) bool {
+	from := len(win) - p
+	for k := max(0, from-utf8.UTFMax+1); k < len(win); k++ {
+		c := win[k]
+		if c < utf8.RuneSelf {
+			if k >= from && !isSpaceByte(c) {
+				return true
+			}
+			continue
+		}
+		if !utf8.RuneStart(c) || !utf8.FullRune(win[k:]) {
+			continue
+		}
+		r, n := utf8.DecodeRune(win[k:])
+		if k+n > from && (r == utf8.RuneError || !unicode.IsSpace(r)) {
+			return true
+		}
+	}
+	return false
+}
+
+func isSpaceByte(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
+
+// unescapeAt decodes the JSON escape at raw[i] (a backslash): the rune and
+// the bytes it took. A surrogate pair decodes to one rune; a bad escape
+// reads as its bytes.
+func unescapeAt(raw []byte, i int) (rune, int) {
+	switch c := raw[i+1]; c {
+	case 'n':
+		return '\n', 2
+	case 't':
+		return '\t', 2
+	case 'r':
+		return '\r', 2
+	case 'b':
+		return '\b', 2
+	case 'f':
+		return '\f', 2
+	case 'u':
+		r, ok := hex4(raw, i+2)
+		if !ok {
+			return '\\', 1
+		}
+		if r >= 0xD800 && r < 0xDC00 && i+12 <= len(raw) && raw[i+6] == '\\' && raw[i+7] == 'u' {
+			if lo, ok := hex4(raw, i+8); ok && lo >= 0xDC00 && lo < 0xE000 {
+				return (r-0xD800)<<10 + (lo - 0xDC00) + 0x10000, 12
+			}
+		}
+		return r, 6
+	default: // \" \\ \/
+		return rune(c), 2
+	}
+}
