@@ -2,6 +2,7 @@
 //
 //	turnwatch-sidecar replay --format FORMAT [--guards FILE] [--prices FILE] FILE|-
 //	turnwatch-sidecar watch  --format FORMAT [--guards FILE] [--prices FILE] [--grace D] -- COMMAND...
+//	turnwatch-sidecar calibrate [--format FORMAT] [--guards FILE] [--json] PATH...
 //
 // main only dispatches: each subcommand lives in its own file and registers
 // itself in commands from an init function, so more can be added without
