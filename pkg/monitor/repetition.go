@@ -42,11 +42,12 @@ const (
 // chance of (3/4)^p, under 1e-4 for p > repSmall. Its memory is fixed.
 // Fields are exported for the checkpoint.
 type repeatTracker struct {
-	Buf   [2 * repWindow]byte
-	N     int64 // bytes fed
-	Cands [repCands]repCand
-	NC    int
-	Full  int64 // bytes in a row equal to the byte repWindow before
+	Buf      [2 * repWindow]byte
+	N        int64 // bytes fed
+	Cands    [repCands]repCand
+	NC       int
+	Full     int64 // bytes in a row equal to the byte repWindow before
+	FullFrom int64 // Full when the current delta began
 	// Best is the longest eligible run (Period) reached since the caller
 	// last cleared it.
 	Best   int64
@@ -61,6 +62,7 @@ type repCand struct {
 	P    int
 	M    int64
 	Text bool
+	From int64 // M when the current delta began (-1: found in it): a run is judged on the deltas it grew in
 }
 
 // feedRaw feeds raw (still escaped) JSON string contents and returns the
@@ -68,6 +70,10 @@ type repCand struct {
 // the period (N/2 of the guard; 0 for none).
 func (t *repeatTracker) feedRaw(raw []byte, maxP int) (run int64, period int) {
 	t.Best, t.Period, t.MaxP = 0, 0, maxP
+	for k := 0; k < t.NC; k++ {
+		t.Cands[k].From = t.Cands[k].M
+	}
+	t.FullFrom = t.Full
 	var tmp [64]byte
 	for len(raw) > 0 {
 		j := bytes.IndexByte(raw, '\\')
@@ -174,7 +180,7 @@ func (t *repeatTracker) matchBack(win, c []byte, p int) (int, bool) {
 
 // noteFull notes the run of period repWindow when it spans two copies.
 func (t *repeatTracker) noteFull(win []byte, m int64) {
-	if m >= repWindow && len(win) == repWindow && (t.MaxP == 0 || t.MaxP >= repWindow) && hasPatternText(win, repWindow) {
+	if m != t.FullFrom && m >= repWindow && len(win) == repWindow && (t.MaxP == 0 || t.MaxP >= repWindow) && hasPatternText(win, repWindow) {
 		t.note(&repCand{P: repWindow, M: m, Text: true})
 	}
 }
@@ -209,7 +215,7 @@ func matchLen(a, b []byte) int {
 // pattern with text, of a period within MaxP.
 func (t *repeatTracker) note(cd *repCand) {
 	p := int64(cd.P)
-	if cd.M < p || !cd.Text || t.MaxP > 0 && cd.P > t.MaxP {
+	if cd.M == cd.From || cd.M < p || !cd.Text || t.MaxP > 0 && cd.P > t.MaxP {
 		return
 	}
 	if l := cd.M + p; l > t.Best || l == t.Best && cd.P < t.Period {
@@ -287,7 +293,7 @@ func (t *repeatTracker) track(p int) {
 	if m < repProbe {
 		return
 	}
-	t.Cands[t.NC] = repCand{P: p, M: int64(m), Text: hasPatternText(win, p)}
+	t.Cands[t.NC] = repCand{P: p, M: int64(m), Text: hasPatternText(win, p), From: -1}
 	t.NC++
 }
 
