@@ -74,28 +74,43 @@ func (t *repeatTracker) feedRaw(raw []byte, maxP int) (run int64, period int) {
 		t.Cands[k].From = t.Cands[k].M
 	}
 	t.FullFrom = t.Full
-	var tmp [64]byte
+	// Decode into a buffer and feed it in chunks of up to repChunk bytes:
+	// feeding each stretch between escapes apart would cost a chunk each.
+	var buf [repChunk]byte
+	n := 0
 	for len(raw) > 0 {
 		j := bytes.IndexByte(raw, '\\')
+		seg := raw
+		if j >= 0 {
+			seg = raw[:j]
+		}
+		for len(seg) > 0 {
+			k := copy(buf[n:], seg)
+			n += k
+			seg = seg[k:]
+			if n == len(buf) {
+				t.feed(buf[:n])
+				n = 0
+			}
+		}
 		if j < 0 {
-			t.feed(raw)
 			break
 		}
-		t.feed(raw[:j])
 		raw = raw[j:]
-		n := 0 // decode a run of escapes into tmp
-		for len(raw) > 1 && raw[0] == '\\' && n <= len(tmp)-utf8.UTFMax {
-			r, k := unescapeAt(raw, 0)
-			n += utf8.EncodeRune(tmp[n:], r)
-			raw = raw[k:]
+		if n > len(buf)-utf8.UTFMax {
+			t.feed(buf[:n])
+			n = 0
 		}
-		if n == 0 { // a lone backslash at the end
-			t.feed(raw[:1])
-			raw = raw[1:]
-			continue
+		if len(raw) < 2 { // a lone backslash at the end
+			buf[n] = raw[0]
+			n++
+			break
 		}
-		t.feed(tmp[:n])
+		r, k := unescapeAt(raw, 0)
+		n += utf8.EncodeRune(buf[n:], r)
+		raw = raw[k:]
 	}
+	t.feed(buf[:n])
 	if t.NC == 0 && maxP > 0 && maxP < repChunk {
 		t.probe() // a small guard is judged at the end of each delta too
 	}
