@@ -74,6 +74,10 @@ func (t *repeatTracker) feedRaw(raw []byte, maxP int) (run int64, period int) {
 		t.Cands[k].From = t.Cands[k].M
 	}
 	t.FullFrom = t.Full
+	if bytes.IndexByte(raw, '\\') < 0 {
+		t.feed(raw) // nothing to decode
+		raw = nil
+	}
 	// Decode into a buffer and feed it in chunks of up to repChunk bytes:
 	// feeding each stretch between escapes apart would cost a chunk each.
 	var buf [repChunk]byte
@@ -110,7 +114,9 @@ func (t *repeatTracker) feedRaw(raw []byte, maxP int) (run int64, period int) {
 		n += utf8.EncodeRune(buf[n:], r)
 		raw = raw[k:]
 	}
-	t.feed(buf[:n])
+	if n > 0 {
+		t.feed(buf[:n])
+	}
 	if t.NC == 0 && maxP > 0 && maxP < repChunk {
 		t.probe() // a small guard is judged at the end of each delta too
 	}
@@ -238,10 +244,9 @@ func (t *repeatTracker) note(cd *repCand) {
 	}
 }
 
-// probe looks for periods whose last three bytes match: a bit-parallel
-// comparison of the window with its last byte leaves few, the two bytes
-// before it fewer, and those whose run measures repProbe bytes are
-// followed, the smallest period first.
+// probe looks for periods whose last repProbe bytes match: the earlier
+// sights of the rarest-looking of the last four bytes are few, those where
+// all repProbe match fewer; they are followed, the smallest period first.
 func (t *repeatTracker) probe() {
 	if t.NC == repCands {
 		return
@@ -251,36 +256,44 @@ func (t *repeatTracker) probe() {
 	if last < repProbe {
 		return
 	}
-	var a [repWindow / 64]uint64
-	eqMask(win[:last], win[last], &a) // bit j: win[j] == win[last], period last-j
-	prev, prev2 := win[last-1], win[last-2]
-	for i := len(a) - 1; i >= 0 && t.NC < repCands; i-- {
-		for w := a[i]; w != 0 && t.NC < repCands; {
-			j := 63 - bits.LeadingZeros64(w)
-			w &^= 1 << j
-			if k := i*64 + j; k > 1 && win[k-1] == prev && win[k-2] == prev2 {
-				t.track(last - k)
-			}
+	d := 0 // the byte to compare the window with: a space or a letter matches too often
+	for k := 1; k < 4; k++ {
+		if byteRank(win[last-k]) > byteRank(win[last-d]) {
+			d = k
+		}
+	}
+	// The earlier sights of that byte (SIMD IndexByte), kept so that the
+	// smallest periods are tried first.
+	var at [repWindow / 4]uint8 // the latest sights, round: the smallest periods
+	n, hay, c := 0, win[:last-d], win[last-d]
+	for off := 0; ; {
+		j := bytes.IndexByte(hay[off:], c)
+		if j < 0 {
+			break
+		}
+		off += j
+		at[n%len(at)] = uint8(off)
+		n++
+		off++
+	}
+	for k := n - 1; k >= max(0, n-len(at)) && t.NC < repCands; k-- {
+		p := last - d - int(at[k%len(at)])
+		if p <= last-repProbe+1 && binary.LittleEndian.Uint64(win[last-7:]) == binary.LittleEndian.Uint64(win[last-7-p:]) {
+			t.track(p) // the last repProbe bytes match
 		}
 	}
 }
 
-// eqMask sets bit j of m where seg[j] == c (len(seg) < repWindow),
-// eight bytes at a time.
-func eqMask(seg []byte, c byte, m *[repWindow / 64]uint64) {
-	const lo7, hi = 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
-	bc := uint64(c) * 0x0101010101010101
-	j := 0
-	for ; j+8 <= len(seg); j += 8 {
-		x := binary.LittleEndian.Uint64(seg[j:j+8]) ^ bc
-		z := ^((x&lo7 + lo7) | x | lo7) & hi // 0x80 in each byte that equals c
-		m[j>>6&3] |= ((z >> 7) * 0x0102040810204080 >> 56) << (j & 63)
+// byteRank says how rarely a byte tends to repeat by chance in text: a
+// space least, then lower-case letters, then anything else.
+func byteRank(c byte) int {
+	switch {
+	case c == ' ':
+		return 0
+	case c >= 'a' && c <= 'z':
+		return 1
 	}
-	for ; j < len(seg); j++ {
-		if seg[j] == c {
-			m[j>>6&3] |= 1 << (j & 63)
-		}
-	}
+	return 2
 }
 
 // window returns the last min(N, repWindow) bytes, oldest first.

@@ -24,6 +24,8 @@ func BenchmarkRepetition(b *testing.B) {
 	b.ResetTimer()
 	b.ReportAllocs()
 	var t repeatTracker
+	cpu := cpuTime()
+	defer func() { reportCPU(b, cpu, size) }()
 	for range b.N {
 		for i, d := range deltas {
 			if i%40 == 0 {
