@@ -88,9 +88,9 @@ func TestRepeatTrackerRuns(t *testing.T) {
 					}
 				}
 				// The run is reached within the delta that carries byte
-				// want, or within repChunk bytes after it: a run is found
+				// want, or within repEvery bytes after it: a run is found
 				// at a probe and measured back within the window held.
-				if got < want || got > want+size+repChunk+4 {
+				if got < want || got > want+size+repEvery+4 {
 					t.Fatalf("reached %d bytes at byte %d, want the delta carrying byte %d", n, got, want)
 				}
 			})
