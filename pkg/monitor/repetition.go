@@ -252,7 +252,7 @@ func (t *repeatTracker) note(cd *repCand) {
 }
 
 // probe looks for periods whose last repProbe bytes match: the earlier
-// sights of the rarest-looking of the last four bytes are few, those where
+// sights of the rarest-looking of the last repProbe bytes are few, those where
 // all repProbe match fewer; they are followed, the smallest period first.
 func (t *repeatTracker) probe() {
 	if t.NC == repCands {
@@ -263,9 +263,9 @@ func (t *repeatTracker) probe() {
 	if last < repProbe {
 		return
 	}
-	d := 0 // the byte to compare the window with: a space or a letter matches too often
-	for k := 1; k < 4; k++ {
-		if byteRank(win[last-k]) > byteRank(win[last-d]) {
+	d := 0 // the byte to compare the window with: a space or a common letter matches too often
+	for k := 1; k < repProbe; k++ {
+		if byteRarity[win[last-k]] > byteRarity[win[last-d]] {
 			d = k
 		}
 	}
@@ -291,17 +291,25 @@ func (t *repeatTracker) probe() {
 	}
 }
 
-// byteRank says how rarely a byte tends to repeat by chance in text: a
-// space least, then lower-case letters, then anything else.
-func byteRank(c byte) int {
-	switch {
-	case c == ' ':
-		return 0
-	case c >= 'a' && c <= 'z':
-		return 1
+// byteRarity ranks bytes by how rarely they repeat by chance in text and
+// code: a space least, then the commonest letters, the other lower-case
+// letters, and anything else most.
+var byteRarity = func() (r [256]uint8) {
+	for c := range r {
+		r[c] = 4
 	}
-	return 2
-}
+	for c := 'a'; c <= 'z'; c++ {
+		r[c] = 3
+	}
+	for _, c := range "dlcumwfgypb" {
+		r[c] = 2
+	}
+	for _, c := range "etaoinshr" {
+		r[c] = 1
+	}
+	r[' '] = 0
+	return r
+}()
 
 // window returns the last min(N, repWindow) bytes, oldest first.
 func (t *repeatTracker) window() []byte {
