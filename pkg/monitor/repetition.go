@@ -292,8 +292,8 @@ func (t *repeatTracker) probe() {
 }
 
 // byteRarity ranks bytes by how rarely they repeat by chance in text and
-// code: a space least, then the commonest letters, the other lower-case
-// letters, and anything else most.
+// code: spaces, tabs and newlines least, then the commonest letters and
+// punctuation of code, the other lower-case letters, and anything else most.
 var byteRarity = func() (r [256]uint8) {
 	for c := range r {
 		r[c] = 4
@@ -304,10 +304,12 @@ var byteRarity = func() (r [256]uint8) {
 	for _, c := range "dlcumwfgypb" {
 		r[c] = 2
 	}
-	for _, c := range "etaoinshr" {
+	for _, c := range "etaoinshr().,\"_=" {
 		r[c] = 1
 	}
-	r[' '] = 0
+	for _, c := range " \n\t" {
+		r[c] = 0
+	}
 	return r
 }()
 
