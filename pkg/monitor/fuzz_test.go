@@ -79,7 +79,8 @@ func fuzzFormat(f *testing.F, format, dir string) {
 				e.FeedSkipped(line, now)
 				continue
 			}
-			if len(bytes.TrimSpace(line)) > 0 && (!json.Valid(line) && !scannerLeniency(line) || bytes.TrimSpace(line)[0] != '{') {
+			if _, rest := splitTimestamp(line); len(bytes.TrimSpace(rest)) > 0 && // a kubectl prefix alone is a blank line
+				(!json.Valid(rest) && !scannerLeniency(rest) || bytes.TrimSpace(rest)[0] != '{') {
 				oneObject = false
 			}
 			now = now.Add(time.Minute)
