@@ -52,7 +52,7 @@ func usage(w io.Writer) {
 	var b strings.Builder
 	b.WriteString("usage: turnwatch-sidecar COMMAND [flags]\n\ncommands:\n")
 	for _, n := range names {
-		fmt.Fprintf(&b, "  %-8s %s\n", n, commands[n].summary)
+		fmt.Fprintf(&b, "  %-10s %s\n", n, commands[n].summary)
 	}
 	io.WriteString(w, b.String())
 }
