@@ -65,6 +65,34 @@ type Guards struct {
 	// +kubebuilder:validation:Pattern=`^[0-9]{1,9}(\.[0-9]{1,9})?$`
 	// +optional
 	MaxCostUSD *string `json:"maxCostUSD,omitempty"`
+
+	// CycleRepeats is how many times in a row a sequence of 2 to 5 tool calls
+	// (not all the same) may repeat before cycles trips (class runaway):
+	// A B A B A B A B is a cycle of 2 repeated 4 times. Cluster default 0
+	// (off): run calibrate over healthy streams before switching it on.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:XValidation:rule="self == 0 || self >= 2",message="cycleRepeats must be 0 (off) or at least 2"
+	// +optional
+	CycleRepeats *int32 `json:"cycleRepeats,omitempty"`
+
+	// ErrorRepeats is how many consecutive tool answers that are errors with
+	// the same text trip repeatedErrors (class runaway). Cluster default 6.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	ErrorRepeats *int32 `json:"errorRepeats,omitempty"`
+
+	// RepeatedTextBytes is how many bytes of streamed text repeating one
+	// pattern of 1 to 256 bytes trip repetition (class degenerate). Cluster
+	// default 4096.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	RepeatedTextBytes *int32 `json:"repeatedTextBytes,omitempty"`
+
+	// AnswerAware makes a tool's answer that differs from the answer of the
+	// previous identical call count as the world moving: a poll whose answer
+	// changes is not a loop. Cluster default false.
+	// +optional
+	AnswerAware *bool `json:"answerAware,omitempty"`
 }
 
 // Merge returns g with every field that o sets replaced by o's value. Neither
@@ -102,5 +130,6 @@ func (g Guards) Merge(o *Guards) Guards {
 	if o.MaxCostUSD != nil {
 		out.MaxCostUSD = o.MaxCostUSD
 	}
+	mergeV2(&out, o)
 	return out
 }
