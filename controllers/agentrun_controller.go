@@ -80,6 +80,7 @@ func (r *AgentRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if turns, err = r.withGone(ctx, run, turns); err != nil {
 		return ctrl.Result{}, err
 	}
+	turns = r.withLiveCounts(ctx, turns)
 	d := decide(run, turns, runPolicy(r.Config.Rerolls, run))
 	if d, err = r.queue(ctx, run, d); err != nil {
 		return ctrl.Result{}, err
@@ -311,6 +312,7 @@ func (r *AgentRunReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int)
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&twv1.AgentRun{}).
 		Owns(&twv1.AgentTurn{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podRun), builder.WithPredicates(progressMoved)).
 		Watches(&twv1.AgentRun{}, handler.EnqueueRequestsFromMapFunc(r.sessionWaiters), builder.WithPredicates(sessionPhaseChanged)).
 		Named("agentrun").
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, concurrency)}).

@@ -52,6 +52,7 @@ type AgentTurnReconciler struct {
 
 	written writeMemo[twv1.AgentTurnStatus]
 	stopped writeMemo[bool]
+	counts  countsThrottle
 }
 
 // +kubebuilder:rbac:groups=turnwatch.dev,resources=agentturns,verbs=get;list;watch
@@ -150,6 +151,9 @@ func (r *AgentTurnReconciler) follow(ctx context.Context, run *twv1.AgentRun, tu
 		}
 		settle(st, v.outcome, v.err, now)
 	}
+	if wait := r.holdCounts(turn, st, now); wait > 0 && (v.recheck == 0 || wait < v.recheck) {
+		v.recheck = wait
+	}
 	if err := r.writeStatus(ctx, turn, st); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -184,7 +188,7 @@ func (r *AgentTurnReconciler) podMissing(ctx context.Context, run *twv1.AgentRun
 		return ctrl.Result{}, fmt.Errorf("sidecar RBAC: %w", err)
 	}
 	pod, err := renderPod(run, turn, renderOptions{SidecarImage: r.SidecarImage, Guards: r.Config.Guards, Prices: r.Config.Prices,
-		Resources: r.Config.Sidecar.Resources})
+		Resources: r.Config.Sidecar.Resources, Freshness: r.Config.freshness()})
 	var refused *templateRefusedError
 	if errors.As(err, &refused) {
 		return ctrl.Result{}, r.refuseTemplate(ctx, turn, refused)

@@ -1,0 +1,133 @@
+package controllers
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/pkg/protocol"
+)
+
+func TestProgressPeriod(t *testing.T) {
+	for _, c := range []struct {
+		freshness time.Duration
+		want      string
+	}{
+		{time.Minute, "55"},
+		{100 * time.Second, "95"},
+		{5 * time.Second, "1"},
+		{2 * time.Second, "1"},
+	} {
+		if got := progressEnv(c.freshness); got.Name != protocol.EnvProgressPeriod || got.Value != c.want {
+			t.Errorf("freshness %s: %s=%s, want %s", c.freshness, got.Name, got.Value, c.want)
+		}
+	}
+}
+
+func TestCountsOnly(t *testing.T) {
+	base := twv1.AgentTurnStatus{PodName: "p", Steps: 3, CostUSD: "0.1"}
+	for _, c := range []struct {
+		name string
+		edit func(*twv1.AgentTurnStatus)
+		want bool
+	}{
+		{"steps", func(s *twv1.AgentTurnStatus) { s.Steps = 4 }, true},
+		{"cost", func(s *twv1.AgentTurnStatus) { s.CostUSD = "0.2" }, true},
+		{"nudge too", func(s *twv1.AgentTurnStatus) { s.Steps, s.Nudges = 4, 1 }, false},
+		{"outcome too", func(s *twv1.AgentTurnStatus) { s.Steps, s.Outcome = 4, twv1.TurnFailed }, false},
+	} {
+		next := base
+		c.edit(&next)
+		if got := countsOnly(base, next); got != c.want {
+			t.Errorf("%s: countsOnly = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestCountsAhead(t *testing.T) {
+	st := twv1.AgentTurnStatus{Steps: 3, CostUSD: "0.10"}
+	for _, c := range []struct {
+		p    protocol.Progress
+		want bool
+	}{
+		{protocol.Progress{Steps: 3, CostUSD: "0.1"}, true},
+		{protocol.Progress{Steps: 4, CostUSD: "0.2"}, true},
+		{protocol.Progress{Steps: 2, CostUSD: "0.2"}, false},
+		{protocol.Progress{Steps: 4, CostUSD: "0.05"}, false},
+		{protocol.Progress{Steps: 4, CostUSD: "lots"}, false},
+	} {
+		if got := countsAhead(&c.p, st); got != c.want {
+			t.Errorf("%+v over %+v: %v, want %v", c.p, st, got, c.want)
+		}
+	}
+}
+
+func TestCountsThrottle(t *testing.T) {
+	var c countsThrottle
+	uid, t0 := types.UID("u"), time.Unix(1000, 0)
+	if w := c.hold(uid, t0, time.Minute); w != 0 {
+		t.Fatalf("first write held %s", w)
+	}
+	if w := c.hold(uid, t0.Add(20*time.Second), time.Minute); w != 40*time.Second {
+		t.Fatalf("second write within the period: held %s, want 40s", w)
+	}
+	if w := c.hold(uid, t0.Add(time.Minute), time.Minute); w != 0 {
+		t.Fatalf("write after the period held %s", w)
+	}
+	c.forget(uid)
+	if w := c.hold(uid, t0.Add(61*time.Second), time.Minute); w != 0 {
+		t.Fatalf("forgotten turn held %s", w)
+	}
+}
+
+// A running agent's progress reaches the run's status at once, read from the
+// Pod; the turn's own copy takes the first report and then waits for its
+// refresh period, and both agree once the turn settles.
+func TestLiveCountsInRunStatus(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	ns := newNamespace(t)
+	startManager(t, ns, managerOpts{})
+	create(t, newRun(ns, "live"))
+	waitPod(t, ns, "live-0")
+
+	playSidecar(t, ns, "live-0", condition(protocol.ConditionProgress, protocol.ReasonRunning, `{"steps":2,"costUSD":"0.01"}`))
+	eventually(t, "first progress on the turn and the run", func() error {
+		turn, err := getTurn(ns, "live-0")
+		if err != nil {
+			return err
+		}
+		run, err := getRun(ns, "live")
+		if err != nil {
+			return err
+		}
+		if turn.Status.Steps != 2 || run.Status.Steps != 2 || run.Status.CostUSD != "0.01" {
+			return fmt.Errorf("turn %d, run %d %s", turn.Status.Steps, run.Status.Steps, run.Status.CostUSD)
+		}
+		return nil
+	})
+	playSidecar(t, ns, "live-0", condition(protocol.ConditionProgress, protocol.ReasonRunning, `{"steps":9,"costUSD":"0.5"}`))
+	eventually(t, "later progress on the run", func() error {
+		run, err := getRun(ns, "live")
+		if err != nil {
+			return err
+		}
+		if run.Status.Steps != 9 || run.Status.CostUSD != "0.50" || len(run.Status.Turns) != 1 || run.Status.Turns[0].Steps != 9 {
+			return fmt.Errorf("run %+v", run.Status)
+		}
+		return nil
+	})
+	if turn, _ := getTurn(ns, "live-0"); turn.Status.Steps != 2 {
+		t.Errorf("the turn's own counts were rewritten within their refresh period: %d steps", turn.Status.Steps)
+	}
+
+	playSidecar(t, ns, "live-0", finishedCond(protocol.Summary{Steps: 11, CostUSD: "0.75", StopReason: "end", Result: true}))
+	run := runPhase(t, ns, "live", twv1.RunSucceeded)
+	turn, _ := getTurn(ns, "live-0")
+	if turn.Status.Steps != 11 || turn.Status.CostUSD != "0.75" || run.Status.Steps != 11 || run.Status.CostUSD != "0.75" {
+		t.Errorf("settled: turn %d %s, run %d %s", turn.Status.Steps, turn.Status.CostUSD, run.Status.Steps, run.Status.CostUSD)
+	}
+}
