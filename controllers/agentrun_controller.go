@@ -157,7 +157,7 @@ func (r *AgentRunReconciler) release(ctx context.Context, run *twv1.AgentRun) er
 // count, so that a stale turn of a deleted run of the same name is ignored.
 func (r *AgentRunReconciler) turnsOf(ctx context.Context, run *twv1.AgentRun) ([]twv1.AgentTurn, error) {
 	var list twv1.AgentTurnList
-	if err := r.List(ctx, &list, client.InNamespace(run.Namespace), client.MatchingLabels{twv1.LabelRun: run.Name}); err != nil {
+	if err := r.List(ctx, &list, client.InNamespace(run.Namespace), client.MatchingFields{indexOwnerUID: string(run.UID)}); err != nil {
 		return nil, err
 	}
 	turns := slices.DeleteFunc(list.Items, func(t twv1.AgentTurn) bool {
@@ -179,6 +179,10 @@ func (r *AgentRunReconciler) createTurn(ctx context.Context, run *twv1.AgentRun,
 	for i := range turns {
 		costs = append(costs, turns[i].Status.CostUSD)
 	}
+	prompt, err := promptOfRun(ctx, r.APIReader, run)
+	if err != nil {
+		return nil, false, err
+	}
 	turn := &twv1.AgentTurn{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      turnName(run.Name, attempt),
@@ -188,7 +192,7 @@ func (r *AgentRunReconciler) createTurn(ctx context.Context, run *twv1.AgentRun,
 		Spec: twv1.AgentTurnSpec{
 			RunName:        run.Name,
 			Attempt:        attempt,
-			Prompt:         run.Spec.Prompt,
+			Prompt:         prompt,
 			ConversationID: conv,
 			Continue:       resume,
 			Epoch:          epoch,

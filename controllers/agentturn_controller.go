@@ -187,6 +187,11 @@ func (r *AgentTurnReconciler) podMissing(ctx context.Context, run *twv1.AgentRun
 	if err := ensureSidecarRBAC(ctx, r.Client, turn.Namespace, r.Manager); err != nil {
 		return ctrl.Result{}, fmt.Errorf("sidecar RBAC: %w", err)
 	}
+	prompt, err := promptOfTurn(ctx, r.APIReader, turn)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	turn.Spec.Prompt = prompt // the cache does not keep it (cache_trim.go)
 	pod, err := renderPod(run, turn, renderOptions{SidecarImage: r.SidecarImage, Guards: r.Config.Guards, Prices: r.Config.Prices,
 		Resources: r.Config.Sidecar.Resources, Freshness: r.Config.freshness()})
 	var refused *templateRefusedError
@@ -311,7 +316,7 @@ func (r *AgentTurnReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int
 
 func (r *AgentTurnReconciler) turnsOfRun(ctx context.Context, obj client.Object) []reconcile.Request {
 	var list twv1.AgentTurnList
-	if err := r.List(ctx, &list, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{twv1.LabelRun: obj.GetName()}); err != nil {
+	if err := r.List(ctx, &list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{indexOwnerUID: string(obj.GetUID())}); err != nil {
 		return nil
 	}
 	reqs := make([]reconcile.Request, 0, len(list.Items))
