@@ -51,7 +51,8 @@ func BenchmarkManagerMemory(b *testing.B) {
 func runMemory(b *testing.B, n int) {
 	ns := newNamespace(b)
 	helmRBAC(b, ns)
-	prompt := strings.Repeat("Fix the failing test in ./pkg/foo and explain why. ", 16<<10/52+1)[:16<<10]
+	const sentence = "Fix the failing test in ./pkg/foo and explain why. "
+	prompt := strings.Repeat(sentence, 16<<10/len(sentence)+1)[:16<<10]
 	maker := startManager(b, ns, managerOpts{})
 	start := time.Now()
 	for i := range n {
