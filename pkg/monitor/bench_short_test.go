@@ -31,50 +31,80 @@ func genPiShortStream(size int) benchStream {
 	r := rand.New(rand.NewPCG(3, 4))
 	var out bytes.Buffer
 	var st benchStream
-	line := func(v any) {
+	line := func(v ordered) {
 		b, _ := json.Marshal(v)
 		out.Write(b)
 		out.WriteByte('\n')
 		st.lines++
 	}
-	line(map[string]any{"type": "agent_start"})
+	line(ordered{"type", "agent_start"})
 	cost := 0.0
 	for msg := 0; out.Len() < size; msg++ {
-		line(map[string]any{"type": "turn_start"})
+		line(ordered{"type", "turn_start"})
 		var text strings.Builder
 		call := fmt.Sprintf("toolu_%06d", msg)
-		args := map[string]any{"command": fmt.Sprintf("go test ./pkg/%d/...", msg%97)}
-		partial := func(withCall bool) map[string]any {
-			c := []any{map[string]any{"type": "text", "text": text.String()}}
+		args := ordered{"command", fmt.Sprintf("go test ./pkg/%d/...", msg%97)}
+		partial := func(withCall bool, stop string) ordered {
+			c := []any{ordered{"type", "text", "text", text.String()}}
 			if withCall {
-				c = append(c, map[string]any{"type": "toolCall", "id": call, "name": "bash", "arguments": args})
+				c = append(c, ordered{"type", "toolCall", "id", call, "name", "bash", "arguments", args})
 			}
-			return piMsg(c, cost, "toolUse")
+			return piOrderedMsg(c, cost, stop)
 		}
-		line(map[string]any{"type": "message_start", "message": partial(false)})
-		target := 100 + r.IntN(1400) // the text grows to 0.1..1.5 KB: lines of 1..4 KB
+		line(ordered{"type", "message_start", "message", partial(false, "")})
+		target := 700 + r.IntN(900) // the text grows to 0.7..1.6 KB: lines of 1..4 KB, about 2.3 KB on average
 		for text.Len() < target {
 			var d strings.Builder
 			genText(r, &d, 10+r.IntN(90))
 			text.WriteString(d.String())
 			cost += 0.000013
-			p := partial(false)
-			line(map[string]any{"type": "message_update", "message": p,
-				"assistantMessageEvent": map[string]any{"type": "text_delta", "contentIndex": 0, "delta": d.String(), "partial": p}})
+			p := partial(false, "")
+			line(ordered{"type", "message_update", "message", p,
+				"assistantMessageEvent", ordered{"type", "text_delta", "contentIndex", 0, "delta", d.String(), "partial", p}})
 			st.deltas++
 		}
-		p := partial(true)
-		line(map[string]any{"type": "message_update", "message": p,
-			"assistantMessageEvent": map[string]any{"type": "toolcall_end", "contentIndex": 1,
-				"toolCall": map[string]any{"type": "toolCall", "id": call, "name": "bash", "arguments": args}, "partial": p}})
-		line(map[string]any{"type": "message_end", "message": p})
-		line(map[string]any{"type": "tool_execution_start", "toolCallId": call, "toolName": "bash", "args": args})
-		line(map[string]any{"type": "tool_execution_end", "toolCallId": call, "toolName": "bash",
-			"result": map[string]any{"content": []any{piText("ok\tturnwatch.dev/pkg 0.41s")}}, "isError": false})
-		line(map[string]any{"type": "turn_end", "message": p, "toolResults": []any{}})
+		p := partial(true, "toolUse")
+		line(ordered{"type", "message_update", "message", p,
+			"assistantMessageEvent", ordered{"type", "toolcall_end", "contentIndex", 1,
+				"toolCall", ordered{"type", "toolCall", "id", call, "name", "bash", "arguments", args}, "partial", p}})
+		line(ordered{"type", "message_end", "message", p})
+		line(ordered{"type", "tool_execution_start", "toolCallId", call, "toolName", "bash", "args", args})
+		line(ordered{"type", "tool_execution_end", "toolCallId", call, "toolName", "bash",
+			"result", ordered{"content", []any{ordered{"type", "text", "text", "ok\tturnwatch.dev/pkg 0.41s"}}}, "isError", false})
+		line(ordered{"type", "turn_end", "message", p, "toolResults", []any{}})
 	}
 	st.data = out.Bytes()
 	return st
+}
+
+// piOrderedMsg is an assistant message with its keys in pi's order.
+func piOrderedMsg(content []any, cost float64, stop string) ordered {
+	return ordered{"role", "assistant", "content", content, "api", "openai-responses", "provider", "openai", "model", "gpt-5.1-codex",
+		"usage", ordered{"input", 10, "output", 5, "cacheRead", 0, "cacheWrite", 0, "totalTokens", 15,
+			"cost", ordered{"input", 0, "output", 0, "cacheRead", 0, "cacheWrite", 0, "total", cost}},
+		"stopReason", stop, "timestamp", 1767401001200}
+}
+
+// ordered is a JSON object written with its keys in the given order
+// (alternating key, value), as pi writes them: "type" first. A Go map would
+// sort them and put "type" after "assistantMessageEvent", which sends every
+// line down the engine's rare path (find "type", then read from the top).
+type ordered []any
+
+func (o ordered) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for i := 0; i+1 < len(o); i += 2 {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		k, _ := json.Marshal(o[i])
+		v, err := json.Marshal(o[i+1])
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(append(b, k...), ':'), v...)
+	}
+	return append(b, '}'), nil
 }
 
 // BenchmarkShortLines is BenchmarkThroughput on the short-line stream: the
@@ -159,7 +189,28 @@ func TestZeroAllocsShortLines(t *testing.T) {
 	if a := testing.AllocsPerRun(3, func() { feedAll(e, lr, r, st.data) }); a != 0 {
 		t.Fatalf("%v allocations per pass over %d deltas, want 0", a, st.deltas)
 	}
-	if e.Report().Lines == 0 {
-		t.Fatal("nothing fed")
+	if rep := e.Report(); rep.Lines == 0 || rep.Unparsed != 0 || rep.Steps == 0 {
+		t.Fatalf("the engine did not read the stream: %+v", rep)
 	}
+}
+
+// TestShortLinesShape pins the stream's shape: lines of 1-4 KB.
+func TestShortLinesShape(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a 32 MiB stream")
+	}
+	st := shortData()
+	var n, in int
+	for _, l := range bytes.Split(bytes.TrimSuffix(st.data, []byte("\n")), []byte("\n")) {
+		if bytes.Contains(l, []byte(`"message_update"`)) {
+			n++
+			if len(l) >= 1000 && len(l) <= 4096 {
+				in++
+			}
+		}
+	}
+	if in < n*95/100 {
+		t.Fatalf("%d of %d message_update lines are 1-4 KB, want 95%%", in, n)
+	}
+	t.Logf("%d of %d message_update lines are 1-4 KB; %d B a line on average", in, n, len(st.data)/st.lines)
 }
