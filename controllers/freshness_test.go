@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
@@ -129,5 +131,56 @@ func TestLiveCountsInRunStatus(t *testing.T) {
 	turn, _ := getTurn(ns, "live-0")
 	if turn.Status.Steps != 11 || turn.Status.CostUSD != "0.75" || run.Status.Steps != 11 || run.Status.CostUSD != "0.75" {
 		t.Errorf("settled: turn %d %s, run %d %s", turn.Status.Steps, turn.Status.CostUSD, run.Status.Steps, run.Status.CostUSD)
+	}
+}
+
+// The sidecar's progress period follows statusFreshness; without one the
+// sidecar keeps its own default.
+func TestRenderProgressPeriod(t *testing.T) {
+	for _, c := range []struct {
+		freshness time.Duration
+		want      string // "" for no env
+	}{{time.Minute, "55"}, {0, ""}} {
+		run := newRun("ns", "r")
+		turn := &twv1.AgentTurn{}
+		turn.Name, turn.Namespace = "r-0", "ns"
+		turn.Spec = twv1.AgentTurnSpec{RunName: "r", Prompt: "p"}
+		pod, err := renderPod(run, turn, renderOptions{SidecarImage: "img", Guards: DefaultConfig().Guards, Freshness: c.freshness})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		for _, e := range pod.Spec.InitContainers[0].Env {
+			if e.Name == protocol.EnvProgressPeriod {
+				got = e.Value
+			}
+		}
+		if got != c.want {
+			t.Errorf("freshness %s: %s=%q, want %q", c.freshness, protocol.EnvProgressPeriod, got, c.want)
+		}
+	}
+}
+
+// The cache keeps neither managedFields nor prompts nor the Pods' env.
+func TestCacheTrims(t *testing.T) {
+	mf := []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
+	run := &twv1.AgentRun{ObjectMeta: metav1.ObjectMeta{ManagedFields: mf}, Spec: twv1.AgentRunSpec{Prompt: "p", Format: twv1.FormatPi}}
+	turn := &twv1.AgentTurn{ObjectMeta: metav1.ObjectMeta{ManagedFields: mf}, Spec: twv1.AgentTurnSpec{Prompt: "p", RunName: "r"}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ManagedFields: mf, Labels: map[string]string{"a": "b"}}, Spec: corev1.PodSpec{
+		InitContainers: []corev1.Container{{Name: "s", Env: []corev1.EnvVar{{Name: "X", Value: "y"}}}},
+		Containers:     []corev1.Container{{Name: "agent", Env: []corev1.EnvVar{{Name: protocol.EnvPrompt, Value: "p"}}}},
+	}}
+	_, _ = trimRun(run)
+	_, _ = trimTurn(turn)
+	_, _ = trimPod(pod)
+	if run.ManagedFields != nil || run.Spec.Prompt != "" || run.Spec.Format != twv1.FormatPi {
+		t.Errorf("run %+v", run)
+	}
+	if turn.ManagedFields != nil || turn.Spec.Prompt != "" || turn.Spec.RunName != "r" {
+		t.Errorf("turn %+v", turn)
+	}
+	if pod.ManagedFields != nil || pod.Spec.InitContainers[0].Env != nil || pod.Spec.Containers[0].Env != nil ||
+		pod.Spec.Containers[0].Name != "agent" || pod.Labels["a"] != "b" {
+		t.Errorf("pod %+v", pod)
 	}
 }
