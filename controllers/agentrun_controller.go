@@ -80,7 +80,7 @@ func (r *AgentRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if turns, err = r.withGone(ctx, run, turns); err != nil {
 		return ctrl.Result{}, err
 	}
-	turns = r.withLiveCounts(ctx, turns)
+	turns = r.withLiveCounts(ctx, run, turns)
 	d := decide(run, turns, runPolicy(r.Config.Rerolls, run))
 	if d, err = r.queue(ctx, run, d); err != nil {
 		return ctrl.Result{}, err

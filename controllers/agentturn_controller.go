@@ -267,6 +267,9 @@ func settle(st *twv1.AgentTurnStatus, outcome twv1.TurnOutcome, e *twv1.TurnErro
 // writeStatus writes st if it differs; the update is guarded by the
 // resourceVersion read, so a stale pass fails instead of overwriting.
 func (r *AgentTurnReconciler) writeStatus(ctx context.Context, turn *twv1.AgentTurn, st *twv1.AgentTurnStatus) error {
+	if st.Outcome != "" {
+		r.counts.settle(turn.UID, st) // the counts held back while it ran (freshness.go)
+	}
 	if equality.Semantic.DeepEqual(*st, turn.Status) {
 		return nil
 	}

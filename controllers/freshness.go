@@ -58,47 +58,59 @@ func countsOnly(cur, next twv1.AgentTurnStatus) bool {
 
 // countsThrottle remembers when each running turn's counts were last
 // written, so that a change of counts alone is written at most once per
-// period. Settled turns are forgotten.
+// period, and the newest counts it held back, so that a turn that settles
+// on a path that does not read its Pod (deleted Pod, abort, infra) still
+// records them. Settled turns are forgotten.
 type countsThrottle struct {
 	mu sync.Mutex
-	m  map[types.UID]time.Time
+	m  map[types.UID]heldCounts
 }
 
-// hold says how long a counts-only write of uid must wait; 0 lets it through
+type heldCounts struct {
+	at    time.Time // last counts write
+	held  bool      // counts below were held back since
+	steps int64
+	cost  string
+}
+
+// hold says how long a counts-only write of st must wait; 0 lets it through
 // now, and records it.
-func (c *countsThrottle) hold(uid types.UID, now time.Time, every time.Duration) time.Duration {
+func (c *countsThrottle) hold(uid types.UID, st *twv1.AgentTurnStatus, now time.Time, every time.Duration) time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
-		c.m = map[types.UID]time.Time{}
+		c.m = map[types.UID]heldCounts{}
 	}
-	if at, ok := c.m[uid]; ok {
-		if left := at.Add(every).Sub(now); left > 0 {
+	if h, ok := c.m[uid]; ok {
+		if left := h.at.Add(every).Sub(now); left > 0 {
+			c.m[uid] = heldCounts{at: h.at, held: true, steps: st.Steps, cost: st.CostUSD}
 			return left
 		}
 	}
-	c.m[uid] = now
+	c.m[uid] = heldCounts{at: now}
 	return 0
 }
 
-func (c *countsThrottle) forget(uid types.UID) {
+// settle raises a settling turn's counts to those held back, if ahead, and
+// forgets the turn.
+func (c *countsThrottle) settle(uid types.UID, st *twv1.AgentTurnStatus) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	h, ok := c.m[uid]
 	delete(c.m, uid)
+	if ok && h.held && countsAhead(&protocol.Progress{Steps: int(h.steps), CostUSD: h.cost}, *st) {
+		st.Steps, st.CostUSD = h.steps, h.cost
+	}
 }
 
 // holdCounts keeps a running turn's counts as they are when they are all
 // that changed and the turn's last counts write is recent: the run's status
 // carries them fresh already (withLiveCounts). It returns when to look again.
 func (r *AgentTurnReconciler) holdCounts(turn *twv1.AgentTurn, st *twv1.AgentTurnStatus, now time.Time) time.Duration {
-	if st.Outcome != "" {
-		r.counts.forget(turn.UID)
+	if st.Outcome != "" || equality.Semantic.DeepEqual(*st, turn.Status) || !countsOnly(turn.Status, *st) {
 		return 0
 	}
-	if equality.Semantic.DeepEqual(*st, turn.Status) || !countsOnly(turn.Status, *st) {
-		return 0
-	}
-	wait := r.counts.hold(turn.UID, now, turnRefreshFactor*r.Config.freshness())
+	wait := r.counts.hold(turn.UID, st, now, turnRefreshFactor*r.Config.freshness())
 	if wait > 0 {
 		st.Steps, st.CostUSD = turn.Status.Steps, turn.Status.CostUSD
 	}
@@ -106,12 +118,22 @@ func (r *AgentTurnReconciler) holdCounts(turn *twv1.AgentTurn, st *twv1.AgentTur
 }
 
 // withLiveCounts gives each running turn the counts its sidecar last
-// reported on the turn's Pod, when they are ahead of the turn's own copy.
-// Steps and cost stay per turn, and the run's are their sum (setTotals).
-func (r *AgentRunReconciler) withLiveCounts(ctx context.Context, turns []twv1.AgentTurn) []twv1.AgentTurn {
+// reported on the turn's Pod, or those the run's status already showed for
+// it, when they are ahead of the turn's own copy: a running turn's counts
+// never go back in the run's status, even when its Pod is gone. Steps and
+// cost stay per turn, and the run's are their sum (setTotals).
+func (r *AgentRunReconciler) withLiveCounts(ctx context.Context, run *twv1.AgentRun, turns []twv1.AgentTurn) []twv1.AgentTurn {
 	for i := range turns {
 		t := &turns[i]
-		if t.Status.Outcome != "" || t.Status.PodName == "" {
+		if t.Status.Outcome != "" {
+			continue
+		}
+		for _, shown := range run.Status.Turns {
+			if c := (protocol.Progress{Steps: int(shown.Steps), CostUSD: shown.CostUSD}); shown.Name == t.Name && countsAhead(&c, t.Status) {
+				t.Status.Steps, t.Status.CostUSD = shown.Steps, shown.CostUSD
+			}
+		}
+		if t.Status.PodName == "" {
 			continue
 		}
 		pod := &corev1.Pod{}

@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -70,18 +71,67 @@ func TestCountsAhead(t *testing.T) {
 func TestCountsThrottle(t *testing.T) {
 	var c countsThrottle
 	uid, t0 := types.UID("u"), time.Unix(1000, 0)
-	if w := c.hold(uid, t0, time.Minute); w != 0 {
+	st := func(steps int64, cost string) *twv1.AgentTurnStatus {
+		return &twv1.AgentTurnStatus{Steps: steps, CostUSD: cost}
+	}
+	if w := c.hold(uid, st(1, "0.1"), t0, time.Minute); w != 0 {
 		t.Fatalf("first write held %s", w)
 	}
-	if w := c.hold(uid, t0.Add(20*time.Second), time.Minute); w != 40*time.Second {
+	if w := c.hold(uid, st(5, "0.5"), t0.Add(20*time.Second), time.Minute); w != 40*time.Second {
 		t.Fatalf("second write within the period: held %s, want 40s", w)
 	}
-	if w := c.hold(uid, t0.Add(time.Minute), time.Minute); w != 0 {
+	settled := st(3, "0.3") // a settle path that did not read the Pod
+	c.settle(uid, settled)
+	if settled.Steps != 5 || settled.CostUSD != "0.5" {
+		t.Fatalf("settled with %+v, want the held 5 steps", settled)
+	}
+	if w := c.hold(uid, st(6, "0.6"), t0.Add(30*time.Second), time.Minute); w != 0 {
+		t.Fatalf("a forgotten turn held %s", w)
+	}
+	if w := c.hold(uid, st(7, "0.7"), t0.Add(90*time.Second), time.Minute); w != 0 {
 		t.Fatalf("write after the period held %s", w)
 	}
-	c.forget(uid)
-	if w := c.hold(uid, t0.Add(61*time.Second), time.Minute); w != 0 {
-		t.Fatalf("forgotten turn held %s", w)
+	final := st(9, "0.9") // the final summary is ahead of anything held
+	c.settle(uid, final)
+	if final.Steps != 9 {
+		t.Fatalf("settle lowered the counts: %+v", final)
+	}
+}
+
+// A Pod deleted while its counts are held back: the turn settles with the
+// newest counts, and the run's never go back.
+func TestHeldCountsSurvivePodDeletion(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	ns := newNamespace(t)
+	startManager(t, ns, managerOpts{})
+	create(t, newRun(ns, "held", func(r *twv1.AgentRun) { r.Spec.Rerolls = &twv1.RerollPolicy{Max: ptrTo[int32](0)} }))
+	waitPod(t, ns, "held-0")
+	playSidecar(t, ns, "held-0", condition(protocol.ConditionProgress, protocol.ReasonRunning, `{"steps":2,"costUSD":"0.01"}`))
+	eventually(t, "first progress on the turn", func() error {
+		if turn, err := getTurn(ns, "held-0"); err != nil || turn.Status.Steps != 2 {
+			return fmt.Errorf("%v %+v", err, turn.Status)
+		}
+		return nil
+	})
+	playSidecar(t, ns, "held-0", condition(protocol.ConditionProgress, protocol.ReasonRunning, `{"steps":9,"costUSD":"0.5"}`))
+	eventually(t, "later progress on the run", func() error {
+		if run, err := getRun(ns, "held"); err != nil || run.Status.Steps != 9 {
+			return fmt.Errorf("%v %+v", err, run.Status)
+		}
+		return nil
+	})
+	pod, err := getPod(ns, "held-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Delete(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	turn := turnSettled(t, ns, "held-0")
+	run := runPhase(t, ns, "held", twv1.RunFaulted)
+	if turn.Status.Steps != 9 || turn.Status.CostUSD != "0.5" || run.Status.Steps != 9 || run.Status.CostUSD != "0.50" {
+		t.Errorf("after the Pod's deletion: turn %d %s, run %d %s", turn.Status.Steps, turn.Status.CostUSD, run.Status.Steps, run.Status.CostUSD)
 	}
 }
 
