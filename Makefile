@@ -84,6 +84,14 @@ test-envtest: ## Everything that needs a real kube-apiserver and etcd (envtest):
 bench-scale: ## Operator at scale on envtest: 500 runs tripped, rerolled, tripped, faulted (not part of test).
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test ./controllers/ -run '^$$' -bench '^BenchmarkScale$$' -benchtime 1x -count=1 -timeout 40m -v
 
+.PHONY: bench-steady
+bench-steady: ## Operator at steady state on envtest: 1,000 runs running, API writes/s, status age, trip latency under that load (not part of test).
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test ./controllers/ -run '^$$' -bench '^BenchmarkSteady$$' -benchtime 1x -count=1 -timeout 40m -v
+
+.PHONY: bench-memory
+bench-memory: ## Manager heap on envtest with 1,000 runs (TURNWATCH_MEM_RUNS) of 16 KiB prompts, trimmed cache against untrimmed (not part of test).
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test ./controllers/ -run '^$$' -bench '^BenchmarkManagerMemory$$' -benchtime 1x -count=1 -timeout 60m -v
+
 .PHONY: test-envtest-sidecar
 test-envtest-sidecar: ## The sidecar's RBAC, admission policy and reporting on a real kube-apiserver (envtest).
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test -tags envtest ./sidecar/...
