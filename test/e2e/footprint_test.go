@@ -19,15 +19,18 @@ import (
 
 // TestSidecarFootprint measures the sidecar under load on the real node:
 // the fake agent writes a healthy pi stream at 100 events a second
-// (fakeagent --rate) for 5 minutes (TURNWATCH_FOOTPRINT_FOR), and the test
+// (fakeagent --rate) for 30 s, or as long as TURNWATCH_FOOTPRINT_FOR says
+// (5m for the figures), and the test
 // samples the sidecar process from /proc every 2 s: its resident set (now
 // and peak) and its CPU time. It reports; it does not assert. The figures
 // and the sidecar's default requests and limits are in docs/performance.md.
 //
-//	flock /tmp/turnwatch-node.lock env TURNWATCH_E2E_KEEP_NODE=1 go test -tags e2e ./test/e2e/ -count=1 -v -timeout 30m -run TestSidecarFootprint
+//	flock /tmp/turnwatch-node.lock env TURNWATCH_E2E_KEEP_NODE=1 TURNWATCH_FOOTPRINT_FOR=5m go test -tags e2e ./test/e2e/ -count=1 -v -timeout 30m -run TestSidecarFootprint
 func TestSidecarFootprint(t *testing.T) {
 	needOperator(t)
-	d := 5 * time.Minute
+	// The suite runs it for 30 s, end to end; the measurement in
+	// docs/performance.md sets TURNWATCH_FOOTPRINT_FOR=5m.
+	d := 30 * time.Second
 	if s := os.Getenv("TURNWATCH_FOOTPRINT_FOR"); s != "" {
 		d, _ = time.ParseDuration(s)
 	}
