@@ -172,9 +172,10 @@ demo-down: ## Stop the demo's manager and tear down its node, leaving nothing be
 ##@ Build
 
 .PHONY: build
-build: ## Build the manager and the sidecar.
+build: ## Build the manager, the sidecar and the kubectl plugin (bin/kubectl-turnwatch: put bin/ on PATH for `kubectl turnwatch explain RUN`).
 	go build -o $(BIN)/manager .
 	go build -o $(BIN)/turnwatch-sidecar ./sidecar
+	go build -o $(BIN)/kubectl-turnwatch ./cmd/kubectl-turnwatch
 
 .PHONY: run
 run: manifests ## Run the manager against the current kubeconfig's cluster.
