@@ -53,7 +53,7 @@ func TestChooseTurn(t *testing.T) {
 	turns := []explain.Turn{{Name: "r-0", Attempt: 0}, {Name: "r-1", Attempt: 1}, {Name: "r-2", Attempt: 2}}
 	tests := []struct {
 		pick, fault, want string
-		ok               bool
+		ok                bool
 	}{
 		{"", "", "r-2", true},
 		{"", "r-1", "r-1", true},
