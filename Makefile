@@ -90,9 +90,24 @@ test-envtest-sidecar: ## The sidecar's RBAC, admission policy and reporting on a
 
 E2E_TIMEOUT ?= 60m
 
+# The install tests (Helm, README's quickstart) run the manager in the cluster
+# and delete the CRDs at their end, so they run in a second `go test` of their
+# own, after the rest (test/e2e/install_test.go). The node is brought up once
+# and taken down at the end only when it was down before.
+E2E_INSTALL_TESTS ?= TestHelm|TestReadme
+
 .PHONY: test-e2e
-test-e2e: ## End-to-end on a real single-node cluster (needs root; brings the node up and down).
-	go test -tags e2e ./test/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT)
+test-e2e: ## End-to-end on a real single-node cluster (needs root; brings the node up and down): the suite, then the install tests.
+	@up=0; hack/node-up.sh --status >/dev/null 2>&1 && up=1; rc=0; \
+	TURNWATCH_E2E_KEEP_NODE=1 go test -tags e2e ./test/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT) || rc=$$?; \
+	if [ $$rc = 0 ]; then \
+		TURNWATCH_E2E_KEEP_NODE=1 TURNWATCH_E2E_INSTALL=1 go test -tags e2e ./test/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT) -run '$(E2E_INSTALL_TESTS)' || rc=$$?; \
+	fi; \
+	[ $$up = 1 ] || hack/node-down.sh; exit $$rc
+
+.PHONY: test-e2e-install
+test-e2e-install: ## Only the install tests: helm install/upgrade/uninstall, README's quickstart, kubectl turnwatch explain, Prometheus (node kept up).
+	TURNWATCH_E2E_KEEP_NODE=1 TURNWATCH_E2E_INSTALL=1 go test -tags e2e ./test/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT) -run '$(E2E_INSTALL_TESTS)'
 
 ##@ Local node (a real single-node cluster: hack/node-up.sh, ../shared/REALNODE.md)
 
