@@ -65,7 +65,11 @@ func TestHelmChart(t *testing.T) {
 
 	checkUpgrade(t, managerPod)
 
-	// The uninstall, as README tells it.
+	// The uninstall, as README tells it: the runs first, while the manager
+	// runs and can release their finalizers.
+	if _, err := kubectl("delete", "agentruns", "--all", "--all-namespaces", "--timeout=2m"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := helm(t, "uninstall", releaseName, "-n", releaseNS, "--wait"); err != nil {
 		t.Fatal(err)
 	}

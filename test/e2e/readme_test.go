@@ -153,7 +153,8 @@ func checkQuickstartCovers(t *testing.T, cmds []string) {
 	t.Helper()
 	all := strings.Join(cmds, "\n")
 	for _, want := range []string{"helm install turnwatch charts/turnwatch", "kubectl apply -f config/samples/cli_claude.yaml",
-		"kubectl get agentruns", "kubectl describe agentrun cli-claude", "kubectl logs ", "helm uninstall turnwatch",
+		"kubectl get agentruns", "kubectl describe agentrun cli-claude", "kubectl logs ", "kubectl delete agentruns --all",
+		"helm uninstall turnwatch",
 		"turnwatch.dev/component=sidecar-rbac", "charts/turnwatch/crds"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("README's quickstart lacks %q:\n%s", want, all)
