@@ -94,7 +94,7 @@ E2E_TIMEOUT ?= 60m
 # and delete the CRDs at their end, so they run in a second `go test` of their
 # own, after the rest (test/e2e/install_test.go). The node is brought up once
 # and taken down at the end only when it was down before.
-E2E_INSTALL_TESTS ?= TestHelm|TestReadme
+E2E_INSTALL_TESTS ?= TestDeploy|TestHelm|TestReadme
 
 .PHONY: test-e2e
 test-e2e: ## End-to-end on a real single-node cluster (needs root; brings the node up and down): the suite, then the install tests.
@@ -106,7 +106,7 @@ test-e2e: ## End-to-end on a real single-node cluster (needs root; brings the no
 	[ $$up = 1 ] || hack/node-down.sh; exit $$rc
 
 .PHONY: test-e2e-install
-test-e2e-install: ## Only the install tests: helm install/upgrade/uninstall, README's quickstart, kubectl turnwatch explain, Prometheus (node kept up).
+test-e2e-install: ## Only the install tests: make deploy/undeploy, helm install/upgrade/uninstall, README's quickstart, kubectl turnwatch explain, Prometheus (node kept up).
 	TURNWATCH_E2E_KEEP_NODE=1 TURNWATCH_E2E_INSTALL=1 go test -tags e2e ./test/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT) -run '$(E2E_INSTALL_TESTS)'
 
 ##@ Local node (a real single-node cluster: hack/node-up.sh, ../shared/REALNODE.md)
@@ -206,16 +206,21 @@ install: manifests ## Install the CRDs into the current kubeconfig's cluster (se
 uninstall: ## Remove the CRDs (and with them every AgentRun and AgentTurn).
 	$(KUBECTL) delete --ignore-not-found -k config/crd
 
+# The kustomization deploy applies: config/default, or config/local-node for
+# the local node of hack/ (hostNetwork, loopback probes).
+DEPLOY_OVERLAY ?= config/default
+
 .PHONY: deploy
-deploy: manifests ## Deploy the operator (IMG, SIDECAR_IMG) with config/default.
-	$(KUBECTL) kustomize config/default | sed -e 's|--sidecar-image=turnwatch:latest|--sidecar-image=$(SIDECAR_IMG)|' -e 's|image: turnwatch:latest|image: $(IMG)|' \
+deploy: manifests ## Deploy the operator (IMG, SIDECAR_IMG) with DEPLOY_OVERLAY (config/default; config/local-node on the local node).
+	$(KUBECTL) kustomize $(DEPLOY_OVERLAY) | sed -e 's|--sidecar-image=turnwatch:latest|--sidecar-image=$(SIDECAR_IMG)|' -e 's|image: turnwatch:latest|image: $(IMG)|' \
 		| $(KUBECTL) apply --server-side -f -
 	$(KUBECTL) apply --server-side -k config/sidecar
 
 .PHONY: undeploy
-undeploy: ## Remove what deploy applied.
+undeploy: ## Remove what deploy applied: the runs first (the manager releases their finalizers), then the rest.
+	$(KUBECTL) delete --ignore-not-found agentruns --all --all-namespaces
 	$(KUBECTL) delete --ignore-not-found -k config/sidecar
-	$(KUBECTL) delete --ignore-not-found -k config/default
+	$(KUBECTL) delete --ignore-not-found -k $(DEPLOY_OVERLAY)
 	$(KUBECTL) delete --ignore-not-found serviceaccounts,rolebindings -A -l turnwatch.dev/component=sidecar-rbac
 
 .PHONY: help

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,7 +46,7 @@ func TestHelmChart(t *testing.T) {
 
 	installRelease(t, "--set", "guards.identicalCalls=4")
 	env.report.add("helm install to a Ready manager", time.Since(start))
-	env.obs.startTurnwatch(context.Background(), env.ns)
+	watchTurnwatch()
 	managerPod := checkManagerPod(t)
 	checkLease(t, managerPod)
 	// Prometheus scrapes from before the first trip, so the counters'
@@ -122,6 +123,14 @@ func checkExplain(t *testing.T, run string) {
 		r.Stream.Report.Trips[0].Detector != "identicalCalls" {
 		t.Errorf("kubectl-turnwatch -o json: %s", js)
 	}
+}
+
+var watchOnce sync.Once
+
+// watchTurnwatch starts the observer's AgentRun and AgentTurn informers once
+// the CRDs exist (the first install of this process).
+func watchTurnwatch() {
+	watchOnce.Do(func() { env.obs.startTurnwatch(context.Background(), env.ns) })
 }
 
 // installRelease runs helm install with the local node's values, the image

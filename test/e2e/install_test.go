@@ -39,6 +39,13 @@ func needInstallMode(t *testing.T) {
 	if pid, ok := demoManagerRunning(); ok {
 		t.Fatalf("a manager left by `make demo` runs (pid %d) and would reconcile too: make demo-down", pid)
 	}
+	// A failed install test leaves its objects for inspection, but not a
+	// manager that would reconcile the next suite's runs beside its own.
+	t.Cleanup(func() {
+		if t.Failed() {
+			_, _ = kubectl("-n", releaseNS, "delete", "deployment", "turnwatch-manager", "--ignore-not-found", "--timeout=1m")
+		}
+	})
 }
 
 // demoManagerRunning reports the local manager `make demo` leaves running.
