@@ -94,7 +94,7 @@ E2E_TIMEOUT ?= 60m
 # and delete the CRDs at their end, so they run in a second `go test` of their
 # own, after the rest (test/e2e/install_test.go). The node is brought up once
 # and taken down at the end only when it was down before.
-E2E_INSTALL_TESTS ?= TestDeploy|TestHelm|TestReadme
+E2E_INSTALL_TESTS ?= TestDemo|TestDeploy|TestHelm|TestReadme
 
 .PHONY: test-e2e
 test-e2e: ## End-to-end on a real single-node cluster (needs root; brings the node up and down): the suite, then the install tests.
@@ -106,7 +106,7 @@ test-e2e: ## End-to-end on a real single-node cluster (needs root; brings the no
 	[ $$up = 1 ] || hack/node-down.sh; exit $$rc
 
 .PHONY: test-e2e-install
-test-e2e-install: ## Only the install tests: make deploy/undeploy, helm install/upgrade/uninstall, README's quickstart, kubectl turnwatch explain, Prometheus (node kept up).
+test-e2e-install: ## Only the install tests: make demo USE_CURRENT_CLUSTER=1, make deploy/undeploy, helm install/upgrade/uninstall, README's quickstart, kubectl turnwatch explain, Prometheus (node kept up).
 	TURNWATCH_E2E_KEEP_NODE=1 TURNWATCH_E2E_INSTALL=1 go test -tags e2e ./test/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT) -run '$(E2E_INSTALL_TESTS)'
 
 ##@ Local node (a real single-node cluster: hack/node-up.sh, ../shared/REALNODE.md)
