@@ -153,7 +153,8 @@ func checkQuickstartCovers(t *testing.T, cmds []string) {
 	t.Helper()
 	all := strings.Join(cmds, "\n")
 	for _, want := range []string{"helm install turnwatch charts/turnwatch", "kubectl apply -f config/samples/cli_claude.yaml",
-		"kubectl get agentruns", "kubectl describe agentrun cli-claude", "kubectl logs ", "kubectl delete agentruns --all",
+		"kubectl get agentruns", "kubectl describe agentrun cli-claude", "kubectl logs ", "kubectl turnwatch explain cli-claude",
+		"kubectl delete agentruns --all",
 		"helm uninstall turnwatch",
 		"turnwatch.dev/component=sidecar-rbac", "charts/turnwatch/crds"} {
 		if !strings.Contains(all, want) {
@@ -176,6 +177,10 @@ func checkQuickstartOutput(t *testing.T, cmd, out string) {
 		if !describeWants.MatchString(out) {
 			t.Errorf("`%s` does not show the run Succeeded:\n%s", cmd, out)
 		}
+	case strings.HasPrefix(cmd, "kubectl turnwatch explain"):
+		if missing, ok := containsAll(out, "AgentRun default/cli-claude: Succeeded", "cli-claude-0", "final result"); !ok {
+			t.Errorf("`%s` lacks %q:\n%s", cmd, missing, out)
+		}
 	case strings.HasPrefix(cmd, "kubectl logs"):
 		if !strings.Contains(out, `"type":"result"`) {
 			t.Errorf("`%s` does not show the agent's stream with its final result:\n%s", cmd, tail(out, 5))
@@ -185,8 +190,8 @@ func checkQuickstartOutput(t *testing.T, cmd, out string) {
 
 // quickstartDir is the folder the commands run in: the repository's charts
 // and config as they are, but the claude sample replaced by its stand-in;
-// .bin holds kubectl and a helm that adds the local node's values to
-// install and upgrade.
+// .bin holds kubectl, the kubectl-turnwatch plugin (what `make build` puts
+// in bin/) and a helm that adds the local node's values to install and upgrade.
 func quickstartDir(t *testing.T, toolDir string) string {
 	t.Helper()
 	work := t.TempDir()
@@ -202,6 +207,7 @@ func quickstartDir(t *testing.T, toolDir string) string {
 	bin := filepath.Join(work, ".bin")
 	must(os.MkdirAll(bin, 0o755))
 	must(os.Symlink(filepath.Join(toolDir, "kubectl"), filepath.Join(bin, "kubectl")))
+	must(os.Symlink(filepath.Join(toolDir, "kubectl-turnwatch"), filepath.Join(bin, "kubectl-turnwatch")))
 	wrapper := fmt.Sprintf(`#!/bin/sh
 # helm with the local node's values on install and upgrade (test/e2e/readme_test.go)
 case "$1" in
