@@ -16,7 +16,7 @@ import (
 // README's quickstart for a real cluster lives between these markers; every
 // sh block between them is run by TestReadmeQuickstart, line by line.
 const (
-	quickstartBegin = "<!-- quickstart:begin -->"
+	quickstartBegin = "<!-- quickstart:begin" // the rest of its line is a note for readers
 	quickstartEnd   = "<!-- quickstart:end -->"
 	// The image README installs: a registry's, which the local node cannot
 	// pull, so the test imports the image holding both binaries under that name.
@@ -31,6 +31,9 @@ func quickstartCommands(readme string) ([]string, error) {
 	_, rest, ok := strings.Cut(readme, quickstartBegin)
 	if !ok {
 		return nil, fmt.Errorf("README.md has no %s marker", quickstartBegin)
+	}
+	if i := strings.IndexByte(rest, '\n'); i >= 0 {
+		rest = rest[i+1:]
 	}
 	section, _, ok := strings.Cut(rest, quickstartEnd)
 	if !ok {
@@ -55,7 +58,7 @@ func quickstartCommands(readme string) ([]string, error) {
 			continue
 		}
 		if strings.HasSuffix(trimmed, "\\") {
-			cur += strings.TrimSuffix(trimmed, "\\") + " "
+			cur += strings.TrimSpace(strings.TrimSuffix(trimmed, "\\")) + " "
 			continue
 		}
 		cmds = append(cmds, cur+trimmed)
@@ -68,7 +71,7 @@ func quickstartCommands(readme string) ([]string, error) {
 }
 
 func TestQuickstartCommands(t *testing.T) {
-	got, err := quickstartCommands("x\n" + quickstartBegin + "\n```sh\n# c\nhelm install a \\\n  --set b=c\n\nkubectl get x   # y\n```\ntext\n```yaml\nno: 1\n```\n```sh\nkubectl z\n```\n" + quickstartEnd + "\n```sh\nafter\n```\n")
+	got, err := quickstartCommands("x\n" + quickstartBegin + " (a note) -->\n```sh\n# c\nhelm install a \\\n  --set b=c\n\nkubectl get x   # y\n```\ntext\n```yaml\nno: 1\n```\n```sh\nkubectl z\n```\n" + quickstartEnd + "\n```sh\nafter\n```\n")
 	if err != nil {
 		t.Fatal(err)
 	}
