@@ -16,6 +16,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 )
 
 // The install tests (helm_test.go, readme_test.go) run the operator in the
@@ -199,6 +201,14 @@ func snapshot(t *testing.T) map[objectKey]bool {
 	if err != nil && len(lists) == 0 {
 		t.Fatalf("discovery: %v", err)
 	}
+	// The listing touches deprecated resources (v1 Endpoints, ComponentStatus):
+	// their warnings would flood the log at every poll.
+	cfg := rest.CopyConfig(env.cfg)
+	cfg.WarningHandler = rest.NoWarnings{}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := map[objectKey]bool{}
 	for _, l := range lists {
 		gv, err := schema.ParseGroupVersion(l.GroupVersion)
@@ -216,7 +226,7 @@ func snapshot(t *testing.T) map[objectKey]bool {
 			if ignoredResources[res] {
 				continue
 			}
-			items, err := env.dyn.Resource(gv.WithResource(r.Name)).List(context.Background(), metav1.ListOptions{})
+			items, err := dyn.Resource(gv.WithResource(r.Name)).List(context.Background(), metav1.ListOptions{})
 			if err != nil {
 				continue // a CRD going away while we list
 			}
