@@ -150,9 +150,17 @@ build_loopback() {
 elapsed() { local s=$((SECONDS - start)); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
 
 # heartbeat WHAT: every 30 s, say what is still building and for how long, so a
-# cold build (minutes per binary) never looks hung. Killed by the caller.
+# cold build (minutes per binary) never looks hung. Killed by the caller; it
+# takes its sleep with it, so no stray sleep holds the caller's pipe or lock.
 heartbeat() {
-  while sleep 30; do say "  ... still building $1 ($(elapsed) so far)"; done
+  local s=""
+  trap 'kill $s 2>/dev/null; exit 0' TERM
+  while :; do
+    sleep "${KUBE_BINS_HEARTBEAT:-30}" &
+    s=$!
+    wait "$s"
+    say "  ... still building $1 ($(elapsed) so far)"
+  done
 }
 
 # step LABEL NAME FUNCTION ARGS...: one build step, its output in $LOG.
@@ -161,7 +169,7 @@ step() {
   shift 2
   say "$label $name ($(elapsed) so far)"
   echo "=== $label $name $(date -u +%FT%TZ)" >>"$LOG"
-  heartbeat "$name" &
+  heartbeat "$name" </dev/null >/dev/null 9>&- &
   hb=$!
   "$@" >>"$LOG" 2>&1 || rc=$?
   kill "$hb" 2>/dev/null || true
