@@ -98,9 +98,24 @@ test-envtest-sidecar: ## The sidecar's RBAC, admission policy and reporting on a
 
 E2E_TIMEOUT ?= 60m
 
+# The install tests (Helm, README's quickstart) run the manager in the cluster
+# and delete the CRDs at their end, so they run in a second `go test` of their
+# own, after the rest (test/e2e/install_test.go). The node is brought up once
+# and taken down at the end only when it was down before.
+E2E_INSTALL_TESTS ?= TestDemo|TestDeploy|TestHelm|TestReadme
+
 .PHONY: test-e2e
-test-e2e: ## End-to-end on a real single-node cluster (needs root; brings the node up and down).
-	go test -tags e2e ./test/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT)
+test-e2e: ## End-to-end on a real single-node cluster (needs root; brings the node up and down): the suite, then the install tests.
+	@up=0; hack/node-up.sh --status >/dev/null 2>&1 && up=1; rc=0; \
+	TURNWATCH_E2E_KEEP_NODE=1 go test -tags e2e ./test/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT) || rc=$$?; \
+	if [ $$rc = 0 ]; then \
+		TURNWATCH_E2E_KEEP_NODE=1 TURNWATCH_E2E_INSTALL=1 go test -tags e2e ./test/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT) -run '$(E2E_INSTALL_TESTS)' || rc=$$?; \
+	fi; \
+	[ $$up = 1 ] || hack/node-down.sh; exit $$rc
+
+.PHONY: test-e2e-install
+test-e2e-install: ## Only the install tests: make demo USE_CURRENT_CLUSTER=1, make deploy/undeploy, helm install/upgrade/uninstall, README's quickstart, kubectl turnwatch explain, Prometheus (node kept up).
+	TURNWATCH_E2E_KEEP_NODE=1 TURNWATCH_E2E_INSTALL=1 go test -tags e2e ./test/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT) -run '$(E2E_INSTALL_TESTS)'
 
 ##@ Local node (a real single-node cluster: hack/node-up.sh, ../shared/REALNODE.md)
 
@@ -180,9 +195,10 @@ demo-down: ## Stop the demo's manager and tear down its node, leaving nothing be
 ##@ Build
 
 .PHONY: build
-build: ## Build the manager and the sidecar.
+build: ## Build the manager, the sidecar and the kubectl plugin (bin/kubectl-turnwatch: put bin/ on PATH for `kubectl turnwatch explain RUN`).
 	go build -o $(BIN)/manager .
 	go build -o $(BIN)/turnwatch-sidecar ./sidecar
+	go build -o $(BIN)/kubectl-turnwatch ./cmd/kubectl-turnwatch
 
 .PHONY: run
 run: manifests ## Run the manager against the current kubeconfig's cluster.
@@ -198,16 +214,21 @@ install: manifests ## Install the CRDs into the current kubeconfig's cluster (se
 uninstall: ## Remove the CRDs (and with them every AgentRun and AgentTurn).
 	$(KUBECTL) delete --ignore-not-found -k config/crd
 
+# The kustomization deploy applies: config/default, or config/local-node for
+# the local node of hack/ (hostNetwork, loopback probes).
+DEPLOY_OVERLAY ?= config/default
+
 .PHONY: deploy
-deploy: manifests ## Deploy the operator (IMG, SIDECAR_IMG) with config/default.
-	$(KUBECTL) kustomize config/default | sed -e 's|--sidecar-image=turnwatch:latest|--sidecar-image=$(SIDECAR_IMG)|' -e 's|image: turnwatch:latest|image: $(IMG)|' \
+deploy: manifests ## Deploy the operator (IMG, SIDECAR_IMG) with DEPLOY_OVERLAY (config/default; config/local-node on the local node).
+	$(KUBECTL) kustomize $(DEPLOY_OVERLAY) | sed -e 's|--sidecar-image=turnwatch:latest|--sidecar-image=$(SIDECAR_IMG)|' -e 's|image: turnwatch:latest|image: $(IMG)|' \
 		| $(KUBECTL) apply --server-side -f -
 	$(KUBECTL) apply --server-side -k config/sidecar
 
 .PHONY: undeploy
-undeploy: ## Remove what deploy applied.
+undeploy: ## Remove what deploy applied: the runs first (the manager releases their finalizers), then the rest.
+	$(KUBECTL) delete --ignore-not-found agentruns --all --all-namespaces
 	$(KUBECTL) delete --ignore-not-found -k config/sidecar
-	$(KUBECTL) delete --ignore-not-found -k config/default
+	$(KUBECTL) delete --ignore-not-found -k $(DEPLOY_OVERLAY)
 	$(KUBECTL) delete --ignore-not-found serviceaccounts,rolebindings -A -l turnwatch.dev/component=sidecar-rbac
 
 .PHONY: help

@@ -287,6 +287,7 @@ func (r *AgentTurnReconciler) recordSettled(ctx context.Context, turn *twv1.Agen
 	turnsTotal.WithLabelValues(string(st.Outcome), string(class)).Inc()
 	turnSteps.Observe(float64(st.Steps))
 	turnCost.Observe(usdFloat(st.CostUSD))
+	observeSettled(turn)
 	if tripped {
 		tripsTotal.WithLabelValues(st.Error.Detector, string(class)).Inc()
 	}
