@@ -54,8 +54,8 @@ check-dockerfile: ## Check the Dockerfile without a Docker engine (COPY sources 
 	hack/check-dockerfile.sh
 
 .PHONY: test-unit
-test-unit: ## Quick tests: the engine, the sidecar, parsers, the fake agent (no API server).
-	go test ./pkg/... ./sidecar/... ./test/fakeagent/...
+test-unit: ## Quick tests: the engine, the sidecar, parsers, the kubectl plugin, the fake agent (no API server).
+	go test ./pkg/... ./sidecar/... ./cmd/... ./test/fakeagent/...
 
 FUZZ_TARGETS := FuzzPi FuzzClaude FuzzCodex FuzzOpencode FuzzGemini FuzzAuto FuzzScanner FuzzDecimal FuzzRepetition
 # A count, not a duration: with a duration, Go 1.26's fuzz coordinator can fail a
