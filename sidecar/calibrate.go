@@ -283,7 +283,8 @@ func verdictFile(name string, opts monitor.Options, maxLine int) (FileVerdict, e
 // A count that trips when reached (identicalCalls, ...) must be past the
 // largest value; one that trips when exceeded (stepBudget, silentTurns)
 // may equal it. Either way the suggestion is at least 1.5 times the
-// largest value, and not below today's value unless today's is off.
+// largest value, and not below today's value unless today's is off. A
+// guard that is off stays off unless the streams show some of it.
 func suggest(m maxima, today monitor.Guards, where map[string]string, whereLine map[string]int) ([]Measure, map[string]any) {
 	sug := map[string]any{"worldTools": append([]string{}, today.WorldTools...), "answerAware": today.AnswerAware}
 	var rows []Measure
@@ -293,10 +294,14 @@ func suggest(m maxima, today monitor.Guards, where map[string]string, whereLine 
 			need = max(need, largest+1)
 		}
 		s := need
-		if now > 0 {
+		switch {
+		case now > 0:
 			s = max(now, need)
-		}
-		if name == "cycleRepeats" {
+		case largest == 0:
+			// Off today and never seen: the streams give no value to
+			// set it from, and the most eager setting would be a guess.
+			s = 0
+		case name == "cycleRepeats":
 			s = max(s, 2) // 0 (off) or at least 2
 		}
 		sug[name] = s
