@@ -158,6 +158,9 @@ func validateConfig(cfg Config) error {
 			return fmt.Errorf("config: guards.maxCostUSD: %w", err)
 		}
 	}
+	if d := cfg.Guards.NudgeDelivery; d != nil && *d != monitor.NudgeDeliveryNone && *d != monitor.NudgeDeliveryFile {
+		return fmt.Errorf("config: guards.nudgeDelivery: must be %q or %q", monitor.NudgeDeliveryNone, monitor.NudgeDeliveryFile)
+	}
 	if err := validateStartConfig(cfg); err != nil {
 		return err
 	}
@@ -198,6 +201,8 @@ func defaultGuards() twv1.Guards {
 		ToolTimeout:      ptr.To(durationString(time.Duration(g.ToolTimeout))),
 		WhitespaceDeltas: ptr.To(int32(g.WhitespaceDeltas)),
 		WhitespaceBytes:  ptr.To(int32(g.WhitespaceBytes)),
+		NudgeDelivery:    ptr.To(g.NudgeDelivery),
+		WarnFirst:        ptr.To(g.WarnFirst),
 	}
 }
 

@@ -65,6 +65,22 @@ type Guards struct {
 	// +kubebuilder:validation:Pattern=`^[0-9]{1,9}(\.[0-9]{1,9})?$`
 	// +optional
 	MaxCostUSD *string `json:"maxCostUSD,omitempty"`
+
+	// NudgeDelivery says whether nudges also reach the agent: "none" (an
+	// Event and a Pod condition only) or "file" (the sidecar appends each
+	// one to /run/turnwatch/nudges.jsonl, which an agent CLI's hook reads
+	// with /run/turnwatch/bin/turnwatch-hook; docs/nudges.md). Cluster
+	// default "none".
+	// +kubebuilder:validation:Enum=none;file
+	// +optional
+	NudgeDelivery *string `json:"nudgeDelivery,omitempty"`
+
+	// WarnFirst turns a turn's first loop trip (identical calls) into a
+	// nudge that names the loop, where nudges are delivered (nudgeDelivery
+	// "file"); that count starts over and the next loop trip trips.
+	// Cluster default false.
+	// +optional
+	WarnFirst *bool `json:"warnFirst,omitempty"`
 }
 
 // Merge returns g with every field that o sets replaced by o's value. Neither
@@ -101,6 +117,12 @@ func (g Guards) Merge(o *Guards) Guards {
 	}
 	if o.MaxCostUSD != nil {
 		out.MaxCostUSD = o.MaxCostUSD
+	}
+	if o.NudgeDelivery != nil {
+		out.NudgeDelivery = o.NudgeDelivery
+	}
+	if o.WarnFirst != nil {
+		out.WarnFirst = o.WarnFirst
 	}
 	return out
 }

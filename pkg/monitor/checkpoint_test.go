@@ -112,7 +112,7 @@ func TestCheckpointCoversTheEngine(t *testing.T) {
 			"ignored", "live", "result", "stopped", "finished", "stopLine", "lastTime", "trips", "nudges", "cur", "anon", "msg",
 			"lastSig", "errNote", "resultErr", "failed", "closed", "seg", "open", "sessionModel", "priceCache"},
 		"message": {"open", "id", "speaks", "calls", "stop", "hasStop", "stopLine", "toks", "model"},
-		"State": {"Guards", "Steps", "Streak", "Silent", "Nudged", "WhitespaceDeltas", "WhitespaceBytes", "Cost", "Prior", "Cap",
+		"State": {"Guards", "Steps", "Streak", "Silent", "Nudged", "Warned", "WhitespaceDeltas", "WhitespaceBytes", "Cost", "Prior", "Cap",
 			"StopReason", "Outstanding", "Gap"},
 	}
 	for _, typ := range []reflect.Type{reflect.TypeOf(Engine{}), reflect.TypeOf(message{}), reflect.TypeOf(State{})} {

@@ -287,8 +287,11 @@ func (e *Engine) evaluate(p phase, line int) bool {
 		if !failed {
 			continue
 		}
+		if !l.nudge && e.warn(reason, msg, line) {
+			continue
+		}
 		if l.nudge {
-			n := Nudge{Message: msg, Line: line}
+			n := Nudge{Detector: reason, Message: msg, Line: line}
 			e.nudges = append(e.nudges, n)
 			e.cur.Nudges = append(e.cur.Nudges, n)
 			e.st.Nudged = true

@@ -37,7 +37,24 @@ type Guards struct {
 	// MaxCostUSD is the spend cap for the whole run, a decimal string
 	// ("5.00"); empty means no cap.
 	MaxCostUSD string `json:"maxCostUSD,omitempty"`
+	// NudgeDelivery says where nudges go besides the humans' Event:
+	// NudgeDeliveryNone ("" reads the same) or NudgeDeliveryFile (the
+	// sidecar appends them to a file the agent's hook reads).
+	NudgeDelivery string `json:"nudgeDelivery,omitempty"`
+	// WarnFirst turns the first loop trip of a turn into a nudge, where
+	// nudges are delivered to the agent (NudgeDelivery file): the agent is
+	// told before it is stopped.
+	WarnFirst bool `json:"warnFirst,omitempty"`
 }
+
+// Nudge delivery modes (guards.nudgeDelivery).
+const (
+	NudgeDeliveryNone = "none"
+	NudgeDeliveryFile = "file"
+)
+
+// Delivers says whether nudges reach the agent itself.
+func (g Guards) Delivers() bool { return g.NudgeDelivery == NudgeDeliveryFile }
 
 // DefaultGuards returns SPEC.md's defaults.
 func DefaultGuards() Guards {
@@ -49,6 +66,7 @@ func DefaultGuards() Guards {
 		ToolTimeout:      Duration(30 * time.Minute),
 		WhitespaceDeltas: 128,
 		WhitespaceBytes:  8192,
+		NudgeDelivery:    NudgeDeliveryNone,
 	}
 }
 
@@ -111,12 +129,25 @@ func (g *Guards) set(key string, v json.RawMessage) error {
 		}
 		g.MaxCostUSD = s
 		return nil
+	case "nudgeDelivery":
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil || (s != NudgeDeliveryNone && s != NudgeDeliveryFile) {
+			return fmt.Errorf("must be %q or %q, got %s", NudgeDeliveryNone, NudgeDeliveryFile, v)
+		}
+		g.NudgeDelivery = s
+		return nil
+	case "warnFirst":
+		if err := json.Unmarshal(v, &g.WarnFirst); err != nil {
+			return fmt.Errorf("must be true or false, got %s", v)
+		}
+		return nil
 	}
 	return fmt.Errorf("unknown guard (known: %s)", strings.Join(guardNames, ", "))
 }
 
 var guardNames = []string{"stepBudget", "identicalCalls", "silentTurns", "stallTimeout",
-	"toolTimeout", "whitespaceDeltas", "whitespaceBytes", "worldTools", "maxCostUSD"}
+	"toolTimeout", "whitespaceDeltas", "whitespaceBytes", "worldTools", "maxCostUSD",
+	"nudgeDelivery", "warnFirst"}
 
 func setCount(dst *int, v json.RawMessage) error {
 	var n int
@@ -147,6 +178,9 @@ func (g Guards) Validate() error {
 	}
 	if _, err := g.maxCost(); err != nil {
 		return err
+	}
+	if d := g.NudgeDelivery; d != "" && d != NudgeDeliveryNone && d != NudgeDeliveryFile {
+		return fmt.Errorf("guards: nudgeDelivery: must be %q or %q, got %q", NudgeDeliveryNone, NudgeDeliveryFile, d)
 	}
 	return nil
 }
