@@ -13,12 +13,13 @@ COPY api/ api/
 COPY controllers/ controllers/
 COPY pkg/ pkg/
 COPY sidecar/ sidecar/
+COPY cmd/ cmd/
 COPY hack/build-static.sh hack/
 RUN hack/build-static.sh /out
 
 # Run stage: nothing but the binaries, as a non-root user.
 FROM scratch
-COPY --from=build /out/manager /out/turnwatch-sidecar /usr/local/bin/
+COPY --from=build /out/manager /out/turnwatch-sidecar /out/turnwatch-hook /usr/local/bin/
 ENV PATH=/usr/local/bin
 USER 65532:65532
 ENTRYPOINT ["/usr/local/bin/manager"]

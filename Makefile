@@ -55,7 +55,7 @@ check-dockerfile: ## Check the Dockerfile without a Docker engine (COPY sources 
 
 .PHONY: test-unit
 test-unit: ## Quick tests: the engine, the sidecar, parsers, the fake agent (no API server).
-	go test ./pkg/... ./sidecar/... ./test/fakeagent/...
+	go test ./pkg/... ./sidecar/... ./cmd/... ./test/fakeagent/...
 
 FUZZ_TARGETS := FuzzPi FuzzClaude FuzzCodex FuzzOpencode FuzzGemini FuzzAuto FuzzScanner FuzzDecimal
 # A count, not a duration: with a duration, Go 1.26's fuzz coordinator can fail a
@@ -112,7 +112,7 @@ images: ## Build the images from static binaries (no Docker) and import them int
 	CGO_ENABLED=0 GOOS=linux go build -trimpath -o $(IMAGES_DIR)/pause ./hack/node/pause
 	hack/image.sh pause $(IMAGES_DIR)/pause
 	hack/image.sh --user 65532 fakeagent $(IMAGES_DIR)/fakeagent
-	hack/image.sh --user 65532 sidecar $(IMAGES_DIR)/turnwatch-sidecar
+	hack/image.sh --user 65532 sidecar $(IMAGES_DIR)/turnwatch-sidecar $(IMAGES_DIR)/turnwatch-hook
 	hack/image.sh --user 65532 manager $(IMAGES_DIR)/manager
 
 .PHONY: generate-scenarios
@@ -172,9 +172,10 @@ demo-down: ## Stop the demo's manager and tear down its node, leaving nothing be
 ##@ Build
 
 .PHONY: build
-build: ## Build the manager and the sidecar.
+build: ## Build the manager, the sidecar and the nudge hook.
 	go build -o $(BIN)/manager .
 	go build -o $(BIN)/turnwatch-sidecar ./sidecar
+	CGO_ENABLED=0 go build -o $(BIN)/turnwatch-hook ./cmd/turnwatch-hook
 
 .PHONY: run
 run: manifests ## Run the manager against the current kubeconfig's cluster.
