@@ -38,3 +38,7 @@ func (e *Engine) warn(detector, message string, line int) bool {
 func WarningText(message string) string {
 	return "you have " + message + "; change course or report what blocks you (the next loop stops this turn)"
 }
+
+// NudgeCount is how many nudges the turn has said so far (restored with a
+// checkpoint): the sidecar numbers the nudges it delivers from it.
+func (e *Engine) NudgeCount() int { return len(e.nudges) }
