@@ -166,7 +166,7 @@ func text(recs []nudgefile.Record) string {
 		if r.Warning {
 			kind = "warning"
 		}
-		fmt.Fprintf(&b, "turnwatch %s (%s): %s", kind, r.Detector, r.Message)
+		fmt.Fprintf(&b, "turnwatch %s (%s, line %d): %s", kind, r.Detector, r.Line, r.Message)
 	}
 	return b.String()
 }

@@ -43,7 +43,7 @@ func TestHookShapes(t *testing.T) {
 				} `json:"hookSpecificOutput"`
 			}
 			if err := json.Unmarshal([]byte(out), &v); err != nil || v.H.Event != "PostToolUse" ||
-				v.H.Context != "turnwatch warning (identicalCalls): change course" {
+				v.H.Context != "turnwatch warning (identicalCalls, line 1): change course" {
 				t.Fatalf("%q %v", out, err)
 			}
 		}, ""},
@@ -51,12 +51,12 @@ func TestHookShapes(t *testing.T) {
 			var v struct {
 				H map[string]string `json:"hookSpecificOutput"`
 			}
-			if err := json.Unmarshal([]byte(out), &v); err != nil || v.H["additionalContext"] != "turnwatch warning (identicalCalls): change course" || len(v.H) != 1 {
+			if err := json.Unmarshal([]byte(out), &v); err != nil || v.H["additionalContext"] != "turnwatch warning (identicalCalls, line 1): change course" || len(v.H) != 1 {
 				t.Fatalf("%q %v", out, err)
 			}
 		}, "{}\n"},
 		{cliPlain, "", func(t *testing.T, out string) {
-			if out != "turnwatch warning (identicalCalls): change course\n" {
+			if out != "turnwatch warning (identicalCalls, line 1): change course\n" {
 				t.Fatalf("%q", out)
 			}
 		}, ""},
@@ -90,7 +90,7 @@ func TestHookClaudeEvent(t *testing.T) {
 	}
 	appendNudge(t, dir, 2, "silentRun", false)
 	out, _ = hook(t, dir, cliClaude, `junk`)
-	if !strings.Contains(out, `"hookEventName":"PostToolUse"`) || !strings.Contains(out, "turnwatch nudge (silentRun)") {
+	if !strings.Contains(out, `"hookEventName":"PostToolUse"`) || !strings.Contains(out, "turnwatch nudge (silentRun, line 2)") {
 		t.Fatal(out)
 	}
 }
@@ -139,7 +139,7 @@ func TestHookSurvivesBadFiles(t *testing.T) {
 			}
 			appendNudge(t, dir, 2, "identicalCalls", true) // the sidecar's next nudge
 			out, code := hook(t, dir, cliPlain, "")
-			if code != 0 || !strings.Contains(out, "turnwatch warning (identicalCalls)") {
+			if code != 0 || !strings.Contains(out, "turnwatch warning (identicalCalls, line 2)") {
 				t.Fatalf("later nudge not shown: %q %d", out, code)
 			}
 		})
