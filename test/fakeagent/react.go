@@ -39,6 +39,7 @@ func react(argv []string, stdout, stderr io.Writer) int {
 	settings := fs.String("settings", "", "Claude Code settings file with hooks.PostToolUse (as claude --settings)")
 	every := fs.Duration("every", time.Second, "time between two tool calls")
 	calls := fs.Int("calls", 30, "most tool calls before the agent gives up and finishes")
+	inspect := fs.String("inspect", "", "before the result, say (as a text message) what this directory holds and whether a token is readable (inspect.go)")
 	if err := fs.Parse(argv); err != nil {
 		return 2
 	}
@@ -51,7 +52,7 @@ func react(argv []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "fakeagent react:", err)
 		return 2
 	}
-	a := &liveAgent{out: stdout, hooks: hooks, session: "fake-session", start: time.Now()}
+	a := &liveAgent{out: stdout, hooks: hooks, session: "fake-session", start: time.Now(), inspect: *inspect}
 	a.run(*mode, *every, *calls)
 	return 0
 }
@@ -68,9 +69,12 @@ func loadHooks(path string) ([]hookCommand, error) {
 	if path == "" {
 		return nil, nil
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
+	b := []byte(path) // like claude --settings: a file, or the JSON itself
+	if !strings.HasPrefix(strings.TrimSpace(path), "{") {
+		var err error
+		if b, err = os.ReadFile(path); err != nil {
+			return nil, err
+		}
 	}
 	var s struct {
 		Hooks map[string][]struct {
@@ -104,6 +108,7 @@ type liveAgent struct {
 	printed []time.Time // when each line (1-based: printed[n-1]) went out
 	n       int         // ids
 	heard   []string    // what the hooks said, in order
+	inspect string      // a directory to look into before the result
 }
 
 func (a *liveAgent) emit(v any) {
@@ -136,6 +141,9 @@ func (a *liveAgent) say(text, stop string) {
 }
 
 func (a *liveAgent) result() {
+	if a.inspect != "" {
+		a.say("inspect: "+inspectDir(a.inspect), "end_turn")
+	}
 	a.emit(map[string]any{"type": "result", "subtype": "success", "is_error": false, "session_id": a.session,
 		"duration_ms": time.Since(a.start).Milliseconds(), "total_cost_usd": 0.01, "num_turns": a.n})
 }
