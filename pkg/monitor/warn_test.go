@@ -1,8 +1,10 @@
 package monitor
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
+	"time"
 )
 
 // warnFirst, through the fold: where nudges are delivered, the turn's first
@@ -112,4 +114,36 @@ func TestParseGuardsNudges(t *testing.T) {
 	if err != nil || !back.Delivers() || !back.WarnFirst {
 		t.Fatalf("round trip %s: %+v %v", b, back, err)
 	}
+}
+
+// Whatever the stream, warnFirst says at most one warning per turn, never
+// more than one trip, and a warning names a loop detector.
+func FuzzWarnFirst(f *testing.F) {
+	seedCorpus(f, "claude")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g := DefaultGuards()
+		g.NudgeDelivery, g.WarnFirst = NudgeDeliveryFile, true
+		g.IdenticalCalls = 2
+		e, err := New(Options{Format: FormatAuto, Guards: g})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			e.Feed(line, time.Time{})
+		}
+		e.Finish()
+		r := e.Report()
+		warnings := 0
+		for _, n := range r.Nudges {
+			if n.Detector != DetectorSilentRun {
+				warnings++
+				if !IsLoopDetector(n.Detector) {
+					t.Fatalf("warning from %s", n.Detector)
+				}
+			}
+		}
+		if warnings > 1 || len(r.Trips) > 1 {
+			t.Fatalf("%d warnings, %d trips", warnings, len(r.Trips))
+		}
+	})
 }
