@@ -41,6 +41,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	fs.SetOutput(stderr)
 	cli := fs.String("cli", cliPlain, "the hook protocol: claude | gemini | plain")
 	dir := fs.String("dir", or(getenv(nudgefile.EnvDir), nudgefile.Dir), "the nudges directory [$"+nudgefile.EnvDir+"]")
+	block := fs.Bool("block", false, "claude: also answer \"decision\": \"block\" with the nudges as \"reason\", which Claude Code versions that read no PostToolUse additionalContext feed to the model (docs/nudges.md)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -53,7 +54,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	if err != nil {
 		fmt.Fprintf(stderr, "turnwatch-hook: %v\n", err)
 	}
-	out := render(*cli, event, fresh)
+	out := render(*cli, event, fresh, *block)
 	if len(out) > 0 {
 		_, _ = stdout.Write(out)
 	}
@@ -176,7 +177,7 @@ func text(recs []nudgefile.Record) string {
 // model reads; nothing when there is nothing to say. Gemini CLI: JSON is
 // mandatory on stdout, so "{}" when there is nothing; additionalContext is
 // appended to the tool result. Plain: one line per nudge.
-func render(cli, event string, recs []nudgefile.Record) []byte {
+func render(cli, event string, recs []nudgefile.Record, block bool) []byte {
 	switch cli {
 	case cliClaude:
 		if len(recs) == 0 {
@@ -185,7 +186,11 @@ func render(cli, event string, recs []nudgefile.Record) []byte {
 		if !claudeContextEvents[event] {
 			event = "PostToolUse"
 		}
-		return jsonLine(map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": event, "additionalContext": text(recs)}})
+		out := map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": event, "additionalContext": text(recs)}}
+		if block && event == "PostToolUse" { // the tool already ran: "block" only shows the reason to the model
+			out["decision"], out["reason"] = "block", text(recs)
+		}
+		return jsonLine(out)
 	case cliGemini:
 		if len(recs) == 0 {
 			return []byte("{}\n")

@@ -151,3 +151,18 @@ func TestHookUsage(t *testing.T) {
 		t.Fatal(code)
 	}
 }
+
+// --block adds the decision/reason pair older Claude Code versions read.
+func TestHookClaudeBlock(t *testing.T) {
+	dir := t.TempDir()
+	appendNudge(t, dir, 1, "identicalCalls", true)
+	var out, errs bytes.Buffer
+	run([]string{"--cli", "claude", "--block", "--dir", dir}, strings.NewReader(`{"hook_event_name":"PostToolUse"}`), &out, &errs, func(string) string { return "" })
+	var v struct {
+		Decision, Reason string
+		H                map[string]string `json:"hookSpecificOutput"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &v); err != nil || v.Decision != "block" || v.Reason == "" || v.Reason != v.H["additionalContext"] {
+		t.Fatalf("%q %v", out.String(), err)
+	}
+}
