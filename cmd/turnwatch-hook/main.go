@@ -5,7 +5,7 @@
 // state file next to the nudges. It never fails the CLI: whatever goes
 // wrong, it says so on stderr and exits 0.
 //
-//	turnwatch-hook --cli claude|gemini|plain [--dir /run/turnwatch]
+//	turnwatch-hook --cli claude|gemini|plain [--dir /run/turnwatch] [--block]
 package main
 
 import (
