@@ -575,6 +575,9 @@ func TestInvalidManifests(t *testing.T) {
 			r.Spec.Rerolls = &twv1.RerollPolicy{Classes: []twv1.FaultClass{twv1.ClassOverspend}}
 		}, []string{"spec.rerolls.classes", "overspend is never rerolled"}},
 		{"negative budget", func(r *twv1.AgentRun) { r.Spec.Guards = &twv1.Guards{StepBudget: ptr.To[int32](-1)} }, []string{"spec.guards.stepBudget"}},
+		{"cycle of one", func(r *twv1.AgentRun) { r.Spec.Guards = &twv1.Guards{CycleRepeats: ptr.To[int32](1)} }, []string{"spec.guards.cycleRepeats", "0 (off) or at least 2"}},
+		{"negative error repeats", func(r *twv1.AgentRun) { r.Spec.Guards = &twv1.Guards{ErrorRepeats: ptr.To[int32](-1)} }, []string{"spec.guards.errorRepeats"}},
+		{"negative repeated text", func(r *twv1.AgentRun) { r.Spec.Guards = &twv1.Guards{RepeatedTextBytes: ptr.To[int32](-3)} }, []string{"spec.guards.repeatedTextBytes"}},
 		{"no containers", func(r *twv1.AgentRun) { r.Spec.Template.Spec.Containers = nil }, []string{"spec.template"}},
 	}
 	for _, c := range cases {
@@ -696,7 +699,8 @@ func TestPodShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k, v := range map[string]any{"stepBudget": 10.0, "identicalCalls": 4.0, "silentTurns": 12.0, "stallTimeout": "10m",
-		"toolTimeout": "30m", "whitespaceDeltas": 128.0, "whitespaceBytes": 8192.0, "maxCostUSD": "2.50"} {
+		"toolTimeout": "30m", "whitespaceDeltas": 128.0, "whitespaceBytes": 8192.0, "maxCostUSD": "2.50",
+		"cycleRepeats": 0.0, "errorRepeats": 6.0, "repeatedTextBytes": 4096.0, "answerAware": false} {
 		if guards[k] != v {
 			t.Errorf("guards.%s = %v, want %v", k, guards[k], v)
 		}

@@ -14,6 +14,9 @@ const (
 	DetectorDegeneration   = monitor.DetectorDegeneration
 	DetectorSpend          = monitor.DetectorSpend
 	DetectorLengthStop     = monitor.DetectorLengthStop
+	DetectorCycles         = monitor.DetectorCycles
+	DetectorRepeatedErrors = monitor.DetectorRepeatedErrors
+	DetectorRepetition     = monitor.DetectorRepetition
 )
 
 // classOf is the fault class a detector's trip gives (monitor.ClassOf). An

@@ -140,10 +140,14 @@ func parseConfig(b []byte) (Config, error) {
 func validateConfig(cfg Config) error {
 	g := cfg.Guards
 	for name, n := range map[string]*int32{"stepBudget": g.StepBudget, "identicalCalls": g.IdenticalCalls, "silentTurns": g.SilentTurns,
-		"whitespaceDeltas": g.WhitespaceDeltas, "whitespaceBytes": g.WhitespaceBytes} {
+		"whitespaceDeltas": g.WhitespaceDeltas, "whitespaceBytes": g.WhitespaceBytes,
+		"cycleRepeats": g.CycleRepeats, "errorRepeats": g.ErrorRepeats, "repeatedTextBytes": g.RepeatedTextBytes} {
 		if n != nil && *n < 0 {
 			return fmt.Errorf("config: guards.%s: must be at least 0", name)
 		}
+	}
+	if n := g.CycleRepeats; n != nil && *n == 1 {
+		return fmt.Errorf("config: guards.cycleRepeats: must be 0 (off) or at least 2")
 	}
 	for name, d := range map[string]*string{"stallTimeout": cfg.Guards.StallTimeout, "toolTimeout": cfg.Guards.ToolTimeout} {
 		if d == nil {
@@ -201,8 +205,13 @@ func defaultGuards() twv1.Guards {
 		ToolTimeout:      ptr.To(durationString(time.Duration(g.ToolTimeout))),
 		WhitespaceDeltas: ptr.To(int32(g.WhitespaceDeltas)),
 		WhitespaceBytes:  ptr.To(int32(g.WhitespaceBytes)),
-		NudgeDelivery:    ptr.To(g.NudgeDelivery),
-		WarnFirst:        ptr.To(g.WarnFirst),
+		// v2
+		CycleRepeats:      ptr.To(int32(g.CycleRepeats)),
+		ErrorRepeats:      ptr.To(int32(g.ErrorRepeats)),
+		RepeatedTextBytes: ptr.To(int32(g.RepeatedTextBytes)),
+		AnswerAware:       ptr.To(g.AnswerAware),
+		NudgeDelivery:     ptr.To(g.NudgeDelivery),
+		WarnFirst:         ptr.To(g.WarnFirst),
 	}
 }
 

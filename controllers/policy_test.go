@@ -99,6 +99,7 @@ func TestClassOf(t *testing.T) {
 	for det, want := range map[string]twv1.FaultClass{
 		DetectorStepBudget: twv1.ClassRunaway, DetectorIdenticalCalls: twv1.ClassRunaway, DetectorStall: twv1.ClassStalled,
 		DetectorDegeneration: twv1.ClassDegenerate, DetectorSpend: twv1.ClassOverspend, DetectorLengthStop: twv1.ClassLength,
+		DetectorCycles: twv1.ClassRunaway, DetectorRepeatedErrors: twv1.ClassRunaway, DetectorRepetition: twv1.ClassDegenerate,
 		"somethingNew": twv1.ClassRunaway,
 	} {
 		if got := classOf(det); got != want {

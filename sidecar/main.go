@@ -2,6 +2,7 @@
 //
 //	turnwatch-sidecar replay --format FORMAT [--guards FILE] [--prices FILE] FILE|-
 //	turnwatch-sidecar watch  --format FORMAT [--guards FILE] [--prices FILE] [--grace D] -- COMMAND...
+//	turnwatch-sidecar calibrate [--format FORMAT] [--guards FILE] [--json] PATH...
 //
 // main only dispatches: each subcommand lives in its own file and registers
 // itself in commands from an init function, so more can be added without
@@ -51,7 +52,7 @@ func usage(w io.Writer) {
 	var b strings.Builder
 	b.WriteString("usage: turnwatch-sidecar COMMAND [flags]\n\ncommands:\n")
 	for _, n := range names {
-		fmt.Fprintf(&b, "  %-8s %s\n", n, commands[n].summary)
+		fmt.Fprintf(&b, "  %-10s %s\n", n, commands[n].summary)
 	}
 	io.WriteString(w, b.String())
 }

@@ -66,6 +66,34 @@ type Guards struct {
 	// +optional
 	MaxCostUSD *string `json:"maxCostUSD,omitempty"`
 
+	// CycleRepeats is how many times in a row a sequence of 2 to 5 tool calls
+	// (not all the same) may repeat before cycles trips (class runaway):
+	// A B A B A B A B is a cycle of 2 repeated 4 times. Cluster default 0
+	// (off): run calibrate over healthy streams before switching it on.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:XValidation:rule="self == 0 || self >= 2",message="cycleRepeats must be 0 (off) or at least 2"
+	// +optional
+	CycleRepeats *int32 `json:"cycleRepeats,omitempty"`
+
+	// ErrorRepeats is how many consecutive tool answers that are errors with
+	// the same text trip repeatedErrors (class runaway). Cluster default 6.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	ErrorRepeats *int32 `json:"errorRepeats,omitempty"`
+
+	// RepeatedTextBytes is how many bytes of streamed text repeating one
+	// pattern of 1 to 256 bytes trip repetition (class degenerate). Cluster
+	// default 4096.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	RepeatedTextBytes *int32 `json:"repeatedTextBytes,omitempty"`
+
+	// AnswerAware makes a tool's answer that differs from the answer of the
+	// previous identical call count as the world moving: a poll whose answer
+	// changes is not a loop. Cluster default false.
+	// +optional
+	AnswerAware *bool `json:"answerAware,omitempty"`
+
 	// NudgeDelivery says whether nudges also reach the agent: "none" (an
 	// Event and a Pod condition only) or "file" (the sidecar appends each
 	// one to /run/turnwatch/nudges.jsonl, which an agent CLI's hook reads
@@ -75,9 +103,10 @@ type Guards struct {
 	// +optional
 	NudgeDelivery *string `json:"nudgeDelivery,omitempty"`
 
-	// WarnFirst turns a turn's first loop trip (identical calls) into a
-	// nudge that names the loop, where nudges are delivered (nudgeDelivery
-	// "file"); that count starts over and the next loop trip trips.
+	// WarnFirst turns a turn's first loop trip (identical calls, cycles,
+	// repeated errors) into a nudge that names the loop, where nudges are
+	// delivered (nudgeDelivery "file"); that count starts over and the next
+	// loop trip trips.
 	// Cluster default false.
 	// +optional
 	WarnFirst *bool `json:"warnFirst,omitempty"`
@@ -118,6 +147,7 @@ func (g Guards) Merge(o *Guards) Guards {
 	if o.MaxCostUSD != nil {
 		out.MaxCostUSD = o.MaxCostUSD
 	}
+	mergeV2(&out, o)
 	if o.NudgeDelivery != nil {
 		out.NudgeDelivery = o.NudgeDelivery
 	}

@@ -320,6 +320,26 @@ func (in *Guards) DeepCopyInto(out *Guards) {
 		*out = new(string)
 		**out = **in
 	}
+	if in.CycleRepeats != nil {
+		in, out := &in.CycleRepeats, &out.CycleRepeats
+		*out = new(int32)
+		**out = **in
+	}
+	if in.ErrorRepeats != nil {
+		in, out := &in.ErrorRepeats, &out.ErrorRepeats
+		*out = new(int32)
+		**out = **in
+	}
+	if in.RepeatedTextBytes != nil {
+		in, out := &in.RepeatedTextBytes, &out.RepeatedTextBytes
+		*out = new(int32)
+		**out = **in
+	}
+	if in.AnswerAware != nil {
+		in, out := &in.AnswerAware, &out.AnswerAware
+		*out = new(bool)
+		**out = **in
+	}
 	if in.NudgeDelivery != nil {
 		in, out := &in.NudgeDelivery, &out.NudgeDelivery
 		*out = new(string)

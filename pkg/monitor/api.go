@@ -14,6 +14,10 @@ const (
 	DetectorDegeneration   = "degeneration"
 	DetectorSpend          = "spend"
 	DetectorLengthStop     = "lengthStop"
+	// v2 (SPEC.md "Beyond the seeds").
+	DetectorCycles         = "cycles"
+	DetectorRepeatedErrors = "repeatedErrors"
+	DetectorRepetition     = "repetition"
 )
 
 // Fault classes, as SPEC.md spells them.
@@ -29,11 +33,11 @@ const (
 // which nudges, and for unknown names).
 func ClassOf(detector string) string {
 	switch detector {
-	case DetectorStepBudget, DetectorIdenticalCalls:
+	case DetectorStepBudget, DetectorIdenticalCalls, DetectorCycles, DetectorRepeatedErrors:
 		return ClassRunaway
 	case DetectorStall:
 		return ClassStalled
-	case DetectorDegeneration:
+	case DetectorDegeneration, DetectorRepetition:
 		return ClassDegenerate
 	case DetectorSpend:
 		return ClassOverspend

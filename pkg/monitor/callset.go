@@ -16,44 +16,63 @@ const (
 	callAnswered                // result seen
 )
 
+// callInfo is what the engine remembers of a call: its flags, and once its
+// arguments are complete, its signature and its place among the agent's
+// compared calls (answerAware restarts counts there). Fields are exported
+// for the checkpoint.
+type callInfo struct {
+	F   uint8
+	Sig uint64
+	Seq int64
+}
+
 // callSet remembers call ids (by 64-bit hash) with their flags, evicting
 // the oldest when full.
 type callSet struct {
-	flags map[uint64]uint8
+	flags map[uint64]callInfo
 	ring  [maxCalls]uint64
 	next  int
 	n     int
 }
 
-func (c *callSet) init() { c.flags = make(map[uint64]uint8) } // grows with the calls seen, up to maxCalls
+func (c *callSet) init() { c.flags = make(map[uint64]callInfo) } // grows with the calls seen, up to maxCalls
 
 // get returns the flags of id, and whether it is new (then it is added).
 func (c *callSet) get(id uint64) (f uint8, isNew bool, evicted uint8) {
 	if f, ok := c.flags[id]; ok {
-		return f, false, 0
+		return f.F, false, 0
 	}
 	if c.n == maxCalls {
 		old := c.ring[c.next]
-		evicted = c.flags[old]
+		evicted = c.flags[old].F
 		delete(c.flags, old)
 		c.n--
 	}
 	c.ring[c.next] = id
 	c.next = (c.next + 1) % maxCalls
 	c.n++
-	c.flags[id] = 0
+	c.flags[id] = callInfo{}
 	return 0, true, evicted
 }
 
 func (c *callSet) set(id uint64, f uint8) {
-	if _, ok := c.flags[id]; ok {
-		c.flags[id] = f
+	if ci, ok := c.flags[id]; ok {
+		ci.F = f
+		c.flags[id] = ci
 	}
 }
 
-func (c *callSet) lookup(id uint64) (uint8, bool) {
-	f, ok := c.flags[id]
-	return f, ok
+// setSig records a compared call's signature and place.
+func (c *callSet) setSig(id, sig uint64, seq int64) {
+	if ci, ok := c.flags[id]; ok {
+		ci.Sig, ci.Seq = sig, seq
+		c.flags[id] = ci
+	}
+}
+
+func (c *callSet) lookup(id uint64) (callInfo, bool) {
+	ci, ok := c.flags[id]
+	return ci, ok
 }
 
 // idHash hashes a raw id by its decoded text, so any spelling of an id

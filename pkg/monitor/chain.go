@@ -14,6 +14,7 @@ const (
 	atCost                    // after a cost report
 	atFinish                  // at the end of input
 	atMessageEnd              // after a model message ended
+	atAnswer                  // after each tool answer
 )
 
 type link struct {
@@ -24,15 +25,19 @@ type link struct {
 
 // chain is the evaluation order, one visible list. Within one event the
 // fold reaches the phases in this order too (SPEC.md "Order within one
-// event"): degeneration; each tool call in order, step budget before
-// identical calls; spend; the stop reason; the silent-run nudge.
+// event", extended in v2): degeneration, repetition; each tool call in
+// order (step budget, identical calls, cycles); each answer (repeated
+// errors); spend; the stop reason; the silent-run nudge.
 // Repetition is judged before silence, so an agent doing both is stopped,
 // not nudged. The first failing check that stops the turn ends evaluation.
 var chain = [...]link{
 	{at: atClock, check: stall},
 	{at: atDelta, check: degeneration},
+	{at: atDelta, check: repetition},
 	{at: atCall, check: stepBudget},
 	{at: atCall, check: identicalCalls},
+	{at: atCall, check: cycles},
+	{at: atAnswer, check: repeatedErrors},
 	{at: atCost, check: spend},
 	{at: atFinish, check: lengthStop},
 	{at: atMessageEnd, check: silentRun, nudge: true},

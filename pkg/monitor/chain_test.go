@@ -10,11 +10,12 @@ func TestChainOrder(t *testing.T) {
 	var got []string
 	for _, l := range chain {
 		reason, _, _ := l.check(State{Guards: Guards{StepBudget: 1, IdenticalCalls: 1, SilentTurns: 1, StallTimeout: 1, ToolTimeout: 1,
-			WhitespaceDeltas: 1, WhitespaceBytes: 1}, Steps: 2, Streak: 1, Silent: 2, WhitespaceDeltas: 1, Cost: 2, Cap: 1,
-			StopReason: StopLength, Gap: 2})
+			WhitespaceDeltas: 1, WhitespaceBytes: 1, CycleRepeats: 2, ErrorRepeats: 1, RepeatedTextBytes: 1}, Steps: 2, Streak: 1,
+			Silent: 2, WhitespaceDeltas: 1, Cost: 2, Cap: 1, StopReason: StopLength, Gap: 2, Cycle: 2, CyclePeriod: 2,
+			ErrorStreak: 1, RepeatBytes: 1, RepeatPeriod: 1})
 		got = append(got, reason)
 	}
-	want := "stall degeneration stepBudget identicalCalls spend lengthStop silentRun"
+	want := "stall degeneration repetition stepBudget identicalCalls cycles repeatedErrors spend lengthStop silentRun"
 	if strings.Join(got, " ") != want {
 		t.Fatalf("chain %v, want %s", got, want)
 	}

@@ -9,7 +9,7 @@ import (
 
 // checkpointVersion changes whenever the snapshot's shape does; a
 // checkpoint of another version is refused (the caller replays instead).
-const checkpointVersion = 1
+const checkpointVersion = 2 // 2: v2 detectors, per-agent state
 
 // snapshot is everything the fold has folded: the engine's state as plain
 // data, without what New derives from Options (guards, prices, the spend
@@ -21,7 +21,7 @@ type snapshot struct {
 	Format   string // Options.Format, checked on restore
 	Active   string
 	St       State
-	Flags    map[uint64]uint8
+	Flags    map[uint64]callInfo
 	Ring     []uint64
 	Next, N  int
 	Lines    int
@@ -45,6 +45,13 @@ type snapshot struct {
 	Seg      Money
 	Open     Money
 	Session  []byte
+	// v2: the current agent's state, the parked ones (used slots only).
+	X         agentExtra
+	Agent     int
+	Tick      uint64
+	Agents    []agentSnapshot
+	OtherOpen Money
+	Subagents bool
 }
 
 type msgSnapshot struct {
@@ -54,6 +61,34 @@ type msgSnapshot struct {
 	Stop                   string
 	In, Out, CRead, CWrite int64
 	Model                  []byte
+	Rep                    [2]repeatTracker
+	Deltas                 bool
+}
+
+type agentSnapshot struct {
+	Slot           int
+	Key, Tick      uint64
+	Msg            msgSnapshot
+	Open           Money
+	Streak, Silent int
+	LastSig        uint64
+	Nudged         bool
+	ErrStreak      int
+	X              agentExtra
+}
+
+func snapMessage(m *message) msgSnapshot {
+	return msgSnapshot{Open: m.open, Speaks: m.speaks, HasStop: m.hasStop, ID: m.id, Calls: m.calls,
+		StopLine: m.stopLine, Stop: m.stop, In: m.toks.input, Out: m.toks.output,
+		CRead: m.toks.cacheRead, CWrite: m.toks.cacheWrite, Model: m.model.bytes(), Rep: m.rep, Deltas: m.deltas}
+}
+
+func (s *msgSnapshot) message() message {
+	m := message{open: s.Open, speaks: s.Speaks, hasStop: s.HasStop, id: s.ID, calls: s.Calls,
+		stopLine: s.StopLine, stop: s.Stop,
+		toks: tokens{input: s.In, output: s.Out, cacheRead: s.CRead, cacheWrite: s.CWrite}, rep: s.Rep, deltas: s.Deltas}
+	m.model.set(s.Model)
+	return m
 }
 
 // Checkpoint returns the engine's state, to be restored into an engine
@@ -67,11 +102,18 @@ func (e *Engine) Checkpoint() ([]byte, error) {
 		Flags: e.calls.flags, Ring: e.calls.ring[:], Next: e.calls.next, N: e.calls.n,
 		Lines: e.lines, Unparsed: e.unparsed, Ignored: e.ignored, Live: e.live, Result: e.result, Stopped: e.stopped, Finished: e.finished,
 		StopLine: e.stopLine, LastTime: e.lastTime, Trips: e.trips, Nudges: e.nudges, Anon: e.anon,
-		Msg: msgSnapshot{Open: e.msg.open, Speaks: e.msg.speaks, HasStop: e.msg.hasStop, ID: e.msg.id, Calls: e.msg.calls,
-			StopLine: e.msg.stopLine, Stop: e.msg.stop, In: e.msg.toks.input, Out: e.msg.toks.output,
-			CRead: e.msg.toks.cacheRead, CWrite: e.msg.toks.cacheWrite, Model: e.msg.model.bytes()},
+		Msg:     snapMessage(&e.msg),
 		LastSig: e.lastSig, ErrNote: e.errNote.raw(), ResErr: e.resultErr.raw(), Failed: e.failed,
 		Closed: e.closed, Seg: e.seg, Open: e.open, Session: e.sessionModel.bytes(),
+		X: e.x, Agent: e.agent, Tick: e.tick, OtherOpen: e.otherOpen, Subagents: e.subagents,
+	}
+	for i := range e.agents {
+		a := &e.agents[i]
+		if !a.used {
+			continue
+		}
+		s.Agents = append(s.Agents, agentSnapshot{Slot: i, Key: a.key, Tick: a.tick, Msg: snapMessage(&a.msg), Open: a.open,
+			Streak: a.streak, Silent: a.silent, LastSig: a.lastSig, Nudged: a.nudged, ErrStreak: a.errStreak, X: a.x})
 	}
 	s.St.Guards = Guards{} // from Options
 	var b bytes.Buffer
@@ -95,6 +137,8 @@ func (e *Engine) Restore(data []byte) error {
 		return fmt.Errorf("checkpoint: format %q, the engine reads %q", s.Format, e.format)
 	case len(s.Ring) != maxCalls || s.N > maxCalls || s.Next >= maxCalls || s.Next < 0:
 		return fmt.Errorf("checkpoint: call set of %d", len(s.Ring))
+	case s.Agent < 0 || s.Agent >= maxAgents:
+		return fmt.Errorf("checkpoint: agent %d", s.Agent)
 	case e.lines != 0:
 		return fmt.Errorf("checkpoint: the engine was fed already")
 	}
@@ -106,17 +150,22 @@ func (e *Engine) Restore(data []byte) error {
 	}
 	e.calls.flags = s.Flags
 	if e.calls.flags == nil {
-		e.calls.flags = make(map[uint64]uint8)
+		e.calls.flags = make(map[uint64]callInfo)
 	}
 	copy(e.calls.ring[:], s.Ring)
 	e.calls.next, e.calls.n = s.Next, s.N
 	e.lines, e.unparsed, e.live, e.result, e.stopped, e.finished = s.Lines, s.Unparsed, s.Live, s.Result, s.Stopped, s.Finished
 	e.ignored = s.Ignored
 	e.stopLine, e.lastTime, e.trips, e.nudges, e.anon = s.StopLine, s.LastTime, s.Trips, s.Nudges, s.Anon
-	e.msg = message{open: s.Msg.Open, speaks: s.Msg.Speaks, hasStop: s.Msg.HasStop, id: s.Msg.ID, calls: s.Msg.Calls,
-		stopLine: s.Msg.StopLine, stop: s.Msg.Stop,
-		toks: tokens{input: s.Msg.In, output: s.Msg.Out, cacheRead: s.Msg.CRead, cacheWrite: s.Msg.CWrite}}
-	e.msg.model.set(s.Msg.Model)
+	e.msg = s.Msg.message()
+	e.x, e.agent, e.tick, e.otherOpen, e.subagents = s.X, s.Agent, s.Tick, s.OtherOpen, s.Subagents
+	for _, a := range s.Agents {
+		if a.Slot < 0 || a.Slot >= maxAgents {
+			return fmt.Errorf("checkpoint: agent slot %d", a.Slot)
+		}
+		e.agents[a.Slot] = agentSlot{key: a.Key, used: true, tick: a.Tick, msg: a.Msg.message(), open: a.Open,
+			streak: a.Streak, silent: a.Silent, lastSig: a.LastSig, nudged: a.Nudged, errStreak: a.ErrStreak, x: a.X}
+	}
 	e.lastSig = s.LastSig
 	e.errNote.set(s.ErrNote)
 	e.resultErr.set(s.ResErr)

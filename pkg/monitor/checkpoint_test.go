@@ -110,10 +110,11 @@ func TestCheckpointCoversTheEngine(t *testing.T) {
 	known := map[string][]string{
 		"Engine": {"format", "active", "parse", "prices", "world", "st", "calls", "ev", "sc", "obj", "canon", "lines", "unparsed",
 			"ignored", "live", "result", "stopped", "finished", "stopLine", "lastTime", "trips", "nudges", "cur", "anon", "msg",
-			"lastSig", "errNote", "resultErr", "failed", "closed", "seg", "open", "sessionModel", "priceCache"},
-		"message": {"open", "id", "speaks", "calls", "stop", "hasStop", "stopLine", "toks", "model"},
+			"lastSig", "x", "agent", "tick", "agents", "otherOpen", "subagents",
+			"errNote", "resultErr", "failed", "closed", "seg", "open", "sessionModel", "priceCache"},
+		"message": {"open", "id", "speaks", "calls", "stop", "hasStop", "stopLine", "toks", "model", "rep", "deltas"},
 		"State": {"Guards", "Steps", "Streak", "Silent", "Nudged", "Warned", "WhitespaceDeltas", "WhitespaceBytes", "Cost", "Prior", "Cap",
-			"StopReason", "Outstanding", "Gap"},
+			"StopReason", "Outstanding", "Gap", "Cycle", "CyclePeriod", "ErrorStreak", "RepeatBytes", "RepeatPeriod"},
 	}
 	for _, typ := range []reflect.Type{reflect.TypeOf(Engine{}), reflect.TypeOf(message{}), reflect.TypeOf(State{})} {
 		var got []string

@@ -38,6 +38,15 @@ type Engine struct {
 	msg     message
 	lastSig uint64
 
+	// Per agent (agents.go): the current agent's v2 state, the parked
+	// ones, and what their open messages cost.
+	x         agentExtra
+	agent     int
+	tick      uint64
+	agents    [maxAgents]agentSlot
+	otherOpen Money
+	subagents bool // a subagent slot is in use
+
 	// The agent's own failure (SPEC.md "A failure the agent reports is a
 	// failure"): the last error note of the turn, and the final result
 	// event's failure text once failed is set.
@@ -69,7 +78,17 @@ type message struct {
 	stopLine int
 	toks     tokens
 	model    modelName
+	// rep follows repeated text per kind (text, thinking); deltas marks a
+	// message whose text streamed as deltas, so its whole blocks (a
+	// restatement) are not read again.
+	rep    [2]repeatTracker
+	deltas bool
 }
+
+const (
+	kindText     = 0
+	kindThinking = 1
+)
 
 // modelName holds a model name without allocating.
 type modelName struct {
@@ -123,7 +142,8 @@ func New(opts Options) (*Engine, error) {
 
 func (g Guards) isZero() bool {
 	return g.StepBudget == 0 && g.IdenticalCalls == 0 && g.SilentTurns == 0 && g.StallTimeout == 0 &&
-		g.ToolTimeout == 0 && g.WhitespaceDeltas == 0 && g.WhitespaceBytes == 0 && g.WorldTools == nil && g.MaxCostUSD == ""
+		g.ToolTimeout == 0 && g.WhitespaceDeltas == 0 && g.WhitespaceBytes == 0 && g.WorldTools == nil && g.MaxCostUSD == "" &&
+		g.CycleRepeats == 0 && g.ErrorRepeats == 0 && g.RepeatedTextBytes == 0 && !g.AnswerAware
 }
 
 // Feed processes one input line (without its trailing newline). If the line
@@ -311,6 +331,11 @@ func (e *Engine) evaluate(p phase, line int) bool {
 // the silent-run nudge. It returns as soon as a check stops the turn.
 func (e *Engine) apply() {
 	ev := &e.ev
+	if ev.start || ev.newSegment || ev.final {
+		e.dropSubagents()
+	} else {
+		e.switchAgent(ev.agent)
+	}
 	if ev.newSegment {
 		e.closeSegment()
 		if len(ev.model) > 0 {
@@ -354,6 +379,9 @@ func (e *Engine) apply() {
 	if ev.hasText && e.msg.open && hasText(ev.text) {
 		e.msg.speaks = true
 	}
+	if ev.hasText && e.msg.open && e.block(ev.text, kindText) {
+		return
+	}
 	if ev.content != nil && e.content(ev.content, ev.contentComplete) {
 		return
 	}
@@ -364,7 +392,9 @@ func (e *Engine) apply() {
 	}
 	for i := 0; i < ev.nresults; i++ {
 		r := ev.results[i]
-		e.answer(r.id, r.name, r.isError)
+		if e.answer(r.id, r.name, r.isError, r.text) {
+			return
+		}
 	}
 	if ev.costKind != costNone && e.spend() {
 		return
@@ -397,9 +427,11 @@ func (e *Engine) endMessage() bool {
 	m.open = false
 	e.seg = e.seg.Add(e.open)
 	e.open = 0
-	e.st.StopReason, e.stopLine = "", e.lines
-	if m.hasStop {
-		e.st.StopReason, e.stopLine = m.stop, m.stopLine
+	if e.agent == 0 { // the turn's stop reason is the main agent's
+		e.st.StopReason, e.stopLine = "", e.lines
+		if m.hasStop {
+			e.st.StopReason, e.stopLine = m.stop, m.stopLine
+		}
 	}
 	switch {
 	case m.speaks:
@@ -423,11 +455,43 @@ func (e *Engine) delta(raw []byte, isText bool) bool {
 		if isText && e.msg.open {
 			e.msg.speaks = true
 		}
+	} else {
+		e.st.WhitespaceDeltas++
+		if e.st.WhitespaceBytes < 1<<40 {
+			e.st.WhitespaceBytes += n
+		}
+	}
+	kind := kindThinking
+	if isText {
+		kind = kindText
+	}
+	e.msg.deltas = true
+	e.repeat(raw, kind)
+	return e.evaluate(atDelta, e.lines)
+}
+
+// repeat folds streamed text of one kind into the open message's
+// repeated-text run; without an open message there is nothing to count
+// within.
+func (e *Engine) repeat(raw []byte, kind int) {
+	e.st.RepeatBytes, e.st.RepeatPeriod = 0, 0
+	if !e.msg.open || len(raw) == 0 {
+		return
+	}
+	maxP := e.st.Guards.RepeatedTextBytes / 2
+	run, p := e.msg.rep[kind].feedRaw(raw, maxP)
+	e.st.RepeatBytes, e.st.RepeatPeriod = int(min(run, 1<<40)), p
+}
+
+// block folds a whole text or thinking block (formats without deltas, or
+// a message that streamed none) into the repeated-text run.
+func (e *Engine) block(raw []byte, kind int) bool {
+	if e.msg.deltas || len(raw) == 0 {
 		return false
 	}
-	e.st.WhitespaceDeltas++
-	if e.st.WhitespaceBytes < 1<<40 {
-		e.st.WhitespaceBytes += n
+	e.repeat(raw, kind)
+	if e.st.RepeatBytes == 0 {
+		return false
 	}
 	return e.evaluate(atDelta, e.lines)
 }
@@ -473,26 +537,93 @@ func (e *Engine) call(c callRef) bool {
 	} else {
 		e.lastSig, e.st.Streak = sig, 1
 	}
+	e.x.Seq++
+	e.calls.setSig(key, sig, e.x.Seq)
+	e.x.Cyc.push(sig)
+	e.st.Cycle, e.st.CyclePeriod = e.x.Cyc.best()
 	return e.evaluate(atCall, e.lines)
 }
 
 // answer folds a tool result: the call is no longer outstanding, and a
 // successful answer of a worldTools tool resets the identical-call streak
-// (the world moved). An answer marked as an error is a refusal: nothing
-// ran, the streak stands.
-func (e *Engine) answer(id, name []byte, isError bool) {
+// and the cycle count (the world moved). An answer marked as an error is a
+// refusal: nothing ran, the streak stands. With answerAware, a successful
+// answer that differs from the previous identical call's restarts both
+// counts at its call. Then the repeated-error streak, judged on the
+// answer; a restated answer counts once.
+func (e *Engine) answer(id, name []byte, isError bool, text []byte) bool {
 	key := idHash(id)
-	f, known := e.calls.lookup(key)
+	ci, known := e.calls.lookup(key)
+	f := ci.F
 	if known {
 		if f&callOutstanding != 0 {
 			e.st.Outstanding--
 		}
 		e.calls.set(key, f&^callOutstanding|callAnswered)
+		if f&callAnswered != 0 {
+			return false // a restatement
+		}
 	}
 	world := f&callWorld != 0 || len(name) > 0 && e.isWorld(name)
 	if world && !isError {
 		e.st.Streak, e.lastSig = 0, 0
+		e.x.Cyc = cycleTrack{}
+		e.st.Cycle, e.st.CyclePeriod = 0, 0
 	}
+	ans := answerHash(text)
+	if e.st.Guards.AnswerAware && !isError && known && f&callCompared != 0 {
+		e.answerAware(ci, ans)
+	}
+	if !isError {
+		e.st.ErrorStreak = 0
+		return false
+	}
+	if e.st.ErrorStreak > 0 && ans == e.x.LastErr {
+		e.st.ErrorStreak++
+	} else {
+		e.st.ErrorStreak, e.x.LastErr = 1, ans
+	}
+	return e.evaluate(atAnswer, e.lines)
+}
+
+// answerAware compares a successful answer with the last successful
+// answer to the same signature; a new one restarts the identical-call
+// streak and the cycle count at its call (SPEC.md "Answer-aware identity").
+func (e *Engine) answerAware(ci callInfo, ans uint64) {
+	x := &e.x
+	slot := -1
+	for i := range x.Answers {
+		if x.Answers[i].Sig == ci.Sig && x.Answers[i].Sig != 0 {
+			slot = i
+			break
+		}
+	}
+	if slot < 0 {
+		slot = x.NextAns
+		x.NextAns = (x.NextAns + 1) % answerMemory
+		x.Answers[slot] = answerSeen{Sig: ci.Sig, Ans: ans}
+		return // no previous answer to compare with
+	}
+	moved := x.Answers[slot].Ans != ans
+	x.Answers[slot].Ans = ans
+	if !moved || ci.Seq <= 0 || ci.Seq > x.Seq {
+		return
+	}
+	k := int(x.Seq - ci.Seq + 1) // calls from the answered one to the latest
+	if ci.Sig == e.lastSig && e.st.Streak > k {
+		e.st.Streak = k
+	}
+	x.Cyc.restart(k)
+	e.st.Cycle, e.st.CyclePeriod = x.Cyc.best()
+}
+
+// answerHash identifies an answer's text: a raw JSON value compared as
+// canonical JSON (raw string contents hash as a string), or nothing.
+func answerHash(text []byte) uint64 {
+	if len(text) == 0 {
+		return combine(tagNull, 0)
+	}
+	return callSig(nil, text)
 }
 
 func (e *Engine) isWorld(name []byte) bool {
@@ -528,7 +659,7 @@ func (e *Engine) spend() bool {
 	case costTokensTotal:
 		e.seg, e.open = e.priceTokens(nil, ev.toks), 0
 	}
-	e.st.Cost = e.closed.Add(e.seg).Add(e.open)
+	e.st.Cost = e.closed.Add(e.seg).Add(e.open).Add(e.otherOpen)
 	return e.evaluate(atCost, e.lines)
 }
 
@@ -619,8 +750,17 @@ func (e *Engine) content(raw []byte, complete bool) bool {
 			if e.msg.open && hasText(b.text) {
 				e.msg.speaks = true
 			}
+			if complete && e.msg.open && e.block(b.text, kindText) {
+				return true
+			}
+		case string(b.typ) == "thinking":
+			if complete && e.msg.open && e.block(b.thinking, kindThinking) {
+				return true
+			}
 		case string(b.typ) == "tool_result":
-			e.answer(b.useID, nil, b.isErr)
+			if e.answer(b.useID, nil, b.isErr, b.answer) {
+				return true
+			}
 		}
 	}
 	return false
@@ -628,8 +768,8 @@ func (e *Engine) content(raw []byte, complete bool) bool {
 
 // block is what the fold reads from one content block.
 type block struct {
-	typ, id, name, args, text, useID []byte
-	isErr                            bool
+	typ, id, name, args, text, thinking, answer, useID []byte
+	isErr                                              bool
 }
 
 // readBlock reads one content block object, the scanner at its '{'.
@@ -652,6 +792,10 @@ func readBlock(s *scanner) (b block) {
 			b.args, _ = s.value()
 		case "text":
 			b.text, _ = s.textOrNull()
+		case "thinking":
+			b.thinking, _ = s.textOrNull()
+		case "content": // a tool_result's answer
+			b.answer, _ = s.value()
 		case "tool_use_id":
 			b.useID, _ = s.strOrNull()
 		case "is_error":

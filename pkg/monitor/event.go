@@ -41,6 +41,10 @@ type event struct {
 	results  [2]resultRef
 	nresults int
 
+	// agent is the claude subagent that wrote this line (its
+	// parent_tool_use_id, raw); nil for the main agent.
+	agent []byte
+
 	// Stop reason from a message end event, normalized ("" none seen).
 	stop    string
 	hasStop bool
@@ -75,6 +79,7 @@ type callRef struct {
 type resultRef struct {
 	id, name []byte
 	isError  bool
+	text     []byte // the answer, a raw JSON value or raw string contents (repeated errors, answerAware)
 }
 
 // costKind says how a cost report combines with what came before.
@@ -107,9 +112,12 @@ func (ev *event) addCall(id, name, args []byte, complete bool) {
 	}
 }
 
-func (ev *event) addResult(id, name []byte, isError bool) {
+func (ev *event) addResult(id, name []byte, isError bool) { ev.addAnswer(id, name, isError, nil) }
+
+// addAnswer adds a tool result with its answer text.
+func (ev *event) addAnswer(id, name []byte, isError bool, text []byte) {
 	if ev.nresults < len(ev.results) {
-		ev.results[ev.nresults] = resultRef{id, name, isError}
+		ev.results[ev.nresults] = resultRef{id, name, isError, text}
 		ev.nresults++
 	}
 }

@@ -63,7 +63,14 @@ func claudeSystem(s *scanner, o *obj, ev *event) bool {
 }
 
 func claudeAssistant(s *scanner, o *obj, ev *event) bool {
-	for s.find(o, "message") {
+	for s.next(o) {
+		if claudeParent(s, o, ev) {
+			continue
+		}
+		if string(o.key) != "message" {
+			s.skip()
+			continue
+		}
 		if !s.enter() {
 			return false
 		}
@@ -96,7 +103,17 @@ func claudeAssistant(s *scanner, o *obj, ev *event) bool {
 }
 
 func claudeUser(s *scanner, o *obj, ev *event) bool {
-	for s.into(o, "message") {
+	for s.next(o) {
+		if claudeParent(s, o, ev) {
+			continue
+		}
+		if string(o.key) != "message" {
+			s.skip()
+			continue
+		}
+		if !s.object() {
+			continue
+		}
 		var m obj
 		for s.find(&m, "content") {
 			ev.content, _ = s.value()
@@ -148,6 +165,17 @@ func claudeResult(s *scanner, o *obj, ev *event) bool {
 	return !s.bad
 }
 
+// claudeParent reads parent_tool_use_id, which marks a subagent's line
+// (SPEC.md "Subagents"); null is the main agent. It reports whether the
+// member was that key (and consumed).
+func claudeParent(s *scanner, o *obj, ev *event) bool {
+	if string(o.key) != "parent_tool_use_id" {
+		return false
+	}
+	ev.agent, _ = s.strOrNull()
+	return true
+}
+
 // firstString reads an array and returns its first string element (raw).
 func firstString(s *scanner) []byte {
 	if s.peek() != '[' {
@@ -168,7 +196,17 @@ func firstString(s *scanner) []byte {
 }
 
 func claudeStreamEvent(s *scanner, o *obj, ev *event) bool {
-	for s.into(o, "event") {
+	for s.next(o) {
+		if claudeParent(s, o, ev) {
+			continue
+		}
+		if string(o.key) != "event" {
+			s.skip()
+			continue
+		}
+		if !s.object() {
+			continue
+		}
 		var se obj
 		var etype []byte
 		for s.next(&se) {

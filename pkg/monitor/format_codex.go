@@ -83,7 +83,7 @@ func codexUsage(s *scanner, o *obj, ev *event) bool {
 
 // codexItem reads one ThreadItem.
 func codexItem(s *scanner, o *obj, completed bool, ev *event) bool {
-	var id, typ, tool, args, text, status []byte
+	var id, typ, tool, args, text, status, answer []byte
 	for s.into(o, "item") {
 		var it obj
 		for s.next(&it) {
@@ -100,6 +100,12 @@ func codexItem(s *scanner, o *obj, completed bool, ev *event) bool {
 				text, _ = s.textOrNull()
 			case "status":
 				status, _ = s.strOrNull()
+			case "aggregated_output", "result", "error": // the answer, one per item type
+				if answer == nil || string(it.key) == "error" {
+					answer, _ = s.value()
+				} else {
+					s.skip()
+				}
 			default:
 				s.skip()
 			}
@@ -117,7 +123,7 @@ func codexItem(s *scanner, o *obj, completed bool, ev *event) bool {
 		ev.msgOpen, ev.msgEnd = true, true // one tool-only message, if the call is new
 		ev.addCall(id, name, args, true)
 		if completed { // codex marks a failed or declined item as an error
-			ev.addResult(id, name, string(status) == "failed" || string(status) == "declined")
+			ev.addAnswer(id, name, string(status) == "failed" || string(status) == "declined", answer)
 		}
 	case "agent_message", "assistant_message": // assistant_message: an older exec --json
 		if completed {

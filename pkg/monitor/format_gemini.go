@@ -14,7 +14,7 @@ package monitor
 // delta true are the deltas. result is the final result event; its stats
 // are cumulative token counts for the session, priced by the init model.
 func parseGemini(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
-	var role, content, model, toolName, toolID, params, status, message, errMsg []byte
+	var role, content, model, toolName, toolID, params, status, message, errMsg, output []byte
 	delta := false
 	var in, cached, out int64
 	hasStats := false
@@ -34,6 +34,8 @@ func parseGemini(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 			toolID, _ = s.str()
 		case "parameters":
 			params, _ = s.value()
+		case "output": // tool_result
+			output, _ = s.value()
 		case "status":
 			status, _ = s.str()
 		case "stats":
@@ -69,7 +71,11 @@ func parseGemini(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 		ev.addCall(toolID, toolName, params, true)
 	case "tool_result":
 		ev.endBefore = true
-		ev.addResult(toolID, nil, string(status) == "error")
+		answer := output
+		if string(status) == "error" && errMsg != nil {
+			answer = errMsg
+		}
+		ev.addAnswer(toolID, nil, string(status) == "error", answer)
 	case "result":
 		ev.endBefore, ev.final = true, true
 		if hasStats {

@@ -26,7 +26,7 @@ func parseOpencode(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 }
 
 func opencodePart(s *scanner, o *obj, typ string, ev *event) bool {
-	var callID, tool, input, text, status, reason []byte
+	var callID, tool, input, text, status, reason, answer []byte
 	var cost Money
 	hasCost := false
 	for s.into(o, "part") {
@@ -44,7 +44,7 @@ func opencodePart(s *scanner, o *obj, typ string, ev *event) bool {
 			case "cost":
 				cost, hasCost = readMoney(s)
 			case "state":
-				input, status = readOpencodeState(s)
+				input, status, answer = readOpencodeState(s)
 			default:
 				s.skip()
 			}
@@ -60,7 +60,7 @@ func opencodePart(s *scanner, o *obj, typ string, ev *event) bool {
 	case "tool_use":
 		ev.addCall(callID, tool, input, true)
 		if string(status) == "completed" || string(status) == "error" {
-			ev.addResult(callID, tool, string(status) == "error")
+			ev.addAnswer(callID, tool, string(status) == "error", answer)
 		}
 	case "step_finish":
 		ev.msgEnd = true
@@ -111,9 +111,9 @@ func opencodeError(s *scanner, o *obj, ev *event) bool {
 	return !s.bad
 }
 
-func readOpencodeState(s *scanner) (input, status []byte) {
+func readOpencodeState(s *scanner) (input, status, answer []byte) {
 	if !s.object() {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var o obj
 	for s.next(&o) {
@@ -122,11 +122,13 @@ func readOpencodeState(s *scanner) (input, status []byte) {
 			input, _ = s.value()
 		case "status":
 			status, _ = s.str()
+		case "output", "error": // the answer of a completed or failed tool
+			answer, _ = s.value()
 		default:
 			s.skip()
 		}
 	}
-	return input, status
+	return input, status, answer
 }
 
 // opencodeStop normalizes an AI SDK finish reason.

@@ -197,10 +197,12 @@ func readPiToolCall(s *scanner, a *piAME) {
 }
 
 func piToolEvent(s *scanner, o *obj, start bool, ev *event) bool {
-	var id, name, args []byte
+	var id, name, args, answer []byte
 	isErr := false
 	for s.next(o) {
 		switch string(o.key) {
+		case "result":
+			answer, _ = s.value()
 		case "toolCallId":
 			id, _ = s.str()
 		case "toolName":
@@ -216,7 +218,7 @@ func piToolEvent(s *scanner, o *obj, start bool, ev *event) bool {
 	if start {
 		ev.addCall(id, name, args, true)
 	} else {
-		ev.addResult(id, name, isErr)
+		ev.addAnswer(id, name, isErr, answer)
 	}
 	return !s.bad
 }

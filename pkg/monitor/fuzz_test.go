@@ -41,6 +41,22 @@ func seedCorpus(f *testing.F, dir string) {
 	for _, l := range spellingSeeds {
 		f.Add([]byte(l))
 	}
+	// v2: the fake agent's streams of cycles, repeated errors and
+	// repeated text, so the new detectors' folds are exercised.
+	scen, _ := filepath.Glob(filepath.Join("../../test/fakeagent/scenarios", dir, "*.log"))
+	if dir == "" {
+		scen, _ = filepath.Glob("../../test/fakeagent/scenarios/*/*.log")
+	}
+	for _, name := range scen {
+		switch strings.TrimSuffix(filepath.Base(name), ".log") {
+		case "cycle", "errors", "repeat":
+			data, err := os.ReadFile(name)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(data)
+		}
+	}
 	f.Add([]byte("\x00\xff{\"type\":"))
 	f.Add([]byte(`{"type":"x","a":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}`))
 	f.Add([]byte(`{"type":"assistant","message":{"id":"m","content":[{"type":"tool_use","id":"t","name":"Bash","input":` +
@@ -66,6 +82,10 @@ func fuzzFormat(f *testing.F, format, dir string) {
 		g := DefaultGuards()
 		g.MaxCostUSD = "0.01"
 		g.WorldTools = []string{"bash", "Bash"}
+		g.CycleRepeats, g.AnswerAware = 3, true
+		if len(data)%2 == 1 { // half the inputs with a small repetition guard: it trips within short inputs
+			g.RepeatedTextBytes = 48
+		}
 		e, err := New(Options{Format: format, Guards: g})
 		if err != nil {
 			t.Fatal(err)
@@ -83,7 +103,8 @@ func fuzzFormat(f *testing.F, format, dir string) {
 				e.FeedSkipped(line, now)
 				continue
 			}
-			if len(bytes.TrimSpace(line)) > 0 && (!json.Valid(line) && !scannerLeniency(line) && !costLeniency(line) || bytes.TrimSpace(line)[0] != '{') {
+			if _, rest := splitTimestamp(line); len(bytes.TrimSpace(rest)) > 0 && // a kubectl prefix alone is a blank line
+				(!json.Valid(rest) && !scannerLeniency(rest) && !costLeniency(rest) || bytes.TrimSpace(rest)[0] != '{') {
 				oneObject = false
 			}
 			now = now.Add(time.Minute)
@@ -166,4 +187,51 @@ func FuzzDecimal(f *testing.F) {
 			t.Fatalf("%q -> %s -> %v %v", s, m, back, ok)
 		}
 	})
+}
+
+// FuzzRepetition: the repeated-text fold never panics, and a run it reports
+// is real: some byte of the delta ends a run of that many bytes with that
+// period, spanning two copies. (Input without backslashes, so the raw
+// string is the text.)
+func FuzzRepetition(f *testing.F) {
+	f.Add([]byte(strings.Repeat("ab", 300)), uint8(7), uint16(64))
+	f.Add([]byte("x"+strings.Repeat("I will check it again. ", 40)), uint8(200), uint16(0))
+	f.Add([]byte(strings.Repeat("\u3000 ", 100)+strings.Repeat("zz", 10)), uint8(1), uint16(40))
+	f.Fuzz(func(t *testing.T, data []byte, cut uint8, guard uint16) {
+		text := bytes.ReplaceAll(data, []byte{'\\'}, []byte{'/'})
+		maxP := int(guard) / 2
+		var tr repeatTracker
+		size := int(cut)%97 + 1
+		for off := 0; off < len(text); off += size {
+			end := min(len(text), off+size)
+			run, p := tr.feedRaw(text[off:end], maxP)
+			if run == 0 {
+				continue
+			}
+			if p < 1 || p > repWindow || int64(p)*2 > run || maxP > 0 && p > maxP {
+				t.Fatalf("run %d of period %d (maxP %d)", run, p, maxP)
+			}
+			if !runEndsIn(text, off, end, int(run), p) {
+				t.Fatalf("no run of %d bytes with period %d ends in [%d, %d) of %q", run, p, off, end, text)
+			}
+		}
+	})
+}
+
+// runEndsIn reports whether a run of n bytes with period p ends at some
+// position in [from, to).
+func runEndsIn(text []byte, from, to, n, p int) bool {
+	for e := from + 1; e <= to; e++ {
+		if e < n {
+			continue
+		}
+		ok := true
+		for i := e - n + p; i < e && ok; i++ {
+			ok = text[i] == text[i-p]
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
 }

@@ -37,6 +37,19 @@ type Guards struct {
 	// MaxCostUSD is the spend cap for the whole run, a decimal string
 	// ("5.00"); empty means no cap.
 	MaxCostUSD string `json:"maxCostUSD,omitempty"`
+	// CycleRepeats is how many times in a row a sequence of 2 to 5 tool
+	// call signatures (not all the same) may repeat: the last call of the
+	// Rth copy trips cycles. 0 (the default) is off; else at least 2.
+	CycleRepeats int `json:"cycleRepeats"`
+	// ErrorRepeats is how many consecutive error answers with the same text
+	// trip repeatedErrors (the 6th of 6).
+	ErrorRepeats int `json:"errorRepeats"`
+	// RepeatedTextBytes is how many bytes of text the model streams with a
+	// period of 1 to 256 bytes trip repetition (the 4096th).
+	RepeatedTextBytes int `json:"repeatedTextBytes"`
+	// AnswerAware makes an answer that differs from the previous identical
+	// call's answer restart the identical-call streak and the cycle count.
+	AnswerAware bool `json:"answerAware"`
 	// NudgeDelivery says where nudges go besides the humans' Event:
 	// NudgeDeliveryNone ("" reads the same) or NudgeDeliveryFile (the
 	// sidecar appends them to a file the agent's hook reads).
@@ -66,7 +79,11 @@ func DefaultGuards() Guards {
 		ToolTimeout:      Duration(30 * time.Minute),
 		WhitespaceDeltas: 128,
 		WhitespaceBytes:  8192,
-		NudgeDelivery:    NudgeDeliveryNone,
+		// v2 (SPEC.md "Beyond the seeds"): cycles are off until calibrate
+		// says a team's healthy turns allow them.
+		ErrorRepeats:      6,
+		RepeatedTextBytes: 4096,
+		NudgeDelivery:     NudgeDeliveryNone,
 	}
 }
 
@@ -111,6 +128,17 @@ func (g *Guards) set(key string, v json.RawMessage) error {
 		return setCount(&g.WhitespaceDeltas, v)
 	case "whitespaceBytes":
 		return setCount(&g.WhitespaceBytes, v)
+	case "cycleRepeats":
+		return setCount(&g.CycleRepeats, v)
+	case "errorRepeats":
+		return setCount(&g.ErrorRepeats, v)
+	case "repeatedTextBytes":
+		return setCount(&g.RepeatedTextBytes, v)
+	case "answerAware":
+		if err := json.Unmarshal(v, &g.AnswerAware); err != nil {
+			return fmt.Errorf("must be true or false, got %s", v)
+		}
+		return nil
 	case "stallTimeout":
 		return json.Unmarshal(v, &g.StallTimeout)
 	case "toolTimeout":
@@ -147,6 +175,7 @@ func (g *Guards) set(key string, v json.RawMessage) error {
 
 var guardNames = []string{"stepBudget", "identicalCalls", "silentTurns", "stallTimeout",
 	"toolTimeout", "whitespaceDeltas", "whitespaceBytes", "worldTools", "maxCostUSD",
+	"cycleRepeats", "errorRepeats", "repeatedTextBytes", "answerAware",
 	"nudgeDelivery", "warnFirst"}
 
 func setCount(dst *int, v json.RawMessage) error {
@@ -164,11 +193,15 @@ func (g Guards) Validate() error {
 		name string
 		n    int
 	}{{"stepBudget", g.StepBudget}, {"identicalCalls", g.IdenticalCalls}, {"silentTurns", g.SilentTurns},
-		{"whitespaceDeltas", g.WhitespaceDeltas}, {"whitespaceBytes", g.WhitespaceBytes}}
+		{"whitespaceDeltas", g.WhitespaceDeltas}, {"whitespaceBytes", g.WhitespaceBytes},
+		{"cycleRepeats", g.CycleRepeats}, {"errorRepeats", g.ErrorRepeats}, {"repeatedTextBytes", g.RepeatedTextBytes}}
 	for _, c := range counts {
 		if c.n < 0 {
 			return fmt.Errorf("guards: %s: must be a non-negative integer", c.name)
 		}
+	}
+	if g.CycleRepeats == 1 { // one copy of a sequence is no cycle
+		return fmt.Errorf("guards: cycleRepeats: must be 0 (off) or at least 2")
 	}
 	if g.StallTimeout < 0 {
 		return fmt.Errorf("guards: stallTimeout: must not be negative")

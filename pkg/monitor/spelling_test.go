@@ -41,14 +41,16 @@ func TestReencodedStreams(t *testing.T) {
 	}
 }
 
-// streamFiles lists every corpus file and fixture.
+// streamFiles lists every corpus file, fixture and fake agent scenario.
 func streamFiles(t testing.TB) []string {
 	a, _ := filepath.Glob("testdata/corpus/*/*.*json*")
 	b, _ := filepath.Glob("testdata/fixtures/*.jsonl")
-	if len(a) == 0 || len(b) == 0 {
-		t.Fatal("no corpus or fixtures")
+	// The fake agent's scenarios: every detector's trip, v2's too.
+	c, _ := filepath.Glob("../../test/fakeagent/scenarios/*/*.log")
+	if len(a) == 0 || len(b) == 0 || len(c) == 0 {
+		t.Fatal("no corpus, fixtures or scenarios")
 	}
-	return append(a, b...)
+	return append(append(a, b...), c...)
 }
 
 // formatOf names a stream file's format: its corpus folder or its

@@ -35,4 +35,14 @@ type State struct {
 	Outstanding int
 	// Gap is the silence being judged by the stall check.
 	Gap time.Duration
+	// Cycle is how many times in a row the longest-repeating sequence of
+	// CyclePeriod (2..5) tool call signatures, not all the same, repeated
+	// up to the last call (counting the first copy).
+	Cycle, CyclePeriod int
+	// ErrorStreak counts consecutive error answers with the same text.
+	ErrorStreak int
+	// RepeatBytes is the longest periodic run of streamed text (period
+	// RepeatPeriod, counting the first copy) the last delta or text block
+	// reached within its message and kind; 0 when none spans two copies.
+	RepeatBytes, RepeatPeriod int
 }

@@ -1,11 +1,18 @@
 package monitor
 
+import "strings"
+
 // loopDetectors are the detectors warnFirst may turn into a warning, each
 // with the reset that empties its count once the agent was warned (the next
 // matching call counts 1). A detector joins by name: cycles and repeated
-// errors add their entry here.
+// errors have theirs.
 var loopDetectors = map[string]func(e *Engine){
 	DetectorIdenticalCalls: func(e *Engine) { e.st.Streak, e.lastSig = 0, 0 },
+	DetectorCycles: func(e *Engine) {
+		e.x.Cyc = cycleTrack{}
+		e.st.Cycle, e.st.CyclePeriod = 0, 0
+	},
+	DetectorRepeatedErrors: func(e *Engine) { e.st.ErrorStreak = 0 },
 }
 
 // IsLoopDetector says whether warnFirst applies to the detector.
@@ -36,7 +43,11 @@ func (e *Engine) warn(detector, message string, line int) bool {
 // WarningText is what the agent reads when warnFirst stopped a loop trip:
 // the detector's own legible message and what to do next.
 func WarningText(message string) string {
-	return "you have " + message + "; change course or report what blocks you (the next loop stops this turn)"
+	lead := "you got " // "the same tool error 6 times in a row"
+	if strings.HasPrefix(message, "repeated ") {
+		lead = "you have "
+	}
+	return lead + message + "; change course or report what blocks you (the next loop stops this turn)"
 }
 
 // NudgeCount is how many nudges the turn has said so far (restored with a

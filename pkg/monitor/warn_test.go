@@ -3,6 +3,7 @@ package monitor
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 )
@@ -144,6 +145,59 @@ func FuzzWarnFirst(f *testing.F) {
 		}
 		if warnings > 1 || len(r.Trips) > 1 {
 			t.Fatalf("%d warnings, %d trips", warnings, len(r.Trips))
+		}
+	})
+}
+
+// Cycles and repeated errors are loop detectors too: warned at their first
+// trip, their count starts over, and the next loop trip (any loop) trips.
+func TestWarnFirstOtherLoops(t *testing.T) {
+	warn := func(g *Guards) { g.NudgeDelivery, g.WarnFirst = NudgeDeliveryFile, true }
+	t.Run("cycles", func(t *testing.T) {
+		s := &stream{}
+		var calls []int
+		for _, r := range "ABABABABABABABABAB" {
+			s.claudeToolOnly("read", map[string]any{"path": string(r)}, false)
+			calls = append(calls, s.len()-1)
+		}
+		r := replayLines(t, FormatClaude, guards(func(g *Guards) { g.CycleRepeats, g.SilentTurns = 4, 0; warn(g) }), s.lines)
+		// Warned at the 8th call (A B x4); the count starts over at the 9th,
+		// so the 16th call completes four more copies and trips.
+		if len(r.Nudges) != 1 || r.Nudges[0].Detector != DetectorCycles || r.Nudges[0].Line != calls[7] ||
+			!strings.HasPrefix(r.Nudges[0].Message, "you have repeated a cycle of 2 tool calls 4 times; change course") {
+			t.Fatalf("nudges %s", js(r.Nudges))
+		}
+		if len(r.Trips) != 1 || r.Trips[0].Detector != DetectorCycles || r.Trips[0].Line != calls[15] {
+			t.Fatalf("trips %s, want cycles at line %d", js(r.Trips), calls[15])
+		}
+	})
+	t.Run("repeated errors", func(t *testing.T) {
+		s := &stream{}
+		var lines []int
+		for i := 0; i < 14; i++ {
+			errorAnswer[FormatClaude](s, i, true, "error: no such file")
+			lines = append(lines, s.len())
+		}
+		g := guards(func(g *Guards) { g.IdenticalCalls, g.SilentTurns = 0, 0; warn(g) })
+		r := replayLines(t, FormatClaude, g, s.lines)
+		if len(r.Nudges) != 1 || r.Nudges[0].Detector != DetectorRepeatedErrors || r.Nudges[0].Line != lines[5] ||
+			!strings.HasPrefix(r.Nudges[0].Message, "you got the same tool error 6 times in a row") {
+			t.Fatalf("nudges %s", js(r.Nudges))
+		}
+		if len(r.Trips) != 1 || r.Trips[0].Detector != DetectorRepeatedErrors || r.Trips[0].Line != lines[11] {
+			t.Fatalf("trips %s, want repeatedErrors at line %d", js(r.Trips), lines[11])
+		}
+	})
+	t.Run("one warning per turn: a cycle after an identical-calls warning trips", func(t *testing.T) {
+		s := &stream{}
+		var calls []int
+		for _, r := range "AAAABABABABAB" {
+			s.claudeToolOnly("read", map[string]any{"path": string(r)}, false)
+			calls = append(calls, s.len()-1)
+		}
+		r := replayLines(t, FormatClaude, guards(func(g *Guards) { g.CycleRepeats = 4; warn(g) }), s.lines)
+		if len(r.Nudges) != 1 || r.Nudges[0].Detector != DetectorIdenticalCalls || len(r.Trips) != 1 || r.Trips[0].Detector != DetectorCycles {
+			t.Fatalf("nudges %s trips %s", js(r.Nudges), js(r.Trips))
 		}
 	})
 }

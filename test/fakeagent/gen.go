@@ -26,6 +26,7 @@ var Missing = map[string]string{
 	"gemini/length":       "gemini's stream-json carries no stop reason",
 	"codex/overspend":     "codex reports only tokens, once, cumulative, on turn.completed: the cost cannot climb inside the turn",
 	"gemini/overspend":    "gemini reports tokens only in the final result's stats: the cost cannot climb inside the turn",
+	"opencode/errors":     "opencode's bash tool reports a command that exits non-zero as completed (the exit code is metadata): only a tool that throws is status error",
 }
 
 // Generate renders every scenario in every format that can express it,

@@ -88,7 +88,8 @@ func words(s string) []string {
 
 // Scripts returns every scenario, in a fixed order.
 func Scripts() []Script {
-	return []Script{healthy(), loop(), stall(), whitespace(), silent(), overspend(), length(), noresult()}
+	return []Script{healthy(), loop(), stall(), whitespace(), silent(), overspend(), length(), noresult(),
+		cycle(), toolErrors(), repeat()}
 }
 
 func healthy() Script {

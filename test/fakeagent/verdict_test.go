@@ -16,6 +16,7 @@ func TestVerdicts(t *testing.T) {
 		nudges int
 		result bool // the final result event is seen (a trip ends evaluation before it)
 		capUSD string
+		guards func(*monitor.Guards)
 	}{
 		"healthy":    {result: true},
 		"loop":       {trip: monitor.DetectorIdenticalCalls},
@@ -25,6 +26,9 @@ func TestVerdicts(t *testing.T) {
 		"overspend":  {trip: monitor.DetectorSpend, capUSD: "1.00"},
 		"length":     {trip: monitor.DetectorLengthStop, result: true},
 		"noresult":   {},
+		"cycle":      {trip: monitor.DetectorCycles, guards: func(g *monitor.Guards) { g.CycleRepeats = 4 }},
+		"errors":     {trip: monitor.DetectorRepeatedErrors},
+		"repeat":     {trip: monitor.DetectorRepetition},
 	}
 	for key, text := range Generate() {
 		format, name, _ := strings.Cut(key, "/")
@@ -32,6 +36,9 @@ func TestVerdicts(t *testing.T) {
 		t.Run(key, func(t *testing.T) {
 			g := monitor.DefaultGuards()
 			g.MaxCostUSD = w.capUSD
+			if w.guards != nil {
+				w.guards(&g)
+			}
 			eng, err := monitor.New(monitor.Options{Format: format, Guards: g})
 			if err != nil {
 				t.Fatal(err)

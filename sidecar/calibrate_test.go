@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"turnwatch.dev/turnwatch/pkg/monitor"
+)
+
+// repoStreams are the repository's own recorded streams that are healthy:
+// the fake agent's healthy scenario in every format, the recorded corpus,
+// and the shared corpus beside the repository when it is there.
+func repoStreams(t *testing.T) []string {
+	t.Helper()
+	healthy, err := filepath.Glob("../test/fakeagent/scenarios/*/healthy.log")
+	if err != nil || len(healthy) != 5 {
+		t.Fatalf("healthy scenarios %v %v", healthy, err)
+	}
+	paths := append(healthy, corpus)
+	if st, err := os.Stat("../../shared/corpus"); err == nil && st.IsDir() {
+		paths = append(paths, "../../shared/corpus")
+	}
+	return paths
+}
+
+// calibrate over the repository's own streams: its suggested guards are
+// accepted as --guards, none of the streams trips them, and the chart
+// accepts them as its guards values (values.schema.json, rendered by helm).
+func TestCalibrateRepoStreams(t *testing.T) {
+	paths := repoStreams(t)
+	var out, errb bytes.Buffer
+	if code := dispatch(append([]string{"calibrate", "--json"}, paths...), nil, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var c Calibration
+	if err := json.Unmarshal(out.Bytes(), &c); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	if c.Files < 15 || len(c.Measures) != 11 || len(c.Trips) != 0 {
+		t.Fatalf("files %d measures %d trips %+v", c.Files, len(c.Measures), c.Trips)
+	}
+	sug, _ := json.Marshal(c.Suggested)
+	dir := t.TempDir()
+	guardsFile := filepath.Join(dir, "guards.json")
+	if err := os.WriteFile(guardsFile, sug, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g, err := monitor.ParseGuards(sug)
+	if err != nil {
+		t.Fatalf("suggested guards %s: %v", sug, err)
+	}
+	if g.CycleRepeats < 2 {
+		t.Errorf("cycleRepeats %d: calibrate switches cycles on", g.CycleRepeats)
+	}
+	files, _ := streamFiles(paths)
+	for _, f := range files {
+		out.Reset()
+		errb.Reset()
+		if code := dispatch([]string{"replay", "--guards", guardsFile, f}, nil, &out, &errb); code != 0 {
+			t.Fatalf("replay --guards: exit %d: %s", code, errb.String())
+		}
+		var r monitor.Report
+		json.Unmarshal(out.Bytes(), &r)
+		if len(r.Trips) != 0 || len(r.Nudges) != 0 {
+			t.Errorf("%s trips the suggested guards: %+v %+v", f, r.Trips, r.Nudges)
+		}
+	}
+	values, _ := json.Marshal(map[string]any{"guards": c.Suggested})
+	valuesFile := filepath.Join(dir, "values.json")
+	os.WriteFile(valuesFile, values, 0o644)
+	helm := exec.Command("go", "tool", "-modfile=../hack/tools/go.mod", "helm", "template", "t", "../charts/turnwatch", "--kube-version", "1.37.2", "-f", valuesFile)
+	if b, err := helm.CombinedOutput(); err != nil {
+		t.Fatalf("the chart refuses the suggested guards %s: %v\n%s", values, err, b)
+	} else if !bytes.Contains(b, []byte("cycleRepeats: "+jsonNumber(c.Suggested["cycleRepeats"]))) {
+		t.Errorf("the rendered config does not carry the suggested cycleRepeats")
+	}
+}
+
+func jsonNumber(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// A loop among the streams: calibrate says which file today's guards stop
+// and where, and suggests a guard past what it saw.
+func TestCalibrateWouldTrip(t *testing.T) {
+	var out, errb bytes.Buffer
+	loop := "../test/fakeagent/scenarios/claude/loop.log"
+	if code := dispatch([]string{"calibrate", loop}, nil, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"identicalCalls     4      100", loop + ":", "identicalCalls (runaway): repeated an identical tool call 4 times",
+		`"identicalCalls": 150`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+	if code := dispatch([]string{"calibrate", t.TempDir()}, nil, &out, &errb); code != 1 || !strings.Contains(errb.String(), "no stream files") {
+		t.Errorf("an empty folder: exit %d %s", code, errb.String())
+	}
+}
+
+// suggest, by itself: counts that trip when reached go past the largest
+// value, counts that trip when exceeded may equal it; 1.5 x margin; never
+// below today's value unless today's is off; cycles at least 2.
+func TestCalibrateSuggest(t *testing.T) {
+	today := monitor.DefaultGuards()
+	tests := []struct {
+		name string
+		m    maxima
+		want map[string]any
+	}{
+		{"quiet streams keep today's guards", maxima{steps: 10, streak: 2, silent: 3, genGap: time.Second},
+			map[string]any{"stepBudget": 256, "identicalCalls": 4, "silentTurns": 12, "cycleRepeats": 2, "stallTimeout": "10m"}},
+		{"busy streams raise them", maxima{steps: 300, streak: 4, cycle: 3, errors: 6, silent: 12, wsDeltas: 200, wsBytes: 9000, repeat: 5000,
+			genGap: 11 * time.Minute, toolGap: 40 * time.Minute},
+			map[string]any{"stepBudget": 450, "identicalCalls": 6, "cycleRepeats": 5, "errorRepeats": 9, "silentTurns": 18,
+				"whitespaceDeltas": 300, "whitespaceBytes": 13500, "repeatedTextBytes": 7500, "stallTimeout": "16m30s", "toolTimeout": "1h"}},
+		{"inclusive counts go one past", maxima{streak: 1, cycle: 2}, map[string]any{"identicalCalls": 4, "cycleRepeats": 3}},
+		{"a cost sets a cap in whole cents", maxima{cost: mustMoney("0.2001")}, map[string]any{"maxCostUSD": "0.31"}},
+		{"no cost, no cap", maxima{}, map[string]any{"maxCostUSD": nil}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, sug := suggest(tt.m, today, nil, nil)
+			for k, v := range tt.want {
+				if jsonNumber(sug[k]) != jsonNumber(v) {
+					t.Errorf("%s = %v, want %v", k, sug[k], v)
+				}
+			}
+		})
+	}
+}
+
+func mustMoney(s string) monitor.Money {
+	m, err := monitor.ParseMoney(s)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
