@@ -201,3 +201,15 @@ func TestWarnFirstOtherLoops(t *testing.T) {
 		}
 	})
 }
+
+// Guards that set only the nudge fields are not "forgotten" guards: New
+// keeps them (every detector then off but what they name).
+func TestNudgeOnlyGuardsAreKept(t *testing.T) {
+	e, err := New(Options{Format: FormatClaude, Guards: Guards{NudgeDelivery: NudgeDeliveryFile, WarnFirst: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := e.State().Guards; !g.Delivers() || !g.WarnFirst || g.StepBudget != 0 {
+		t.Fatalf("guards %+v", g)
+	}
+}
