@@ -10,6 +10,7 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY main.go ./
 COPY api/ api/
+COPY cmd/ cmd/
 COPY controllers/ controllers/
 COPY pkg/ pkg/
 COPY sidecar/ sidecar/
@@ -19,7 +20,9 @@ RUN hack/build-static.sh /out
 
 # Run stage: nothing but the binaries, as a non-root user.
 FROM scratch
-COPY --from=build /out/manager /out/turnwatch-sidecar /out/turnwatch-hook /usr/local/bin/
+# kubectl-turnwatch rides along: `kubectl cp` or `docker create` + `docker cp` gets
+# the plugin matching the cluster's manager.
+COPY --from=build /out/manager /out/turnwatch-sidecar /out/kubectl-turnwatch /out/turnwatch-hook /usr/local/bin/
 ENV PATH=/usr/local/bin
 USER 65532:65532
 ENTRYPOINT ["/usr/local/bin/manager"]

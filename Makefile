@@ -84,15 +84,38 @@ test-envtest: ## Everything that needs a real kube-apiserver and etcd (envtest):
 bench-scale: ## Operator at scale on envtest: 500 runs tripped, rerolled, tripped, faulted (not part of test).
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test ./controllers/ -run '^$$' -bench '^BenchmarkScale$$' -benchtime 1x -count=1 -timeout 40m -v
 
+.PHONY: bench-steady
+bench-steady: ## Operator at steady state on envtest: 1,000 runs running, API writes/s, status age, trip latency under that load (not part of test).
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test ./controllers/ -run '^$$' -bench '^BenchmarkSteady$$' -benchtime 1x -count=1 -timeout 40m -v
+
+.PHONY: bench-memory
+bench-memory: ## Manager heap on envtest with 1,000 runs (TURNWATCH_MEM_RUNS) of 16 KiB prompts, trimmed cache against untrimmed (not part of test).
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test ./controllers/ -run '^$$' -bench '^BenchmarkManagerMemory$$' -benchtime 1x -count=1 -timeout 60m -v
+
 .PHONY: test-envtest-sidecar
 test-envtest-sidecar: ## The sidecar's RBAC, admission policy and reporting on a real kube-apiserver (envtest).
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test -tags envtest ./sidecar/...
 
 E2E_TIMEOUT ?= 60m
 
+# The install tests (Helm, README's quickstart) run the manager in the cluster
+# and delete the CRDs at their end, so they run in a second `go test` of their
+# own, after the rest (test/e2e/install_test.go). The node is brought up once
+# and taken down at the end only when it was down before.
+E2E_INSTALL_TESTS ?= TestDemo|TestDeploy|TestHelm|TestReadme
+
 .PHONY: test-e2e
-test-e2e: ## End-to-end on a real single-node cluster (needs root; brings the node up and down).
-	go test -tags e2e ./test/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT)
+test-e2e: ## End-to-end on a real single-node cluster (needs root; brings the node up and down): the suite, then the install tests.
+	@up=0; hack/node-up.sh --status >/dev/null 2>&1 && up=1; rc=0; \
+	TURNWATCH_E2E_KEEP_NODE=1 go test -tags e2e ./test/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT) || rc=$$?; \
+	if [ $$rc = 0 ]; then \
+		TURNWATCH_E2E_KEEP_NODE=1 TURNWATCH_E2E_INSTALL=1 go test -tags e2e ./test/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT) -run '$(E2E_INSTALL_TESTS)' || rc=$$?; \
+	fi; \
+	[ $$up = 1 ] || hack/node-down.sh; exit $$rc
+
+.PHONY: test-e2e-install
+test-e2e-install: ## Only the install tests: make demo USE_CURRENT_CLUSTER=1, make deploy/undeploy, helm install/upgrade/uninstall, README's quickstart, kubectl turnwatch explain, Prometheus (node kept up).
+	TURNWATCH_E2E_KEEP_NODE=1 TURNWATCH_E2E_INSTALL=1 go test -tags e2e ./test/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT) -run '$(E2E_INSTALL_TESTS)'
 
 ##@ Local node (a real single-node cluster: hack/node-up.sh, ../shared/REALNODE.md)
 
@@ -172,9 +195,10 @@ demo-down: ## Stop the demo's manager and tear down its node, leaving nothing be
 ##@ Build
 
 .PHONY: build
-build: ## Build the manager, the sidecar and the nudge hook.
+build: ## Build the manager, the sidecar, the nudge hook and the kubectl plugin (bin/kubectl-turnwatch: put bin/ on PATH for `kubectl turnwatch explain RUN`).
 	go build -o $(BIN)/manager .
 	go build -o $(BIN)/turnwatch-sidecar ./sidecar
+	go build -o $(BIN)/kubectl-turnwatch ./cmd/kubectl-turnwatch
 	CGO_ENABLED=0 go build -o $(BIN)/turnwatch-hook ./cmd/turnwatch-hook
 
 .PHONY: run
@@ -191,16 +215,21 @@ install: manifests ## Install the CRDs into the current kubeconfig's cluster (se
 uninstall: ## Remove the CRDs (and with them every AgentRun and AgentTurn).
 	$(KUBECTL) delete --ignore-not-found -k config/crd
 
+# The kustomization deploy applies: config/default, or config/local-node for
+# the local node of hack/ (hostNetwork, loopback probes).
+DEPLOY_OVERLAY ?= config/default
+
 .PHONY: deploy
-deploy: manifests ## Deploy the operator (IMG, SIDECAR_IMG) with config/default.
-	$(KUBECTL) kustomize config/default | sed -e 's|--sidecar-image=turnwatch:latest|--sidecar-image=$(SIDECAR_IMG)|' -e 's|image: turnwatch:latest|image: $(IMG)|' \
+deploy: manifests ## Deploy the operator (IMG, SIDECAR_IMG) with DEPLOY_OVERLAY (config/default; config/local-node on the local node).
+	$(KUBECTL) kustomize $(DEPLOY_OVERLAY) | sed -e 's|--sidecar-image=turnwatch:latest|--sidecar-image=$(SIDECAR_IMG)|' -e 's|image: turnwatch:latest|image: $(IMG)|' \
 		| $(KUBECTL) apply --server-side -f -
 	$(KUBECTL) apply --server-side -k config/sidecar
 
 .PHONY: undeploy
-undeploy: ## Remove what deploy applied.
+undeploy: ## Remove what deploy applied: the runs first (the manager releases their finalizers), then the rest.
+	$(KUBECTL) delete --ignore-not-found agentruns --all --all-namespaces
 	$(KUBECTL) delete --ignore-not-found -k config/sidecar
-	$(KUBECTL) delete --ignore-not-found -k config/default
+	$(KUBECTL) delete --ignore-not-found -k $(DEPLOY_OVERLAY)
 	$(KUBECTL) delete --ignore-not-found serviceaccounts,rolebindings -A -l turnwatch.dev/component=sidecar-rbac
 
 .PHONY: help

@@ -303,7 +303,7 @@ func TestSidecarRBAC(t *testing.T) {
 		}
 		rb := find(t, objs, "RoleBinding", ns, "turnwatch-sidecar")
 		wantRB := map[string]any{
-			"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "turnwatch-sidecar"},
+			"roleRef": map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "turnwatch-sidecar"},
 			"subjects": []any{
 				map[string]any{"kind": "ServiceAccount", "name": "turnwatch-sidecar", "namespace": ns},
 				// The manager reads a log tail here (controllers/identity.go).

@@ -80,6 +80,7 @@ func (r *AgentRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if turns, err = r.withGone(ctx, run, turns); err != nil {
 		return ctrl.Result{}, err
 	}
+	turns = r.withLiveCounts(ctx, run, turns)
 	d := decide(run, turns, runPolicy(r.Config.Rerolls, run))
 	if d, err = r.queue(ctx, run, d); err != nil {
 		return ctrl.Result{}, err
@@ -156,7 +157,7 @@ func (r *AgentRunReconciler) release(ctx context.Context, run *twv1.AgentRun) er
 // count, so that a stale turn of a deleted run of the same name is ignored.
 func (r *AgentRunReconciler) turnsOf(ctx context.Context, run *twv1.AgentRun) ([]twv1.AgentTurn, error) {
 	var list twv1.AgentTurnList
-	if err := r.List(ctx, &list, client.InNamespace(run.Namespace), client.MatchingLabels{twv1.LabelRun: run.Name}); err != nil {
+	if err := r.List(ctx, &list, client.InNamespace(run.Namespace), client.MatchingFields{indexOwnerUID: string(run.UID)}); err != nil {
 		return nil, err
 	}
 	turns := slices.DeleteFunc(list.Items, func(t twv1.AgentTurn) bool {
@@ -178,6 +179,10 @@ func (r *AgentRunReconciler) createTurn(ctx context.Context, run *twv1.AgentRun,
 	for i := range turns {
 		costs = append(costs, turns[i].Status.CostUSD)
 	}
+	prompt, err := promptOfRun(ctx, r.APIReader, run)
+	if err != nil {
+		return nil, false, err
+	}
 	turn := &twv1.AgentTurn{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      turnName(run.Name, attempt),
@@ -187,7 +192,7 @@ func (r *AgentRunReconciler) createTurn(ctx context.Context, run *twv1.AgentRun,
 		Spec: twv1.AgentTurnSpec{
 			RunName:        run.Name,
 			Attempt:        attempt,
-			Prompt:         run.Spec.Prompt,
+			Prompt:         prompt,
 			ConversationID: conv,
 			Continue:       resume,
 			Epoch:          epoch,
@@ -311,6 +316,7 @@ func (r *AgentRunReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int)
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&twv1.AgentRun{}).
 		Owns(&twv1.AgentTurn{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podRun), builder.WithPredicates(progressMoved)).
 		Watches(&twv1.AgentRun{}, handler.EnqueueRequestsFromMapFunc(r.sessionWaiters), builder.WithPredicates(sessionPhaseChanged)).
 		Named("agentrun").
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, concurrency)}).

@@ -52,6 +52,7 @@ type AgentTurnReconciler struct {
 
 	written writeMemo[twv1.AgentTurnStatus]
 	stopped writeMemo[bool]
+	counts  countsThrottle
 }
 
 // +kubebuilder:rbac:groups=turnwatch.dev,resources=agentturns,verbs=get;list;watch
@@ -150,6 +151,9 @@ func (r *AgentTurnReconciler) follow(ctx context.Context, run *twv1.AgentRun, tu
 		}
 		settle(st, v.outcome, v.err, now)
 	}
+	if wait := r.holdCounts(turn, st, now); wait > 0 && (v.recheck == 0 || wait < v.recheck) {
+		v.recheck = wait
+	}
 	if err := r.writeStatus(ctx, turn, st); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -183,8 +187,13 @@ func (r *AgentTurnReconciler) podMissing(ctx context.Context, run *twv1.AgentRun
 	if err := ensureSidecarRBAC(ctx, r.Client, turn.Namespace, r.Manager); err != nil {
 		return ctrl.Result{}, fmt.Errorf("sidecar RBAC: %w", err)
 	}
+	prompt, err := promptOfTurn(ctx, r.APIReader, turn)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	turn.Spec.Prompt = prompt // the cache does not keep it (cache_trim.go)
 	pod, err := renderPod(run, turn, renderOptions{SidecarImage: r.SidecarImage, Guards: r.Config.Guards, Prices: r.Config.Prices,
-		Resources: r.Config.Sidecar.Resources})
+		Resources: r.Config.Sidecar.Resources, Freshness: r.Config.freshness()})
 	var refused *templateRefusedError
 	if errors.As(err, &refused) {
 		return ctrl.Result{}, r.refuseTemplate(ctx, turn, refused)
@@ -258,6 +267,9 @@ func settle(st *twv1.AgentTurnStatus, outcome twv1.TurnOutcome, e *twv1.TurnErro
 // writeStatus writes st if it differs; the update is guarded by the
 // resourceVersion read, so a stale pass fails instead of overwriting.
 func (r *AgentTurnReconciler) writeStatus(ctx context.Context, turn *twv1.AgentTurn, st *twv1.AgentTurnStatus) error {
+	if st.Outcome != "" {
+		r.counts.settle(turn.UID, st) // the counts held back while it ran (freshness.go)
+	}
 	if equality.Semantic.DeepEqual(*st, turn.Status) {
 		return nil
 	}
@@ -275,6 +287,7 @@ func (r *AgentTurnReconciler) recordSettled(ctx context.Context, turn *twv1.Agen
 	turnsTotal.WithLabelValues(string(st.Outcome), string(class)).Inc()
 	turnSteps.Observe(float64(st.Steps))
 	turnCost.Observe(usdFloat(st.CostUSD))
+	observeSettled(turn)
 	if tripped {
 		tripsTotal.WithLabelValues(st.Error.Detector, string(class)).Inc()
 	}
@@ -307,7 +320,7 @@ func (r *AgentTurnReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int
 
 func (r *AgentTurnReconciler) turnsOfRun(ctx context.Context, obj client.Object) []reconcile.Request {
 	var list twv1.AgentTurnList
-	if err := r.List(ctx, &list, client.InNamespace(obj.GetNamespace()), client.MatchingLabels{twv1.LabelRun: obj.GetName()}); err != nil {
+	if err := r.List(ctx, &list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{indexOwnerUID: string(obj.GetUID())}); err != nil {
 		return nil
 	}
 	reqs := make([]reconcile.Request, 0, len(list.Items))

@@ -14,13 +14,16 @@ import (
 // CacheByObject narrows the manager's informers to what turnwatch made, so
 // that the operator does not hold every Pod and ServiceAccount of the
 // cluster in memory: Pods with a turnwatch.dev/run label, and the sidecar's
-// ServiceAccounts and RoleBindings (labelled turnwatch.dev/component).
+// ServiceAccounts and RoleBindings (labelled turnwatch.dev/component). Each
+// kind is trimmed before it is stored (cache_trim.go).
 func CacheByObject() map[client.Object]cache.ByObject {
 	hasRun, _ := labels.NewRequirement(twv1.LabelRun, selection.Exists, nil)
 	ours := labels.SelectorFromSet(labels.Set{LabelComponent: ComponentSidecarRBAC})
 	return map[client.Object]cache.ByObject{
-		&corev1.Pod{}:            {Label: labels.NewSelector().Add(*hasRun)},
-		&corev1.ServiceAccount{}: {Label: ours},
-		&rbacv1.RoleBinding{}:    {Label: ours},
+		&corev1.Pod{}:            {Label: labels.NewSelector().Add(*hasRun), Transform: trimPod},
+		&corev1.ServiceAccount{}: {Label: ours, Transform: stripManagedFields},
+		&rbacv1.RoleBinding{}:    {Label: ours, Transform: stripManagedFields},
+		&twv1.AgentRun{}:         {Transform: trimRun},
+		&twv1.AgentTurn{}:        {Transform: trimTurn},
 	}
 }

@@ -43,6 +43,10 @@ type Config struct {
 	ExitGrace metav1Duration `json:"exitGrace"`
 	// Sidecar is what the manager sets on the injected sidecar container.
 	Sidecar SidecarConfig `json:"sidecar"`
+	// StatusFreshness is how old a running agent's steps and cost in the
+	// run's status may be; the sidecar reports progress at most that often
+	// (freshness.go). Longer costs fewer API writes.
+	StatusFreshness metav1Duration `json:"statusFreshness"`
 }
 
 // SidecarConfig is the injected sidecar's container settings.
@@ -85,6 +89,8 @@ func DefaultConfig() Config {
 		StartTimeout: metav1Duration{10 * time.Minute},
 		ExitGrace:    metav1Duration{time.Minute},
 		Sidecar:      SidecarConfig{Resources: defaultSidecarResources()},
+
+		StatusFreshness: metav1Duration{defaultStatusFreshness},
 	}
 }
 
@@ -100,6 +106,8 @@ type fileConfig struct {
 	Sidecar      *struct {
 		Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 	} `json:"sidecar,omitempty"`
+
+	StatusFreshness *metav1Duration `json:"statusFreshness,omitempty"`
 }
 
 // LoadConfig reads a YAML or JSON config file over DefaultConfig. An empty
@@ -132,6 +140,9 @@ func parseConfig(b []byte) (Config, error) {
 		cfg.SettleGrace = *f.SettleGrace
 	}
 	applyStartConfig(&cfg, f)
+	if f.StatusFreshness != nil {
+		cfg.StatusFreshness = *f.StatusFreshness
+	}
 	return cfg, validateConfig(cfg)
 }
 
@@ -167,6 +178,9 @@ func validateConfig(cfg Config) error {
 	}
 	if err := validateStartConfig(cfg); err != nil {
 		return err
+	}
+	if cfg.StatusFreshness.Duration < 2*time.Second {
+		return fmt.Errorf("config: statusFreshness: must be at least 2s")
 	}
 	if m := cfg.Rerolls.Max; m != nil && *m < 0 {
 		return fmt.Errorf("config: rerolls.max: must be at least 0")

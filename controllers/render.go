@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,6 +47,9 @@ type renderOptions struct {
 	Prices       json.RawMessage // passed through, unread
 	// Resources are the sidecar container's requests and limits.
 	Resources corev1.ResourceRequirements
+	// Freshness sets the sidecar's Progress period (freshness.go); 0 leaves
+	// the sidecar's default.
+	Freshness time.Duration
 }
 
 // agentContainerName is spec.agentContainer, or the template's first container.
@@ -153,6 +157,9 @@ func sidecarContainer(run *twv1.AgentRun, turn *twv1.AgentTurn, agent string, gu
 		corev1.EnvVar{Name: protocol.EnvPodNamespace, ValueFrom: fieldRef("metadata.namespace")},
 		corev1.EnvVar{Name: protocol.EnvAgentContainer, Value: agent},
 	)
+	if o.Freshness > 0 {
+		env = append(env, progressEnv(o.Freshness))
+	}
 	return corev1.Container{
 		Name:          protocol.SidecarContainerName,
 		Image:         o.SidecarImage,

@@ -7,6 +7,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 )
 
 // ControllerName is the reporting controller of turnwatch's Events.
@@ -51,6 +53,9 @@ func Setup(mgr ctrl.Manager, o Options) error {
 			return err
 		}
 		o.Manager = m
+	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &twv1.AgentTurn{}, indexOwnerUID, ownerUID); err != nil {
+		return err
 	}
 	rec := mgr.GetEventRecorder(ControllerName)
 	if err := (&AgentRunReconciler{

@@ -40,10 +40,14 @@ stop_manager() {
 }
 
 down() {
-  stop_manager
   if [ -f "$STATE/current-cluster" ]; then
+    # The runs first, while the manager runs: it releases their finalizers,
+    # without which the namespace would stay Terminating.
+    k -n "$NS" delete agentruns --all --ignore-not-found --timeout=60s || true
+    stop_manager
     k delete namespace "$NS" --ignore-not-found --wait=false || true
   else
+    stop_manager
     hack/node-down.sh
   fi
   rm -rf "$STATE"

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"turnwatch.dev/turnwatch/pkg/monitor"
@@ -21,7 +20,7 @@ func logRunner(t *testing.T, h http.Handler, done func(context.Context) (bool, e
 	t.Helper()
 	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)
-	client := kubernetes.NewForConfigOrDie(&rest.Config{Host: hs.URL})
+	client := mustKubeClient(&rest.Config{Host: hs.URL})
 	src := &podLogSource{client: client, namespace: "ns", pod: "p", container: "agent", agentDone: done,
 		backoff: backoff{initial: time.Millisecond, max: 2 * time.Millisecond}, log: testLogger(t)}
 	r := testRunner(t, src, p, time.Now)

@@ -16,7 +16,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"turnwatch.dev/turnwatch/pkg/protocol"
@@ -61,7 +60,7 @@ func TestSidecarFailsLoudly(t *testing.T) {
 			srv := &statusServer{transient: 2, final: tc.final}
 			hs := httptest.NewServer(srv)
 			defer hs.Close()
-			client := kubernetes.NewForConfigOrDie(&rest.Config{Host: hs.URL})
+			client := mustKubeClient(&rest.Config{Host: hs.URL})
 			src := &podLogSource{client: client, namespace: "ns", pod: "p", container: "agent",
 				agentDone: func(context.Context) (bool, error) { return false, nil },
 				backoff:   backoff{initial: time.Millisecond, max: 2 * time.Millisecond}, log: testLogger(t)}

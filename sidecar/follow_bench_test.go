@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
 
@@ -35,7 +34,7 @@ func BenchmarkPodLogSource(b *testing.B) {
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	// No client-side rate limit: it would measure the limiter (5 QPS).
-	client := kubernetes.NewForConfigOrDie(&rest.Config{Host: hs.URL, QPS: -1})
+	client := mustKubeClient(&rest.Config{Host: hs.URL, QPS: -1})
 	var size int
 	for _, l := range lines {
 		size += len(l) + len(kubeletTimeFormat) + 2

@@ -13,7 +13,6 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 )
 
 // logCursor is where the follower stands in the container's log, in a form
@@ -45,7 +44,7 @@ func (c *logCursor) advance(t time.Time) {
 // podLogSource follows a container's log through the pods/log API with
 // follow and timestamps on, reconnecting where it stopped.
 type podLogSource struct {
-	client    kubernetes.Interface
+	client    *kubeClient
 	namespace string
 	pod       string
 	container string
@@ -198,7 +197,7 @@ func (s *podLogSource) stream(ctx context.Context, emit func(streamLine) error) 
 		s.cancel = nil
 		s.mu.Unlock()
 	}()
-	rc, err := s.client.CoreV1().Pods(s.namespace).GetLogs(s.pod, opts).Stream(ctx)
+	rc, err := s.client.podLog(ctx, s.namespace, s.pod, opts)
 	if err != nil {
 		return res, fmt.Errorf("opening the log: %w", err)
 	}

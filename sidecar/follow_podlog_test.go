@@ -13,7 +13,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/testr"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
 
@@ -196,7 +195,7 @@ func followAll(t *testing.T, srv *fakeLogServer) []string {
 	t.Helper()
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	client := kubernetes.NewForConfigOrDie(&rest.Config{Host: hs.URL})
+	client := mustKubeClient(&rest.Config{Host: hs.URL})
 	src := &podLogSource{client: client, namespace: "ns", pod: "p", container: "agent",
 		agentDone: srv.terminated, backoff: backoff{initial: time.Millisecond, max: 4 * time.Millisecond},
 		log: testLogger(t)}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"turnwatch.dev/turnwatch/pkg/protocol"
@@ -80,7 +79,7 @@ func TestHalfOpenStreamIsNoStall(t *testing.T) {
 	}}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	client := kubernetes.NewForConfigOrDie(&rest.Config{Host: hs.URL})
+	client := mustKubeClient(&rest.Config{Host: hs.URL})
 	src := &podLogSource{client: client, namespace: "ns", pod: "p", container: "agent",
 		agentDone: func(context.Context) (bool, error) { return false, nil },
 		backoff:   backoff{initial: time.Millisecond, max: 2 * time.Millisecond}, log: testLogger(t)}

@@ -8,9 +8,6 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -35,7 +32,7 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 // and an empty patch changes nothing (the API server skips the write of an
 // unchanged object), so it reads the Pod's conditions and container states.
 type podStatus struct {
-	client    kubernetes.Interface
+	client    *kubeClient
 	namespace string
 	name      string
 }
@@ -43,8 +40,7 @@ type podStatus struct {
 // patch applies a strategic merge patch to the Pod's status and returns the
 // Pod as stored after it.
 func (p *podStatus) patch(ctx context.Context, body []byte) (*corev1.Pod, error) {
-	return p.client.CoreV1().Pods(p.namespace).Patch(ctx, p.name, types.StrategicMergePatchType,
-		body, metav1.PatchOptions{FieldManager: fieldManager}, "status")
+	return p.client.patchPodStatus(ctx, p.namespace, p.name, body)
 }
 
 // read returns the Pod without changing it.

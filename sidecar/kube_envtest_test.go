@@ -380,7 +380,7 @@ func TestReporterOnAPIServer(t *testing.T) {
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := agentPod(t, ctx, ns, fmt.Sprintf("turn-%d", i))
-			client := kubernetes.NewForConfigOrDie(tokenConfig(sidecarToken(t, ctx, ns, pod)))
+			client := mustKubeClient(tokenConfig(sidecarToken(t, ctx, ns, pod)))
 			ps := &podStatus{client: client, namespace: ns, name: pod.Name}
 			newReporter := func() *reporter {
 				r := &reporter{pod: ps, now: time.Now, backoff: defaultBackoff, period: 15 * time.Second, log: testLogger(t)}
@@ -509,7 +509,7 @@ func TestRunThroughTheAPIServer(t *testing.T) {
 
 			runOnce := func() {
 				t.Helper()
-				client := kubernetes.NewForConfigOrDie(&rest.Config{Host: front.URL, BearerToken: token})
+				client := mustKubeClient(&rest.Config{Host: front.URL, BearerToken: token})
 				cfg := runConfig{Format: "claude", Guards: monitor.DefaultGuards(), Prices: monitor.DefaultPrices(),
 					PodName: pod.Name, Namespace: ns, AgentContainer: "agent", ProgressPeriod: time.Hour,
 					Drain: time.Second, WriteGrace: 5 * time.Second}

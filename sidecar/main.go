@@ -1,6 +1,7 @@
 // Command turnwatch-sidecar is the in-Pod watchdog and its offline twins.
 //
 //	turnwatch-sidecar replay --format FORMAT [--guards FILE] [--prices FILE] FILE|-
+//	turnwatch-sidecar explain --format FORMAT [--guards FILE] [-o text|json] FILE|-
 //	turnwatch-sidecar watch  --format FORMAT [--guards FILE] [--prices FILE] [--grace D] -- COMMAND...
 //	turnwatch-sidecar calibrate [--format FORMAT] [--guards FILE] [--json] PATH...
 //

@@ -13,7 +13,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
 
@@ -63,7 +62,7 @@ func TestPassingRefusalIsRetried(t *testing.T) {
 		fmt.Fprintln(w, `2026-12-01T00:00:00.000000000Z {"type":"agent_start"}`)
 	}))
 	defer hs.Close()
-	src := &podLogSource{client: kubernetes.NewForConfigOrDie(&rest.Config{Host: hs.URL}), namespace: "ns", pod: "p", container: "agent",
+	src := &podLogSource{client: mustKubeClient(&rest.Config{Host: hs.URL}), namespace: "ns", pod: "p", container: "agent",
 		agentDone: func(context.Context) (bool, error) { return true, nil },
 		backoff:   backoff{initial: time.Millisecond, max: 2 * time.Millisecond, refusalGrace: time.Hour}, log: testLogger(t)}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

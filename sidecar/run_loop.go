@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"k8s.io/client-go/kubernetes"
 
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
@@ -96,7 +95,7 @@ func newKubeRunner(cfg runConfig, log logr.Logger) (*runner, error) {
 		return nil, err
 	}
 	rc.UserAgent = "turnwatch-sidecar"
-	client, err := kubernetes.NewForConfig(rc)
+	client, err := newKubeClient(rc)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +103,7 @@ func newKubeRunner(cfg runConfig, log logr.Logger) (*runner, error) {
 }
 
 // newRunner wires the source and the reporter on client.
-func newRunner(cfg runConfig, client kubernetes.Interface, log logr.Logger) *runner {
+func newRunner(cfg runConfig, client *kubeClient, log logr.Logger) *runner {
 	ps := &podStatus{client: client, namespace: cfg.Namespace, name: cfg.PodName}
 	done := agentDoneFunc(ps, cfg.AgentContainer, defaultBackoff.refusalGrace, log)
 	var src source

@@ -30,6 +30,9 @@ var operator struct {
 // needs the operator fails (it does not skip) when any of that is missing.
 func needOperator(t *testing.T) {
 	t.Helper()
+	if installMode() {
+		t.Fatalf("%s is set: the operator runs in the cluster (install tests), so the local manager must not start", installModeEnv)
+	}
 	operator.once.Do(func() { operator.err = startOperator() })
 	if operator.err != nil {
 		t.Fatalf("the operator could not start: %v", operator.err)

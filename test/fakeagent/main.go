@@ -6,6 +6,7 @@
 //	fakeagent --scenario loop --format pi [--speed 4] [--exit-code 0] [--hold]
 //	fakeagent --file stream.log          replay any file ("-" for stdin)
 //	fakeagent --scenario silent --pad 24000 [--dump]   pad a pi stream (pad.go)
+//	fakeagent --rate 100 --for 5m        a healthy pi stream at 100 events a second (steady.go)
 //	fakeagent --list                     which scenarios exist in which format
 //	fakeagent gen -out scenarios         regenerate the embedded streams
 //	fakeagent attack --namespace NS --pod NAME   play a hostile agent (attack.go)
@@ -18,6 +19,7 @@
 package main
 
 import (
+	"context"
 	"embed"
 	"errors"
 	"flag"
@@ -26,6 +28,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 //go:embed scenarios
@@ -62,8 +65,13 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	list := fs.Bool("list", false, "print which scenarios exist in which format")
 	padBytes := fs.Int("pad", 0, "after each line, this many bytes of padding lines (pi session events, which no detector reads)")
 	dump := fs.Bool("dump", false, "print the stream as it would be played, timestamps kept, without waiting (for replay)")
+	rate := fs.Int("rate", 0, "instead of a scenario, write a healthy pi stream at this many events a second (with --for)")
+	dur := fs.Duration("for", time.Minute, "how long --rate writes")
 	if err := fs.Parse(argv); err != nil {
 		return 2
+	}
+	if *rate > 0 {
+		return runSteady(*rate, *dur, *exit, stdout, stderr)
 	}
 	if *list {
 		fmt.Fprint(stdout, matrix())
@@ -124,6 +132,17 @@ func open(scenario, format, file string) (io.ReadCloser, error) {
 		return nil, fmt.Errorf("no scenario %q in format %q (--list shows them)", scenario, format)
 	}
 	return f, nil
+}
+
+// runSteady plays the --rate stream; SIGTERM ends it at once.
+func runSteady(rate int, d time.Duration, exit int, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := steady(ctx, stdout, rate, d); err != nil {
+		fmt.Fprintln(stderr, "fakeagent:", err)
+		return 143
+	}
+	return exit
 }
 
 func fail(err error) {

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/pkg/explain"
+	"turnwatch.dev/turnwatch/pkg/monitor"
+	"turnwatch.dev/turnwatch/pkg/protocol"
+)
+
+func contextNamespace(ns string) clientcmdapi.Context { return clientcmdapi.Context{Namespace: ns} }
+
+// explainRun reads the run, its turns, and the chosen turn's agent log.
+func explainRun(ctx context.Context, cfg *rest.Config, ns, name, pick string, gap time.Duration) (*explain.Run, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := twv1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, err
+	}
+	var run twv1.AgentRun
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &run); err != nil {
+		return nil, err
+	}
+	var list twv1.AgentTurnList
+	if err := c.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{twv1.LabelRun: name}); err != nil {
+		return nil, err
+	}
+	r := &explain.Run{Namespace: ns, Name: name, Phase: string(run.Status.Phase), Turns: turnsOf(&run, list.Items)}
+	if f := run.Status.Fault; f != nil {
+		r.Fault = &explain.Turn{Name: f.Turn, Class: string(f.Class), Detector: f.Detector, Message: f.Message}
+	}
+	turn, ok := chooseTurn(r, pick)
+	if !ok {
+		if pick != "" {
+			return nil, fmt.Errorf("AgentRun %s/%s has no turn %q", ns, name, pick)
+		}
+		return r, nil // no turn yet
+	}
+	r.StreamTurn = turn.Name
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r.Stream, err = turnStream(ctx, c, cs, ns, turn, run.Spec.Format, gap)
+	if err != nil {
+		r.StreamError = err.Error()
+	}
+	return r, nil
+}
+
+// turnsOf merges the run's status list (deleted turns included) with the
+// AgentTurns (their error and Pod).
+func turnsOf(run *twv1.AgentRun, items []twv1.AgentTurn) []explain.Turn {
+	byName := map[string]*twv1.AgentTurn{}
+	for i := range items {
+		byName[items[i].Name] = &items[i]
+	}
+	seen := map[string]bool{}
+	var out []explain.Turn
+	add := func(t explain.Turn) {
+		if at := byName[t.Name]; at != nil {
+			t.Outcome = string(at.Status.Outcome)
+			t.Steps, t.CostUSD = at.Status.Steps, at.Status.CostUSD
+			t.Pod = at.Status.PodName
+			if t.Pod == "" {
+				t.Pod = at.Name
+			}
+			if e := at.Status.Error; e != nil {
+				t.Class, t.Detector, t.Message = string(e.Type), e.Detector, e.Message
+			}
+		}
+		seen[t.Name] = true
+		out = append(out, t)
+	}
+	for _, ref := range run.Status.Turns {
+		add(explain.Turn{Name: ref.Name, Attempt: ref.Attempt, Outcome: string(ref.Outcome), Class: string(ref.ErrorType),
+			Steps: ref.Steps, CostUSD: ref.CostUSD})
+	}
+	for _, at := range items {
+		if !seen[at.Name] {
+			add(explain.Turn{Name: at.Name, Attempt: at.Spec.Attempt})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Attempt < out[j].Attempt })
+	return out
+}
+
+// chooseTurn: the one asked for (name or attempt), else the faulted one,
+// else the last.
+func chooseTurn(r *explain.Run, pick string) (explain.Turn, bool) {
+	if len(r.Turns) == 0 {
+		return explain.Turn{}, false
+	}
+	want := pick
+	if want == "" && r.Fault != nil {
+		want = r.Fault.Name
+	}
+	if want == "" {
+		return r.Turns[len(r.Turns)-1], true
+	}
+	for _, t := range r.Turns {
+		if t.Name == want || strconv.Itoa(int(t.Attempt)) == want {
+			return t, true
+		}
+	}
+	if pick == "" {
+		return r.Turns[len(r.Turns)-1], true
+	}
+	return explain.Turn{}, false
+}
+
+// turnStream reads the turn's agent log (with timestamps, so gaps show) and
+// explains it with the format, guards and prices its sidecar was given.
+func turnStream(ctx context.Context, c client.Client, cs kubernetes.Interface, ns string, turn explain.Turn, format twv1.Format, gap time.Duration) (*explain.Timeline, error) {
+	if turn.Pod == "" {
+		return nil, fmt.Errorf("the turn is gone (deleted), and with it its Pod")
+	}
+	var pod corev1.Pod
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: turn.Pod}, &pod); err != nil {
+		return nil, fmt.Errorf("its Pod %s: %w", turn.Pod, err)
+	}
+	opts, container, err := sidecarOptions(&pod, string(format))
+	if err != nil {
+		return nil, err
+	}
+	opts.GapAtLeast = gap
+	logs, err := cs.CoreV1().Pods(ns).GetLogs(pod.Name, &corev1.PodLogOptions{Container: container, Timestamps: true}).Stream(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("the log of %s in Pod %s: %w", container, pod.Name, err)
+	}
+	defer logs.Close()
+	return explain.Stream(logs, opts)
+}
+
+// sidecarOptions are the engine options the manager gave the turn's sidecar
+// (its env), and the agent container it followed.
+func sidecarOptions(pod *corev1.Pod, format string) (explain.Options, string, error) {
+	opts := explain.Options{Format: format}
+	container := "agent"
+	for _, c := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
+		if c.Name != protocol.SidecarContainerName {
+			continue
+		}
+		for _, e := range c.Env {
+			var err error
+			switch e.Name {
+			case protocol.EnvFormat:
+				opts.Format = e.Value
+			case protocol.EnvAgentContainer:
+				container = e.Value
+			case protocol.EnvPriorCostUSD:
+				opts.PriorCostUSD = e.Value
+			case protocol.EnvGuards:
+				opts.Guards, err = monitor.ParseGuards([]byte(e.Value))
+			case protocol.EnvPrices:
+				opts.Prices, err = monitor.ParsePrices([]byte(e.Value))
+			}
+			if err != nil {
+				return opts, "", fmt.Errorf("the sidecar's %s: %w", e.Name, err)
+			}
+		}
+	}
+	return opts, container, nil
+}

@@ -1,0 +1,145 @@
+// Command kubectl-turnwatch is turnwatch's kubectl plugin: with it on PATH,
+// `kubectl turnwatch explain RUN` shows an AgentRun at a glance: every turn
+// with its outcome, then the agent's stream of one turn (the one that
+// faulted, by default) as a timeline of numbered tool calls, error answers,
+// steps and cost so far, the silent streak, time gaps, and the streak that
+// tripped with the detector's message. The timeline runs the sidecar's own
+// engine over the Pod's log with the guards and prices the sidecar had
+// (pkg/explain; `turnwatch-sidecar explain FILE` does the same for a file).
+//
+//	kubectl turnwatch explain RUN [-n NAMESPACE] [--turn NAME|ATTEMPT] [-o text|json]
+//	                              [--color auto|always|never] [--kubeconfig FILE] [--context NAME]
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+
+	"turnwatch.dev/turnwatch/pkg/explain"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// flags are the plugin's: kubectl's kubeconfig flags and explain's own.
+type flags struct {
+	kubeconfig, context, namespace string
+	turn, output, color            string
+	gap                            time.Duration
+	timeout                        time.Duration
+}
+
+const usageText = `usage: kubectl turnwatch explain RUN [flags]
+
+Shows an AgentRun's turns with their outcomes, then one turn's agent stream as
+a timeline: numbered tool calls, error answers, steps and cost so far, the
+silent streak, time gaps, and the streak that tripped with the detector's message.
+
+flags:
+`
+
+func newFlagSet(f *flags, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("kubectl turnwatch explain", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
+	fs.StringVar(&f.context, "context", "", "the kubeconfig context to use")
+	fs.StringVar(&f.namespace, "namespace", "", "the run's namespace (default: the context's)")
+	fs.StringVar(&f.namespace, "n", "", "short for --namespace")
+	fs.StringVar(&f.turn, "turn", "", "the turn whose stream to show, by name or attempt (default: the faulted turn, else the last)")
+	fs.StringVar(&f.output, "output", "text", "text (for a person) or json (for tools)")
+	fs.StringVar(&f.output, "o", "text", "short for --output")
+	fs.StringVar(&f.color, "color", "auto", "auto (only on a terminal, unless NO_COLOR is set), always or never")
+	fs.DurationVar(&f.gap, "gap", explain.DefaultGap, "shortest silence between two lines that the timeline shows")
+	fs.DurationVar(&f.timeout, "request-timeout", 30*time.Second, "how long the API calls may take")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usageText)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse reads flags given before and after the positional arguments, as
+// kubectl does (`explain RUN -n NS`).
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	var f flags
+	fs := newFlagSet(&f, stderr)
+	if len(args) == 0 || args[0] != "explain" {
+		if len(args) > 0 && args[0] != "-h" && args[0] != "--help" && args[0] != "help" {
+			fmt.Fprintf(stderr, "kubectl turnwatch: unknown command %q\n", args[0])
+		}
+		fs.Usage()
+		return 2
+	}
+	pos, err := parse(fs, args[1:])
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 || (f.output != "text" && f.output != "json") {
+		fs.Usage()
+		return 2
+	}
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: f.kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
+		&clientcmd.ConfigOverrides{CurrentContext: f.context, Context: contextNamespace(f.namespace)})
+	cfg, err := loader.ClientConfig()
+	if err != nil {
+		fmt.Fprintln(stderr, "kubectl turnwatch:", err)
+		return 1
+	}
+	ns, _, err := loader.Namespace()
+	if err != nil {
+		fmt.Fprintln(stderr, "kubectl turnwatch:", err)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), f.timeout)
+	defer cancel()
+	r, err := explainRun(ctx, cfg, ns, pos[0], f.turn, f.gap)
+	if err != nil {
+		fmt.Fprintln(stderr, "kubectl turnwatch:", err)
+		return 1
+	}
+	if f.output == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if enc.Encode(r) != nil {
+			return 1
+		}
+		return 0
+	}
+	if r.WriteText(stdout, useColor(f.color, stdout)) != nil {
+		return 1
+	}
+	return 0
+}
+
+func useColor(mode string, w io.Writer) bool {
+	switch strings.ToLower(mode) {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	file, ok := w.(*os.File)
+	return ok && explain.IsTerminal(file)
+}

@@ -1,0 +1,236 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/pkg/protocol"
+)
+
+func TestProgressPeriod(t *testing.T) {
+	for _, c := range []struct {
+		freshness time.Duration
+		want      string
+	}{
+		{time.Minute, "55"},
+		{100 * time.Second, "95"},
+		{5 * time.Second, "1"},
+		{2 * time.Second, "1"},
+	} {
+		if got := progressEnv(c.freshness); got.Name != protocol.EnvProgressPeriod || got.Value != c.want {
+			t.Errorf("freshness %s: %s=%s, want %s", c.freshness, got.Name, got.Value, c.want)
+		}
+	}
+}
+
+func TestCountsOnly(t *testing.T) {
+	base := twv1.AgentTurnStatus{PodName: "p", Steps: 3, CostUSD: "0.1"}
+	for _, c := range []struct {
+		name string
+		edit func(*twv1.AgentTurnStatus)
+		want bool
+	}{
+		{"steps", func(s *twv1.AgentTurnStatus) { s.Steps = 4 }, true},
+		{"cost", func(s *twv1.AgentTurnStatus) { s.CostUSD = "0.2" }, true},
+		{"nudge too", func(s *twv1.AgentTurnStatus) { s.Steps, s.Nudges = 4, 1 }, false},
+		{"outcome too", func(s *twv1.AgentTurnStatus) { s.Steps, s.Outcome = 4, twv1.TurnFailed }, false},
+	} {
+		next := base
+		c.edit(&next)
+		if got := countsOnly(base, next); got != c.want {
+			t.Errorf("%s: countsOnly = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestCountsAhead(t *testing.T) {
+	st := twv1.AgentTurnStatus{Steps: 3, CostUSD: "0.10"}
+	for _, c := range []struct {
+		p    protocol.Progress
+		want bool
+	}{
+		{protocol.Progress{Steps: 3, CostUSD: "0.1"}, true},
+		{protocol.Progress{Steps: 4, CostUSD: "0.2"}, true},
+		{protocol.Progress{Steps: 2, CostUSD: "0.2"}, false},
+		{protocol.Progress{Steps: 4, CostUSD: "0.05"}, false},
+		{protocol.Progress{Steps: 4, CostUSD: "lots"}, false},
+	} {
+		if got := countsAhead(&c.p, st); got != c.want {
+			t.Errorf("%+v over %+v: %v, want %v", c.p, st, got, c.want)
+		}
+	}
+}
+
+func TestCountsThrottle(t *testing.T) {
+	var c countsThrottle
+	uid, t0 := types.UID("u"), time.Unix(1000, 0)
+	st := func(steps int64, cost string) *twv1.AgentTurnStatus {
+		return &twv1.AgentTurnStatus{Steps: steps, CostUSD: cost}
+	}
+	if w := c.hold(uid, st(1, "0.1"), t0, time.Minute); w != 0 {
+		t.Fatalf("first write held %s", w)
+	}
+	if w := c.hold(uid, st(5, "0.5"), t0.Add(20*time.Second), time.Minute); w != 40*time.Second {
+		t.Fatalf("second write within the period: held %s, want 40s", w)
+	}
+	settled := st(3, "0.3") // a settle path that did not read the Pod
+	c.settle(uid, settled)
+	if settled.Steps != 5 || settled.CostUSD != "0.5" {
+		t.Fatalf("settled with %+v, want the held 5 steps", settled)
+	}
+	if w := c.hold(uid, st(6, "0.6"), t0.Add(30*time.Second), time.Minute); w != 0 {
+		t.Fatalf("a forgotten turn held %s", w)
+	}
+	if w := c.hold(uid, st(7, "0.7"), t0.Add(90*time.Second), time.Minute); w != 0 {
+		t.Fatalf("write after the period held %s", w)
+	}
+	final := st(9, "0.9") // the final summary is ahead of anything held
+	c.settle(uid, final)
+	if final.Steps != 9 {
+		t.Fatalf("settle lowered the counts: %+v", final)
+	}
+}
+
+// A Pod deleted while its counts are held back: the turn settles with the
+// newest counts, and the run's never go back.
+func TestHeldCountsSurvivePodDeletion(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	ns := newNamespace(t)
+	startManager(t, ns, managerOpts{})
+	create(t, newRun(ns, "held", func(r *twv1.AgentRun) { r.Spec.Rerolls = &twv1.RerollPolicy{Max: ptrTo[int32](0)} }))
+	waitPod(t, ns, "held-0")
+	playSidecar(t, ns, "held-0", condition(protocol.ConditionProgress, protocol.ReasonRunning, `{"steps":2,"costUSD":"0.01"}`))
+	eventually(t, "first progress on the turn", func() error {
+		if turn, err := getTurn(ns, "held-0"); err != nil || turn.Status.Steps != 2 {
+			return fmt.Errorf("%v %+v", err, turn.Status)
+		}
+		return nil
+	})
+	playSidecar(t, ns, "held-0", condition(protocol.ConditionProgress, protocol.ReasonRunning, `{"steps":9,"costUSD":"0.5"}`))
+	eventually(t, "later progress on the run", func() error {
+		if run, err := getRun(ns, "held"); err != nil || run.Status.Steps != 9 {
+			return fmt.Errorf("%v %+v", err, run.Status)
+		}
+		return nil
+	})
+	pod, err := getPod(ns, "held-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Delete(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	turn := turnSettled(t, ns, "held-0")
+	run := runPhase(t, ns, "held", twv1.RunFaulted)
+	if turn.Status.Steps != 9 || turn.Status.CostUSD != "0.5" || run.Status.Steps != 9 || run.Status.CostUSD != "0.50" {
+		t.Errorf("after the Pod's deletion: turn %d %s, run %d %s", turn.Status.Steps, turn.Status.CostUSD, run.Status.Steps, run.Status.CostUSD)
+	}
+}
+
+// A running agent's progress reaches the run's status at once, read from the
+// Pod; the turn's own copy takes the first report and then waits for its
+// refresh period, and both agree once the turn settles.
+func TestLiveCountsInRunStatus(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	ns := newNamespace(t)
+	startManager(t, ns, managerOpts{})
+	create(t, newRun(ns, "live"))
+	waitPod(t, ns, "live-0")
+
+	playSidecar(t, ns, "live-0", condition(protocol.ConditionProgress, protocol.ReasonRunning, `{"steps":2,"costUSD":"0.01"}`))
+	eventually(t, "first progress on the turn and the run", func() error {
+		turn, err := getTurn(ns, "live-0")
+		if err != nil {
+			return err
+		}
+		run, err := getRun(ns, "live")
+		if err != nil {
+			return err
+		}
+		if turn.Status.Steps != 2 || run.Status.Steps != 2 || run.Status.CostUSD != "0.01" {
+			return fmt.Errorf("turn %d, run %d %s", turn.Status.Steps, run.Status.Steps, run.Status.CostUSD)
+		}
+		return nil
+	})
+	playSidecar(t, ns, "live-0", condition(protocol.ConditionProgress, protocol.ReasonRunning, `{"steps":9,"costUSD":"0.5"}`))
+	eventually(t, "later progress on the run", func() error {
+		run, err := getRun(ns, "live")
+		if err != nil {
+			return err
+		}
+		if run.Status.Steps != 9 || run.Status.CostUSD != "0.50" || len(run.Status.Turns) != 1 || run.Status.Turns[0].Steps != 9 {
+			return fmt.Errorf("run %+v", run.Status)
+		}
+		return nil
+	})
+	if turn, _ := getTurn(ns, "live-0"); turn.Status.Steps != 2 {
+		t.Errorf("the turn's own counts were rewritten within their refresh period: %d steps", turn.Status.Steps)
+	}
+
+	playSidecar(t, ns, "live-0", finishedCond(protocol.Summary{Steps: 11, CostUSD: "0.75", StopReason: "end", Result: true}))
+	run := runPhase(t, ns, "live", twv1.RunSucceeded)
+	turn, _ := getTurn(ns, "live-0")
+	if turn.Status.Steps != 11 || turn.Status.CostUSD != "0.75" || run.Status.Steps != 11 || run.Status.CostUSD != "0.75" {
+		t.Errorf("settled: turn %d %s, run %d %s", turn.Status.Steps, turn.Status.CostUSD, run.Status.Steps, run.Status.CostUSD)
+	}
+}
+
+// The sidecar's progress period follows statusFreshness; without one the
+// sidecar keeps its own default.
+func TestRenderProgressPeriod(t *testing.T) {
+	for _, c := range []struct {
+		freshness time.Duration
+		want      string // "" for no env
+	}{{time.Minute, "55"}, {0, ""}} {
+		run := newRun("ns", "r")
+		turn := &twv1.AgentTurn{}
+		turn.Name, turn.Namespace = "r-0", "ns"
+		turn.Spec = twv1.AgentTurnSpec{RunName: "r", Prompt: "p"}
+		pod, err := renderPod(run, turn, renderOptions{SidecarImage: "img", Guards: DefaultConfig().Guards, Freshness: c.freshness})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		for _, e := range pod.Spec.InitContainers[0].Env {
+			if e.Name == protocol.EnvProgressPeriod {
+				got = e.Value
+			}
+		}
+		if got != c.want {
+			t.Errorf("freshness %s: %s=%q, want %q", c.freshness, protocol.EnvProgressPeriod, got, c.want)
+		}
+	}
+}
+
+// The cache keeps neither managedFields nor prompts nor the Pods' env.
+func TestCacheTrims(t *testing.T) {
+	mf := []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
+	run := &twv1.AgentRun{ObjectMeta: metav1.ObjectMeta{ManagedFields: mf}, Spec: twv1.AgentRunSpec{Prompt: "p", Format: twv1.FormatPi}}
+	turn := &twv1.AgentTurn{ObjectMeta: metav1.ObjectMeta{ManagedFields: mf}, Spec: twv1.AgentTurnSpec{Prompt: "p", RunName: "r"}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ManagedFields: mf, Labels: map[string]string{"a": "b"}}, Spec: corev1.PodSpec{
+		InitContainers: []corev1.Container{{Name: "s", Env: []corev1.EnvVar{{Name: "X", Value: "y"}}}},
+		Containers:     []corev1.Container{{Name: "agent", Env: []corev1.EnvVar{{Name: protocol.EnvPrompt, Value: "p"}}}},
+	}}
+	_, _ = trimRun(run)
+	_, _ = trimTurn(turn)
+	_, _ = trimPod(pod)
+	if run.ManagedFields != nil || run.Spec.Prompt != "" || run.Spec.Format != twv1.FormatPi {
+		t.Errorf("run %+v", run)
+	}
+	if turn.ManagedFields != nil || turn.Spec.Prompt != "" || turn.Spec.RunName != "r" {
+		t.Errorf("turn %+v", turn)
+	}
+	if pod.ManagedFields != nil || pod.Spec.InitContainers[0].Env != nil || pod.Spec.Containers[0].Env != nil ||
+		pod.Spec.Containers[0].Name != "agent" || pod.Labels["a"] != "b" {
+		t.Errorf("pod %+v", pod)
+	}
+}

@@ -1,0 +1,109 @@
+package monitor
+
+import (
+	"bytes"
+	"time"
+)
+
+// Inspection: what one line carried, for tools that show a stream to a
+// person (pkg/explain). The sidecar never calls these: they allocate.
+
+// LineCall is a tool call the line carried.
+type LineCall struct {
+	ID   string
+	Name string
+	// Args is the call's raw JSON arguments as the line carries them.
+	Args string
+	// Complete is false for a call whose arguments are still streaming.
+	Complete bool
+}
+
+// LineResult is a tool result the line carried.
+type LineResult struct {
+	ID, Name string
+	IsError  bool
+}
+
+// LineInfo is what the fold saw in one line.
+type LineInfo struct {
+	Calls   []LineCall
+	Results []LineResult
+}
+
+// Inspect returns the tool calls and results of the line the engine parsed
+// last. Call it right after a Feed whose line was parsed (not blank, not
+// counted as unparsed, no trip before it), before the line's buffer is
+// reused: the parse points into it.
+func (e *Engine) Inspect() LineInfo {
+	ev := &e.ev
+	var info LineInfo
+	if ev.content != nil {
+		inspectContent(ev.content, ev.contentComplete, &info)
+	}
+	for _, c := range ev.calls[:ev.ncalls] {
+		info.Calls = append(info.Calls, LineCall{ID: string(c.id), Name: unescape(c.name), Args: string(c.args), Complete: c.complete})
+	}
+	for _, r := range ev.results[:ev.nresults] {
+		info.Results = append(info.Results, LineResult{ID: string(r.id), Name: unescape(r.name), IsError: r.isError})
+	}
+	return info
+}
+
+// inspectContent reads the calls and results of a content array the way
+// Engine.content folds them.
+func inspectContent(raw []byte, complete bool, info *LineInfo) {
+	var s scanner
+	s.reset(raw)
+	if s.peek() != '[' {
+		return
+	}
+	s.enterArray()
+	var a arr
+	for s.elem(&a) {
+		if s.peek() != '{' {
+			if !s.skip() {
+				return
+			}
+			continue
+		}
+		s.enter()
+		var o obj
+		var typ, id, name, args, useID []byte
+		isErr := false
+		for {
+			k, ok := s.key(&o)
+			if !ok {
+				break
+			}
+			switch string(k) {
+			case "type":
+				typ, _ = s.str()
+			case "id":
+				id, _ = s.strOrNull()
+			case "name":
+				name, _ = s.strOrNull()
+			case "arguments", "input":
+				args, _ = s.value()
+			case "tool_use_id":
+				useID, _ = s.strOrNull()
+			case "is_error":
+				isErr, _ = s.boolean()
+			default:
+				s.skip()
+			}
+		}
+		if s.bad {
+			return
+		}
+		switch {
+		case string(typ) == "toolCall" || bytes.HasSuffix(typ, []byte("tool_use")):
+			info.Calls = append(info.Calls, LineCall{ID: string(id), Name: unescape(name), Args: string(args), Complete: complete})
+		case string(typ) == "tool_result":
+			info.Results = append(info.Results, LineResult{ID: string(useID), IsError: isErr})
+		}
+	}
+}
+
+// LineTime is the time of a line's `kubectl logs --timestamps` prefix, and
+// the line without it; a zero time when it has none.
+func LineTime(line []byte) (time.Time, []byte) { return splitTimestamp(line) }
