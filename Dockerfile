@@ -14,6 +14,7 @@ COPY cmd/ cmd/
 COPY controllers/ controllers/
 COPY pkg/ pkg/
 COPY sidecar/ sidecar/
+COPY cmd/ cmd/
 COPY hack/build-static.sh hack/
 RUN hack/build-static.sh /out
 
@@ -21,7 +22,7 @@ RUN hack/build-static.sh /out
 FROM scratch
 # kubectl-turnwatch rides along: `kubectl cp` or `docker create` + `docker cp` gets
 # the plugin matching the cluster's manager.
-COPY --from=build /out/manager /out/turnwatch-sidecar /out/kubectl-turnwatch /usr/local/bin/
+COPY --from=build /out/manager /out/turnwatch-sidecar /out/kubectl-turnwatch /out/turnwatch-hook /usr/local/bin/
 ENV PATH=/usr/local/bin
 USER 65532:65532
 ENTRYPOINT ["/usr/local/bin/manager"]

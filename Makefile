@@ -54,10 +54,10 @@ check-dockerfile: ## Check the Dockerfile without a Docker engine (COPY sources 
 	hack/check-dockerfile.sh
 
 .PHONY: test-unit
-test-unit: ## Quick tests: the engine, the sidecar, parsers, the kubectl plugin, the fake agent (no API server).
+test-unit: ## Quick tests: the engine, the sidecar, parsers, the kubectl plugin and the hook, the fake agent (no API server).
 	go test ./pkg/... ./sidecar/... ./cmd/... ./test/fakeagent/...
 
-FUZZ_TARGETS := FuzzPi FuzzClaude FuzzCodex FuzzOpencode FuzzGemini FuzzAuto FuzzScanner FuzzDecimal FuzzRepetition
+FUZZ_TARGETS := FuzzPi FuzzClaude FuzzCodex FuzzOpencode FuzzGemini FuzzAuto FuzzScanner FuzzDecimal FuzzRepetition FuzzWarnFirst
 # A count, not a duration: with a duration, Go 1.26's fuzz coordinator can fail a
 # target with a bare "context deadline exceeded" when a busy machine's worker misses
 # the deadline (go.dev/issue/75804, fixed in Go 1.27). A count has no deadline to race.
@@ -135,7 +135,7 @@ images: ## Build the images from static binaries (no Docker) and import them int
 	CGO_ENABLED=0 GOOS=linux go build -trimpath -o $(IMAGES_DIR)/pause ./hack/node/pause
 	hack/image.sh pause $(IMAGES_DIR)/pause
 	hack/image.sh --user 65532 fakeagent $(IMAGES_DIR)/fakeagent
-	hack/image.sh --user 65532 sidecar $(IMAGES_DIR)/turnwatch-sidecar
+	hack/image.sh --user 65532 sidecar $(IMAGES_DIR)/turnwatch-sidecar $(IMAGES_DIR)/turnwatch-hook
 	hack/image.sh --user 65532 manager $(IMAGES_DIR)/manager
 
 .PHONY: generate-scenarios
@@ -195,10 +195,11 @@ demo-down: ## Stop the demo's manager and tear down its node, leaving nothing be
 ##@ Build
 
 .PHONY: build
-build: ## Build the manager, the sidecar and the kubectl plugin (bin/kubectl-turnwatch: put bin/ on PATH for `kubectl turnwatch explain RUN`).
+build: ## Build the manager, the sidecar, the nudge hook and the kubectl plugin (bin/kubectl-turnwatch: put bin/ on PATH for `kubectl turnwatch explain RUN`).
 	go build -o $(BIN)/manager .
 	go build -o $(BIN)/turnwatch-sidecar ./sidecar
 	go build -o $(BIN)/kubectl-turnwatch ./cmd/kubectl-turnwatch
+	CGO_ENABLED=0 go build -o $(BIN)/turnwatch-hook ./cmd/turnwatch-hook
 
 .PHONY: run
 run: manifests ## Run the manager against the current kubeconfig's cluster.

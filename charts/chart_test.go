@@ -658,6 +658,9 @@ func TestConfigLoadsInManager(t *testing.T) {
 				if g := cfg.Guards; *g.StepBudget != 64 || *g.MaxCostUSD != "5.00" || len(g.WorldTools) != 2 {
 					t.Errorf("guards = %s, want the values' stepBudget 64, maxCostUSD 5.00, two world tools", toJSON(t, g))
 				}
+				if g := cfg.Guards; *g.NudgeDelivery != "file" || !*g.WarnFirst {
+					t.Errorf("guards = %s, want nudgeDelivery file and warnFirst", toJSON(t, g))
+				}
 				if r := cfg.Rerolls; *r.Max != 2 || len(r.Classes) != 1 || r.Classes[0] != "runaway" {
 					t.Errorf("rerolls = %s, want max 2, classes [runaway]", toJSON(t, r))
 				}

@@ -173,6 +173,9 @@ func validateConfig(cfg Config) error {
 			return fmt.Errorf("config: guards.maxCostUSD: %w", err)
 		}
 	}
+	if d := cfg.Guards.NudgeDelivery; d != nil && *d != monitor.NudgeDeliveryNone && *d != monitor.NudgeDeliveryFile {
+		return fmt.Errorf("config: guards.nudgeDelivery: must be %q or %q", monitor.NudgeDeliveryNone, monitor.NudgeDeliveryFile)
+	}
 	if err := validateStartConfig(cfg); err != nil {
 		return err
 	}
@@ -221,6 +224,8 @@ func defaultGuards() twv1.Guards {
 		ErrorRepeats:      ptr.To(int32(g.ErrorRepeats)),
 		RepeatedTextBytes: ptr.To(int32(g.RepeatedTextBytes)),
 		AnswerAware:       ptr.To(g.AnswerAware),
+		NudgeDelivery:     ptr.To(g.NudgeDelivery),
+		WarnFirst:         ptr.To(g.WarnFirst),
 	}
 }
 

@@ -36,13 +36,13 @@ func nudgeAction(streak int32) string {
 // sidecar's message where it is the one on the Pod.
 func nudgeNote(turn string, n, latest int32, message string) string {
 	if n != latest {
-		return fmt.Sprintf("turn %s: silent-run nudge, streak %d", turn, n)
+		return fmt.Sprintf("turn %s: nudge, streak %d", turn, n)
 	}
 	text := message
 	if _, rest, ok := strings.Cut(message, ": "); ok && protocol.NudgeStreak(message) == int(n) && strings.HasPrefix(message, "streak ") {
 		text = rest
 	}
-	return fmt.Sprintf("turn %s: silent-run nudge, streak %d: %s", turn, n, text)
+	return fmt.Sprintf("turn %s: nudge, streak %d: %s", turn, n, text)
 }
 
 // announceRerolls emits the Rerolled Event of every turn (oldest first)

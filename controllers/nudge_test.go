@@ -33,10 +33,10 @@ func TestNudgeEveryStreak(t *testing.T) {
 		notes[e.Note] = true
 	}
 	for _, want := range []string{
-		"turn ns-0: silent-run nudge, streak 1: " + text,
-		"turn ns-0: silent-run nudge, streak 2: " + text,
-		"turn ns-0: silent-run nudge, streak 3",
-		"turn ns-0: silent-run nudge, streak 4: " + text,
+		"turn ns-0: nudge, streak 1: " + text,
+		"turn ns-0: nudge, streak 2: " + text,
+		"turn ns-0: nudge, streak 3",
+		"turn ns-0: nudge, streak 4: " + text,
 	} {
 		if !notes[want] {
 			t.Errorf("no Nudged event %q in %v", want, notes)
@@ -58,9 +58,9 @@ func TestNudgeNote(t *testing.T) {
 		n, latest int32
 		msg, want string
 	}{
-		{1, 1, protocol.NudgeMessage(1, "quiet"), "turn t-0: silent-run nudge, streak 1: quiet"},
-		{1, 2, protocol.NudgeMessage(2, "quiet"), "turn t-0: silent-run nudge, streak 1"},
-		{1, 1, "an older sidecar's text", "turn t-0: silent-run nudge, streak 1: an older sidecar's text"},
+		{1, 1, protocol.NudgeMessage(1, "quiet"), "turn t-0: nudge, streak 1: quiet"},
+		{1, 2, protocol.NudgeMessage(2, "quiet"), "turn t-0: nudge, streak 1"},
+		{1, 1, "an older sidecar's text", "turn t-0: nudge, streak 1: an older sidecar's text"},
 	} {
 		if got := nudgeNote("t-0", tc.n, tc.latest, tc.msg); got != tc.want {
 			t.Errorf("nudgeNote(%d of %d, %q) = %q, want %q", tc.n, tc.latest, tc.msg, got, tc.want)

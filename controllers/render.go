@@ -93,7 +93,8 @@ func renderPod(run *twv1.AgentRun, turn *twv1.AgentTurn, o renderOptions) (*core
 	if h := templateHazards(&tmpl.Spec); len(h) > 0 {
 		return nil, &templateRefusedError{hazards: h}
 	}
-	guards, err := json.Marshal(o.Guards.Merge(run.Spec.Guards))
+	merged := o.Guards.Merge(run.Spec.Guards)
+	guards, err := json.Marshal(merged)
 	if err != nil {
 		return nil, err
 	}
@@ -125,6 +126,7 @@ func renderPod(run *twv1.AgentRun, turn *twv1.AgentTurn, o renderOptions) (*core
 	// First, so that it follows the agent from its first line.
 	spec.InitContainers = append([]corev1.Container{sidecarContainer(run, turn, agent, guards, o)}, spec.InitContainers...)
 	addSidecarState(spec)
+	addNudges(spec, idx, merged)
 	return pod, nil
 }
 

@@ -355,7 +355,7 @@ func TestReporterOnAPIServer(t *testing.T) {
 		want []wantCondition
 	}{
 		{name: "nudged, then tripped", do: func(ctx context.Context, r *reporter) error {
-			if err := r.silent(ctx, nudge); err != nil {
+			if err := r.silent(ctx, detectorSilentRun, nudge); err != nil {
 				return err
 			}
 			r.progress(ctx, protocol.Progress{Steps: 3, CostUSD: "0.12"})

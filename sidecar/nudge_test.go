@@ -17,7 +17,7 @@ func TestEveryNudgeStreakIsWritten(t *testing.T) {
 	const text = "13 tool-only model messages since the agent last spoke"
 	r := newTestReporter(t, p, c)
 	for streak := 1; streak <= 3; streak++ {
-		if err := r.silent(ctx, text); err != nil {
+		if err := r.silent(ctx, detectorSilentRun, text); err != nil {
 			t.Fatal(err)
 		}
 		if got := silentMessage(p); got != protocol.NudgeMessage(streak, text) {
@@ -29,14 +29,14 @@ func TestEveryNudgeStreakIsWritten(t *testing.T) {
 	}
 	again := newTestReporter(t, p, c)
 	for range 3 {
-		if err := again.silent(ctx, text); err != nil {
+		if err := again.silent(ctx, detectorSilentRun, text); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if p.writes != 3 || silentMessage(p) != protocol.NudgeMessage(3, text) {
 		t.Fatalf("the restarted sidecar rewrote the nudges: %d writes, %q", p.writes, silentMessage(p))
 	}
-	if err := again.silent(ctx, text); err != nil || silentMessage(p) != protocol.NudgeMessage(4, text) {
+	if err := again.silent(ctx, detectorSilentRun, text); err != nil || silentMessage(p) != protocol.NudgeMessage(4, text) {
 		t.Fatalf("a fourth streak after the restart: %v %q", err, silentMessage(p))
 	}
 }

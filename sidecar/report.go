@@ -172,12 +172,12 @@ func (r *reporter) tripped(ctx context.Context, detector, message string, p prot
 // restarted sidecar replaying the log skips the streaks its Pod already
 // shows (the condition holds the latest), so none is written twice and the
 // condition never goes back to an earlier one.
-func (r *reporter) silent(ctx context.Context, message string) error {
+func (r *reporter) silent(ctx context.Context, detector, message string) error {
 	r.streaks++
 	if c, ok := r.present[protocol.ConditionSilent]; ok && c.Status == corev1.ConditionTrue && protocol.NudgeStreak(c.Message) >= r.streaks {
 		return nil
 	}
-	return r.ensure(ctx, desired{Type: protocol.ConditionSilent, Reason: protocol.ReasonFor(detectorSilentRun),
+	return r.ensure(ctx, desired{Type: protocol.ConditionSilent, Reason: protocol.ReasonFor(detector),
 		Message: protocol.NudgeMessage(r.streaks, message)})
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"turnwatch.dev/turnwatch/pkg/monitor"
+	"turnwatch.dev/turnwatch/pkg/nudgefile"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -53,6 +54,9 @@ type runConfig struct {
 	TerminationLog string
 	// StateDir is the sidecar's own volume for its checkpoint ("" for none).
 	StateDir string
+	// NudgeDir is the volume shared with the agent, where nudges are
+	// delivered when the guards say so ("" for none).
+	NudgeDir string
 }
 
 // Defaults where docs/protocol.md leaves the knob to the sidecar.
@@ -91,6 +95,7 @@ func parseRunConfig(args []string, getenv func(string) string, stderr io.Writer)
 	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "kubeconfig to use instead of the in-cluster credential")
 	fs.IntVar(&c.MaxLine, "max-line", monitor.DefaultMaxLine, "longest line kept whole; longer ones count as unparsed")
 	fs.StringVar(&c.StateDir, "state-dir", getenv(protocol.EnvStateDir), "the sidecar's own directory for its checkpoint; \"\" replays the log on restart [$"+protocol.EnvStateDir+"]")
+	fs.StringVar(&c.NudgeDir, "nudge-dir", getenv(nudgefile.EnvDir), "the volume shared with the agent, for nudges (with guards nudgeDelivery file) [$"+nudgefile.EnvDir+"]")
 	fs.StringVar(&c.TerminationLog, "termination-log", defaultTerminationLog, "where to write why the sidecar ends, when retrying cannot help (\"\" for nowhere)")
 	if err := fs.Parse(args); err != nil {
 		return c, err

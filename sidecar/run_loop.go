@@ -166,6 +166,7 @@ func (r *runner) fatal(ctx context.Context, err error) error {
 
 // watch feeds the engine until the output is over or a detector tripped.
 func (r *runner) watch(followCtx context.Context, stopFollow context.CancelFunc, writeCtx context.Context) error {
+	r.installHook() // before the first line: the agent's first hook may run soon after
 	var ck *checkpointer
 	if _, ok := r.src.(resumer); ok && r.cfg.StateDir != "" {
 		ck = newCheckpointer(r.cfg.StateDir, r.checkpointPeriod, r.now, r.log.WithName("checkpoint"))
@@ -248,11 +249,8 @@ func (r *runner) watch(followCtx context.Context, stopFollow context.CancelFunc,
 
 // verdicts reports what one line produced; over is true after a trip.
 func (r *runner) verdicts(ctx context.Context, eng *monitor.Engine, v monitor.Verdicts) (bool, error) {
-	for _, n := range v.Nudges {
-		r.log.Info("nudge", "detector", monitor.DetectorSilentRun, "message", n.Message, "line", n.Line)
-		if err := r.rep.silent(ctx, n.Message); err != nil {
-			return false, err
-		}
+	if err := r.nudges(ctx, eng, v.Nudges); err != nil {
+		return false, err
 	}
 	if v.Trip == nil {
 		return false, nil
@@ -280,10 +278,8 @@ func (r *runner) finish(ctx context.Context, eng *monitor.Engine, followErr erro
 		return fmt.Errorf("following the agent's output: %w", followErr)
 	}
 	v := eng.Finish()
-	for _, n := range v.Nudges {
-		if err := r.rep.silent(ctx, n.Message); err != nil {
-			return err
-		}
+	if err := r.nudges(ctx, eng, v.Nudges); err != nil {
+		return err
 	}
 	rep := eng.Report()
 	s := summaryOf(rep)

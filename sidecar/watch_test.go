@@ -108,7 +108,7 @@ func TestWatchChildFinishes(t *testing.T) {
 		b.WriteString(`echo '{"type":"message_end","message":{"role":"assistant","content":[{"type":"toolCall","id":"d` + string(rune('a'+i)) + `","name":"bash","arguments":{"i":"` + string(rune('a'+i)) + `"}}],"stopReason":"toolUse"}}'; `)
 	}
 	code, _, errs = run(t, "", "watch", "--format", "pi", "--", "sh", "-c", b.String())
-	if code != 0 || !strings.Contains(errs, `{"nudge":{"message":"13 tool-only model messages`) {
+	if code != 0 || !strings.Contains(errs, `{"nudge":{"detector":"silentRun","message":"13 tool-only model messages`) {
 		t.Fatalf("exit %d stderr %q", code, errs)
 	}
 }

@@ -93,6 +93,23 @@ type Guards struct {
 	// changes is not a loop. Cluster default false.
 	// +optional
 	AnswerAware *bool `json:"answerAware,omitempty"`
+
+	// NudgeDelivery says whether nudges also reach the agent: "none" (an
+	// Event and a Pod condition only) or "file" (the sidecar appends each
+	// one to /run/turnwatch/nudges.jsonl, which an agent CLI's hook reads
+	// with /run/turnwatch/bin/turnwatch-hook; docs/nudges.md). Cluster
+	// default "none".
+	// +kubebuilder:validation:Enum=none;file
+	// +optional
+	NudgeDelivery *string `json:"nudgeDelivery,omitempty"`
+
+	// WarnFirst turns a turn's first loop trip (identical calls, cycles,
+	// repeated errors) into a nudge that names the loop, where nudges are
+	// delivered (nudgeDelivery "file"); that count starts over and the next
+	// loop trip trips.
+	// Cluster default false.
+	// +optional
+	WarnFirst *bool `json:"warnFirst,omitempty"`
 }
 
 // Merge returns g with every field that o sets replaced by o's value. Neither
@@ -131,5 +148,11 @@ func (g Guards) Merge(o *Guards) Guards {
 		out.MaxCostUSD = o.MaxCostUSD
 	}
 	mergeV2(&out, o)
+	if o.NudgeDelivery != nil {
+		out.NudgeDelivery = o.NudgeDelivery
+	}
+	if o.WarnFirst != nil {
+		out.WarnFirst = o.WarnFirst
+	}
 	return out
 }

@@ -64,7 +64,7 @@ func (t *Timeline) WriteText(w io.Writer, color bool) error {
 		fmt.Fprintf(&b, "%s %s (%s) at line %d: %s\n", p.s(styleBold+styleRed, "TRIPPED"), tr.Detector, tr.Class, tr.Line, tr.Message)
 	}
 	for _, n := range r.Nudges {
-		fmt.Fprintf(&b, "%s at line %d: %s\n", p.s(styleYellow, "nudged"), n.Line, n.Message)
+		fmt.Fprintf(&b, "%s %s at line %d: %s\n", p.s(styleYellow, "nudged"), n.Detector, n.Line, n.Message)
 	}
 	if len(t.Entries) == 0 {
 		b.WriteString("(no tool calls, gaps or verdicts in the stream)\n")

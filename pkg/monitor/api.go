@@ -94,10 +94,13 @@ type Trip struct {
 	Line int `json:"line"`
 }
 
-// Nudge is the silent-run verdict: said once per streak, the run goes on.
+// Nudge is a verdict that is said and the run goes on: the silent-run nudge
+// (once per streak), or with warnFirst the warning that replaced a turn's
+// first loop trip. Detector names which.
 type Nudge struct {
-	Message string `json:"message"`
-	Line    int    `json:"line"`
+	Detector string `json:"detector"`
+	Message  string `json:"message"`
+	Line     int    `json:"line"`
 }
 
 // Verdicts is what one line (or the end of input) produced: nudges, and at

@@ -113,7 +113,7 @@ func TestCheckpointCoversTheEngine(t *testing.T) {
 			"lastSig", "x", "agent", "tick", "agents", "otherOpen", "subagents",
 			"errNote", "resultErr", "failed", "closed", "seg", "open", "sessionModel", "priceCache"},
 		"message": {"open", "id", "speaks", "calls", "stop", "hasStop", "stopLine", "toks", "model", "rep", "deltas"},
-		"State": {"Guards", "Steps", "Streak", "Silent", "Nudged", "WhitespaceDeltas", "WhitespaceBytes", "Cost", "Prior", "Cap",
+		"State": {"Guards", "Steps", "Streak", "Silent", "Nudged", "Warned", "WhitespaceDeltas", "WhitespaceBytes", "Cost", "Prior", "Cap",
 			"StopReason", "Outstanding", "Gap", "Cycle", "CyclePeriod", "ErrorStreak", "RepeatBytes", "RepeatPeriod"},
 	}
 	for _, typ := range []reflect.Type{reflect.TypeOf(Engine{}), reflect.TypeOf(message{}), reflect.TypeOf(State{})} {

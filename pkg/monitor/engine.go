@@ -143,7 +143,8 @@ func New(opts Options) (*Engine, error) {
 func (g Guards) isZero() bool {
 	return g.StepBudget == 0 && g.IdenticalCalls == 0 && g.SilentTurns == 0 && g.StallTimeout == 0 &&
 		g.ToolTimeout == 0 && g.WhitespaceDeltas == 0 && g.WhitespaceBytes == 0 && g.WorldTools == nil && g.MaxCostUSD == "" &&
-		g.CycleRepeats == 0 && g.ErrorRepeats == 0 && g.RepeatedTextBytes == 0 && !g.AnswerAware
+		g.CycleRepeats == 0 && g.ErrorRepeats == 0 && g.RepeatedTextBytes == 0 && !g.AnswerAware &&
+		!g.Delivers() && !g.WarnFirst
 }
 
 // Feed processes one input line (without its trailing newline). If the line
@@ -307,8 +308,11 @@ func (e *Engine) evaluate(p phase, line int) bool {
 		if !failed {
 			continue
 		}
+		if !l.nudge && e.warn(reason, msg, line) {
+			continue
+		}
 		if l.nudge {
-			n := Nudge{Message: msg, Line: line}
+			n := Nudge{Detector: reason, Message: msg, Line: line}
 			e.nudges = append(e.nudges, n)
 			e.cur.Nudges = append(e.cur.Nudges, n)
 			e.st.Nudged = true

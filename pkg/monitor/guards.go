@@ -50,7 +50,24 @@ type Guards struct {
 	// AnswerAware makes an answer that differs from the previous identical
 	// call's answer restart the identical-call streak and the cycle count.
 	AnswerAware bool `json:"answerAware"`
+	// NudgeDelivery says where nudges go besides the humans' Event:
+	// NudgeDeliveryNone ("" reads the same) or NudgeDeliveryFile (the
+	// sidecar appends them to a file the agent's hook reads).
+	NudgeDelivery string `json:"nudgeDelivery,omitempty"`
+	// WarnFirst turns the first loop trip of a turn into a nudge, where
+	// nudges are delivered to the agent (NudgeDelivery file): the agent is
+	// told before it is stopped.
+	WarnFirst bool `json:"warnFirst,omitempty"`
 }
+
+// Nudge delivery modes (guards.nudgeDelivery).
+const (
+	NudgeDeliveryNone = "none"
+	NudgeDeliveryFile = "file"
+)
+
+// Delivers says whether nudges reach the agent itself.
+func (g Guards) Delivers() bool { return g.NudgeDelivery == NudgeDeliveryFile }
 
 // DefaultGuards returns SPEC.md's defaults.
 func DefaultGuards() Guards {
@@ -66,6 +83,7 @@ func DefaultGuards() Guards {
 		// says a team's healthy turns allow them.
 		ErrorRepeats:      6,
 		RepeatedTextBytes: 4096,
+		NudgeDelivery:     NudgeDeliveryNone,
 	}
 }
 
@@ -139,13 +157,26 @@ func (g *Guards) set(key string, v json.RawMessage) error {
 		}
 		g.MaxCostUSD = s
 		return nil
+	case "nudgeDelivery":
+		var s string
+		if err := json.Unmarshal(v, &s); err != nil || (s != NudgeDeliveryNone && s != NudgeDeliveryFile) {
+			return fmt.Errorf("must be %q or %q, got %s", NudgeDeliveryNone, NudgeDeliveryFile, v)
+		}
+		g.NudgeDelivery = s
+		return nil
+	case "warnFirst":
+		if err := json.Unmarshal(v, &g.WarnFirst); err != nil {
+			return fmt.Errorf("must be true or false, got %s", v)
+		}
+		return nil
 	}
 	return fmt.Errorf("unknown guard (known: %s)", strings.Join(guardNames, ", "))
 }
 
 var guardNames = []string{"stepBudget", "identicalCalls", "silentTurns", "stallTimeout",
 	"toolTimeout", "whitespaceDeltas", "whitespaceBytes", "worldTools", "maxCostUSD",
-	"cycleRepeats", "errorRepeats", "repeatedTextBytes", "answerAware"}
+	"cycleRepeats", "errorRepeats", "repeatedTextBytes", "answerAware",
+	"nudgeDelivery", "warnFirst"}
 
 func setCount(dst *int, v json.RawMessage) error {
 	var n int
@@ -180,6 +211,9 @@ func (g Guards) Validate() error {
 	}
 	if _, err := g.maxCost(); err != nil {
 		return err
+	}
+	if d := g.NudgeDelivery; d != "" && d != NudgeDeliveryNone && d != NudgeDeliveryFile {
+		return fmt.Errorf("guards: nudgeDelivery: must be %q or %q, got %q", NudgeDeliveryNone, NudgeDeliveryFile, d)
 	}
 	return nil
 }

@@ -14,6 +14,9 @@ type State struct {
 	// Nudged is set once the silent-run nudge was said for this streak.
 	Silent int
 	Nudged bool
+	// Warned is set once warnFirst turned a loop trip of the turn into a
+	// nudge: the next loop trip trips.
+	Warned bool
 	// WhitespaceDeltas and WhitespaceBytes measure the current run of
 	// whitespace-only text or thinking deltas.
 	WhitespaceDeltas int

@@ -133,6 +133,7 @@ func buildImages() error {
 	bins := map[string]string{
 		"fakeagent":         "./test/fakeagent",
 		"turnwatch-sidecar": "./sidecar",
+		"turnwatch-hook":    "./cmd/turnwatch-hook",
 		"manager":           ".",
 	}
 	for name, pkg := range bins {
@@ -144,8 +145,13 @@ func buildImages() error {
 			return fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 		}
 	}
-	for image, bin := range map[string]string{"fakeagent": "fakeagent", "sidecar": "turnwatch-sidecar", "manager": "manager"} {
-		if _, err := script(env.root, "hack/image.sh", "--user", "65532", image, filepath.Join(env.artifacts, bin)); err != nil {
+	// The sidecar's image carries the nudge hook it copies for the agent.
+	for image, bins := range map[string][]string{"fakeagent": {"fakeagent"}, "sidecar": {"turnwatch-sidecar", "turnwatch-hook"}, "manager": {"manager"}} {
+		args := []string{"--user", "65532", image}
+		for _, b := range bins {
+			args = append(args, filepath.Join(env.artifacts, b))
+		}
+		if _, err := script(env.root, "hack/image.sh", args...); err != nil {
 			return err
 		}
 	}

@@ -10,6 +10,7 @@
 //	fakeagent --list                     which scenarios exist in which format
 //	fakeagent gen -out scenarios         regenerate the embedded streams
 //	fakeagent attack --namespace NS --pod NAME   play a hostile agent (attack.go)
+//	fakeagent react --react changes --settings FILE   a live agent that runs Claude Code hooks (react.go)
 //
 // Input lines carry the `kubectl logs --timestamps` prefix; the gaps between
 // them are slept (divided by --speed) and the lines are printed without the
@@ -42,6 +43,9 @@ func main() {
 			fail(err)
 		}
 		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "react" {
+		os.Exit(react(os.Args[2:], os.Stdout, os.Stderr))
 	}
 	if len(os.Args) > 1 && os.Args[1] == "attack" {
 		os.Exit(attack(os.Args[2:], os.Stdout))

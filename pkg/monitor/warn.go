@@ -1,0 +1,55 @@
+package monitor
+
+import "strings"
+
+// loopDetectors are the detectors warnFirst may turn into a warning, each
+// with the reset that empties its count once the agent was warned (the next
+// matching call counts 1). A detector joins by name: cycles and repeated
+// errors have theirs.
+var loopDetectors = map[string]func(e *Engine){
+	DetectorIdenticalCalls: func(e *Engine) { e.st.Streak, e.lastSig = 0, 0 },
+	DetectorCycles: func(e *Engine) {
+		e.x.Cyc = cycleTrack{}
+		e.st.Cycle, e.st.CyclePeriod = 0, 0
+	},
+	DetectorRepeatedErrors: func(e *Engine) { e.st.ErrorStreak = 0 },
+}
+
+// IsLoopDetector says whether warnFirst applies to the detector.
+func IsLoopDetector(detector string) bool {
+	_, ok := loopDetectors[detector]
+	return ok
+}
+
+// warn turns the turn's first loop trip into a nudge where nudges reach the
+// agent (SPEC.md "Nudges that reach the agent"): the agent is told the
+// loop's own message and asked to change course, that detector's count
+// starts over, and the next loop trip of the turn trips. One warning per
+// turn: a turn reopened by a start event is the same turn.
+func (e *Engine) warn(detector, message string, line int) bool {
+	g := &e.st.Guards
+	reset, loop := loopDetectors[detector]
+	if !loop || !g.WarnFirst || !g.Delivers() || e.st.Warned {
+		return false
+	}
+	e.st.Warned = true
+	reset(e)
+	n := Nudge{Detector: detector, Message: WarningText(message), Line: line}
+	e.nudges = append(e.nudges, n)
+	e.cur.Nudges = append(e.cur.Nudges, n)
+	return true
+}
+
+// WarningText is what the agent reads when warnFirst stopped a loop trip:
+// the detector's own legible message and what to do next.
+func WarningText(message string) string {
+	lead := "you got " // "the same tool error 6 times in a row"
+	if strings.HasPrefix(message, "repeated ") {
+		lead = "you have "
+	}
+	return lead + message + "; change course or report what blocks you (the next loop stops this turn)"
+}
+
+// NudgeCount is how many nudges the turn has said so far (restored with a
+// checkpoint): the sidecar numbers the nudges it delivers from it.
+func (e *Engine) NudgeCount() int { return len(e.nudges) }

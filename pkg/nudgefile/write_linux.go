@@ -1,0 +1,147 @@
+package nudgefile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// Everything the sidecar does in the shared volume goes through an os.Root
+// on it: no name the agent planted (a symlink, "..") can lead a write out
+// of the volume, into the sidecar's own files. Within it, the last name is
+// never followed (O_NOFOLLOW), a fifo never blocks (O_NONBLOCK), and only a
+// regular file is written.
+const writeFlags = os.O_WRONLY | syscall.O_NOFOLLOW | syscall.O_NONBLOCK | syscall.O_CLOEXEC
+
+// Append writes r as one line at the end of dir/File. Anything but a
+// regular file at that name is moved aside and a fresh file is created
+// exclusively. The file is made readable by every user (0644), so the
+// agent's user reads what the sidecar's user wrote. Nothing is read from
+// the file.
+func Append(dir string, r Record) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	f, err := openRegular(root, File, os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		if aside := moveAside(root, File); aside != nil {
+			return fmt.Errorf("nudges file: %w (and moving it aside: %v)", err, aside)
+		}
+		if f, err = openRegular(root, File, os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644); err != nil {
+			return fmt.Errorf("nudges file: %w", err)
+		}
+	}
+	defer f.Close()
+	// A newline first: a torn last line (the agent's, or a write cut
+	// short) ends there instead of swallowing this record. Readers skip
+	// the empty lines this leaves.
+	_, err = f.Write(append([]byte{'\n'}, Encode(r)...))
+	return err
+}
+
+// openRegular opens name for writing and refuses what is not a plain file.
+func openRegular(root *os.Root, name string, flag int, perm os.FileMode) (*os.File, error) {
+	f, err := root.OpenFile(name, writeFlags|flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s is a %s, not a regular file", name, fi.Mode().Type())
+	}
+	if err == nil {
+		err = readable(f, fi, perm)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// readable gives a file the sidecar owns its mode back (the umask may have
+// taken bits away); an agent-owned file keeps the mode its owner chose.
+func readable(f *os.File, fi os.FileInfo, perm os.FileMode) error {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || int(st.Uid) != os.Geteuid() || fi.Mode().Perm() == perm {
+		return nil
+	}
+	return f.Chmod(perm) // on the open file: no name is followed
+}
+
+// moveAside renames whatever is at name out of the way (a rename moves the
+// name, never what a symlink points to). Nothing there is fine.
+func moveAside(root *os.Root, name string) error {
+	err := root.Rename(name, name+".refused-"+strconv.FormatInt(time.Now().UnixNano(), 36))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// InstallHook copies the hook binary at src to dir/HookPath (mode 0755):
+// written under a fresh name created exclusively, then renamed over the
+// final name, so nothing the agent planted is written through.
+func InstallHook(dir, src string) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	bin := path.Dir(HookPath)
+	if err := ownDir(root, bin); err != nil {
+		return err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tmp := path.Join(bin, ".turnwatch-hook."+strconv.FormatInt(time.Now().UnixNano(), 36))
+	out, err := openRegular(root, tmp, os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = root.Rename(tmp, HookPath)
+	}
+	if err != nil {
+		_ = root.Remove(tmp)
+	}
+	return err
+}
+
+// ownDir makes name a directory in root; anything else there (a file, a
+// symlink the agent planted) is moved aside first.
+func ownDir(root *os.Root, name string) error {
+	for range 3 {
+		fi, err := root.Lstat(name)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			err := root.Mkdir(name, 0o755)
+			if err == nil || !errors.Is(err, os.ErrExist) {
+				return err
+			}
+			continue // planted in between: look again
+		case err != nil:
+			return err
+		case fi.IsDir():
+			return nil
+		}
+		if err := moveAside(root, name); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("%s: cannot make it a directory", name)
+}

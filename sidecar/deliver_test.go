@@ -1,0 +1,84 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"turnwatch.dev/turnwatch/pkg/monitor"
+	"turnwatch.dev/turnwatch/pkg/nudgefile"
+	"turnwatch.dev/turnwatch/pkg/protocol"
+)
+
+// With nudgeDelivery file, the sidecar appends each nudge to the shared
+// file and says on the Pod that it was delivered; with warnFirst the first
+// loop trip becomes a warning there, and the next loop trips. Whatever the
+// agent left in the file first does not stop the delivery.
+func TestRunDeliversNudges(t *testing.T) {
+	warning := monitor.WarningText("repeated an identical tool call 4 times")
+	tests := []struct {
+		name       string
+		lines      []string
+		warnFirst  bool
+		delivery   string
+		plant      string // what the agent wrote at the nudges file's name first
+		settled    string
+		silent     string // the Silent condition's reason/message
+		wantRecs   []string
+		trippedMsg string
+	}{
+		{name: "warned, then the loop trips", lines: loopTurn(12), warnFirst: true, delivery: "file", settled: protocol.ConditionTripped,
+			silent:   "IdenticalCalls/streak 1: warning (identicalCalls): " + warning + " [delivered to the agent]",
+			wantRecs: []string{"1 identicalCalls true " + warning}, trippedMsg: "repeated an identical tool call 4 times"},
+		{name: "warned, changes course and finishes", lines: append(loopTurn(5)[:len(loopTurn(5))-2], healthyTurn()[1:]...), warnFirst: true,
+			delivery: "file", plant: "junk\n{\"seq\":", settled: protocol.ConditionFinished,
+			silent:   "IdenticalCalls/streak 1: warning (identicalCalls): " + warning + " [delivered to the agent]",
+			wantRecs: []string{"1 identicalCalls true " + warning}},
+		{name: "silent run delivered", lines: silentTurn(14, true), delivery: "file", settled: protocol.ConditionFinished,
+			silent:   "SilentRun/streak 1: 13 tool-only model messages since the agent last spoke: nobody can see tool calls; report what you have [delivered to the agent]",
+			wantRecs: []string{"1 silentRun false 13 tool-only model messages since the agent last spoke: nobody can see tool calls; report what you have"}},
+		{name: "not delivered: no warning, no file", lines: loopTurn(6), warnFirst: true, delivery: "none", settled: protocol.ConditionTripped,
+			trippedMsg: "repeated an identical tool call 4 times"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tt.plant != "" {
+				if err := os.WriteFile(filepath.Join(dir, nudgefile.File), []byte(tt.plant), 0o666); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p := &syncPatcher{p: &podPatcher{t: t}}
+			r := testRunner(t, &scriptedSource{lines: tt.lines}, p, time.Now)
+			r.cfg.Guards.NudgeDelivery, r.cfg.Guards.WarnFirst = tt.delivery, tt.warnFirst
+			r.cfg.NudgeDir = dir
+			runUntil(t, r, p, has(tt.settled))
+			got, _ := p.conditions()
+			s, ok := got[protocol.ConditionSilent]
+			if tt.silent == "" && ok || tt.silent != "" && s.Reason+"/"+s.Message != tt.silent {
+				t.Errorf("Silent = %s/%s\nwant %s", s.Reason, s.Message, tt.silent)
+			}
+			if c := got[protocol.ConditionTripped]; c.Message != tt.trippedMsg {
+				t.Errorf("Tripped = %q, want %q", c.Message, tt.trippedMsg)
+			}
+			b, _ := os.ReadFile(filepath.Join(dir, nudgefile.File))
+			var recs []string
+			for _, rec := range nudgefile.Parse(b) {
+				recs = append(recs, strings.Join([]string{strconv.Itoa(rec.Seq), rec.Detector, btoa(rec.Warning), rec.Message}, " "))
+			}
+			if strings.Join(recs, "\n") != strings.Join(tt.wantRecs, "\n") {
+				t.Errorf("nudges file %q\nrecords %q\nwant %q", b, recs, tt.wantRecs)
+			}
+		})
+	}
+}
+
+func btoa(b bool) string {
+	if b {
+		return "true"
+	}
+	return "false"
+}
