@@ -85,6 +85,16 @@ scrape_configs:
 		out, _ := os.ReadFile(p.log)
 		t.Fatalf("%v\n%s", err, tail(string(out), 20))
 	}
+	// The first scrape reads the counters at zero (controllers/metrics_init.go),
+	// so the trips that follow are an increase, not where the series start.
+	err = waitFor(context.Background(), time.Minute, "Prometheus to scrape the manager once", func() (bool, error) {
+		s, err := p.query(`up{job="turnwatch"}`)
+		return err == nil && len(s) == 1 && s[0].float() == 1, nil
+	})
+	if err != nil {
+		out, _ := os.ReadFile(p.log)
+		t.Fatalf("%v\n%s", err, tail(string(out), 20))
+	}
 	logf("Prometheus %s on http://%s scrapes %s (log %s)", bin, addr, localMetricsURL, p.log)
 	return p
 }

@@ -1,0 +1,40 @@
+package controllers
+
+import (
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/pkg/monitor"
+)
+
+// A labelled series exists only once it is first touched, and Prometheus
+// reads a counter that first appears at 1 as no increase at all: the first
+// trip of each detector, reroll and fault of each class, would never show
+// on a dashboard's increase() or rate() panel. So the label values known in
+// advance start at zero when the manager starts.
+
+// tripDetectors are the detectors whose trips end a turn.
+var tripDetectors = []string{
+	monitor.DetectorStepBudget, monitor.DetectorIdenticalCalls, monitor.DetectorCycles,
+	monitor.DetectorRepeatedErrors, monitor.DetectorStall, monitor.DetectorDegeneration,
+	monitor.DetectorRepetition, monitor.DetectorSpend, monitor.DetectorLengthStop,
+}
+
+var faultClasses = []twv1.FaultClass{
+	twv1.ClassRunaway, twv1.ClassStalled, twv1.ClassDegenerate, twv1.ClassOverspend,
+	twv1.ClassLength, twv1.ClassNoSignal, twv1.ClassInfra, twv1.ClassAgentError,
+}
+
+func init() {
+	for _, d := range tripDetectors {
+		tripsTotal.WithLabelValues(d, string(classOf(d)))
+	}
+	for _, c := range faultClasses {
+		rerollsTotal.WithLabelValues(string(c))
+		faultsTotal.WithLabelValues(string(c))
+		turnsTotal.WithLabelValues(string(twv1.TurnFailed), string(c))
+	}
+	turnsTotal.WithLabelValues(string(twv1.TurnSucceeded), "")
+	turnsTotal.WithLabelValues(string(twv1.TurnAborted), "")
+	for _, o := range []twv1.TurnOutcome{twv1.TurnSucceeded, twv1.TurnFailed, twv1.TurnAborted} {
+		turnDuration.WithLabelValues(string(o))
+	}
+}
