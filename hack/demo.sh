@@ -101,9 +101,10 @@ up() {
   step "installing the CRDs, the sidecar's ClusterRole and the admission policies"
   k apply --server-side -f config/crd/bases >/dev/null
   for crd in agentruns.turnwatch.dev agentturns.turnwatch.dev; do
-    # Polled: `kubectl wait` errors out on a CRD whose status is not written yet.
+    # Polled: `kubectl wait` errors out on a CRD whose status is not written yet,
+    # and so does this jsonpath (quietly: it is not a failure, only early).
     for _ in $(seq 120); do
-      [ "$(k get crd "$crd" -o jsonpath='{.status.conditions[?(@.type=="Established")].status}')" = True ] && break
+      [ "$(k get crd "$crd" -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null)" = True ] && break
       sleep 0.5
     done
   done
