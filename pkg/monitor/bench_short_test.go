@@ -1,7 +1,6 @@
 package monitor
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -112,63 +111,7 @@ func (o ordered) MarshalJSON() ([]byte, error) {
 // and the line splitter alone, on the same bytes in the same run.
 // Compare with: benchstat -col /impl
 func BenchmarkShortLines(b *testing.B) {
-	st := shortData()
-	b.Run("impl=engine", func(b *testing.B) {
-		e, err := New(Options{Format: FormatPi, Guards: benchGuards()})
-		if err != nil {
-			b.Fatal(err)
-		}
-		r := bytes.NewReader(st.data)
-		lr := NewLineReader(r, 0)
-		feedAll(e, lr, r, st.data)
-		b.SetBytes(int64(len(st.data)))
-		b.ReportAllocs()
-		b.ResetTimer()
-		cpu := cpuTime()
-		for range b.N {
-			feedAll(e, lr, r, st.data)
-		}
-		reportCPU(b, cpu, len(st.data))
-		b.StopTimer()
-		if len(e.trips) != 0 {
-			b.Fatalf("the stream tripped: %+v", e.trips)
-		}
-		reportShape(b, st)
-	})
-	b.Run("impl=naive", func(b *testing.B) {
-		b.SetBytes(int64(len(st.data)))
-		b.ReportAllocs()
-		cpu := cpuTime()
-		defer func() { reportCPU(b, cpu, len(st.data)) }()
-		for range b.N {
-			sc := bufio.NewScanner(bytes.NewReader(st.data))
-			sc.Buffer(make([]byte, 1<<20), DefaultMaxLine)
-			for sc.Scan() {
-				var m map[string]any
-				if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
-		reportShape(b, st)
-	})
-	b.Run("impl=lines", func(b *testing.B) {
-		b.SetBytes(int64(len(st.data)))
-		b.ReportAllocs()
-		r := bytes.NewReader(st.data)
-		lr := NewLineReader(r, 0)
-		cpu := cpuTime()
-		for range b.N {
-			r.Reset(st.data)
-			lr.r, lr.start, lr.end, lr.err = r, 0, 0, nil
-			for {
-				if _, ok := lr.Next(); !ok {
-					break
-				}
-			}
-		}
-		reportCPU(b, cpu, len(st.data))
-	})
+	benchImpls(b, shortData(), reportShape)
 }
 
 func reportShape(b *testing.B, st benchStream) {

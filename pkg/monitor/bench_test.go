@@ -144,7 +144,14 @@ func benchGuards() Guards {
 // json into map[string]any per line) on the same stream in the same run.
 // Compare with: benchstat -col /impl
 func BenchmarkThroughput(b *testing.B) {
-	st := benchData()
+	benchImpls(b, benchData(), reportPerDelta)
+}
+
+// benchImpls runs the engine, the naive decoder and the bare line splitter
+// over one stream, each as a sub-benchmark (impl=engine|naive|lines), so
+// that every figure has its baseline from the same run; report adds the
+// stream's own metrics.
+func benchImpls(b *testing.B, st benchStream, report func(*testing.B, benchStream)) {
 	b.Run("impl=engine", func(b *testing.B) {
 		e, err := New(Options{Format: FormatPi, Guards: benchGuards()})
 		if err != nil {
@@ -165,7 +172,7 @@ func BenchmarkThroughput(b *testing.B) {
 		if len(e.trips) != 0 {
 			b.Fatalf("the stream tripped: %+v", e.trips)
 		}
-		reportPerDelta(b, st)
+		report(b, st)
 	})
 	b.Run("impl=naive", func(b *testing.B) {
 		b.SetBytes(int64(len(st.data)))
@@ -182,13 +189,14 @@ func BenchmarkThroughput(b *testing.B) {
 				}
 			}
 		}
-		reportPerDelta(b, st)
+		report(b, st)
 	})
 	b.Run("impl=lines", func(b *testing.B) { // the ceiling: splitting lines only
 		b.SetBytes(int64(len(st.data)))
 		b.ReportAllocs()
 		r := bytes.NewReader(st.data)
 		lr := NewLineReader(r, 0)
+		cpu := cpuTime()
 		for range b.N {
 			r.Reset(st.data)
 			lr.r, lr.start, lr.end, lr.err = r, 0, 0, nil
@@ -198,6 +206,7 @@ func BenchmarkThroughput(b *testing.B) {
 				}
 			}
 		}
+		reportCPU(b, cpu, len(st.data))
 	})
 }
 
