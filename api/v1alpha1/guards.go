@@ -112,6 +112,13 @@ type Guards struct {
 	WarnFirst *bool `json:"warnFirst,omitempty"`
 }
 
+// override sets *dst to src when src is set.
+func override[T any](dst **T, src *T) {
+	if src != nil {
+		*dst = src
+	}
+}
+
 // Merge returns g with every field that o sets replaced by o's value. Neither
 // argument is changed.
 func (g Guards) Merge(o *Guards) Guards {
@@ -120,39 +127,22 @@ func (g Guards) Merge(o *Guards) Guards {
 		return out
 	}
 	o = o.DeepCopy()
-	if o.StepBudget != nil {
-		out.StepBudget = o.StepBudget
-	}
-	if o.IdenticalCalls != nil {
-		out.IdenticalCalls = o.IdenticalCalls
-	}
-	if o.SilentTurns != nil {
-		out.SilentTurns = o.SilentTurns
-	}
-	if o.StallTimeout != nil {
-		out.StallTimeout = o.StallTimeout
-	}
-	if o.ToolTimeout != nil {
-		out.ToolTimeout = o.ToolTimeout
-	}
-	if o.WhitespaceDeltas != nil {
-		out.WhitespaceDeltas = o.WhitespaceDeltas
-	}
-	if o.WhitespaceBytes != nil {
-		out.WhitespaceBytes = o.WhitespaceBytes
-	}
+	override(&out.StepBudget, o.StepBudget)
+	override(&out.IdenticalCalls, o.IdenticalCalls)
+	override(&out.SilentTurns, o.SilentTurns)
+	override(&out.StallTimeout, o.StallTimeout)
+	override(&out.ToolTimeout, o.ToolTimeout)
+	override(&out.WhitespaceDeltas, o.WhitespaceDeltas)
+	override(&out.WhitespaceBytes, o.WhitespaceBytes)
 	if o.WorldTools != nil {
 		out.WorldTools = o.WorldTools
 	}
-	if o.MaxCostUSD != nil {
-		out.MaxCostUSD = o.MaxCostUSD
-	}
-	mergeV2(&out, o)
-	if o.NudgeDelivery != nil {
-		out.NudgeDelivery = o.NudgeDelivery
-	}
-	if o.WarnFirst != nil {
-		out.WarnFirst = o.WarnFirst
-	}
+	override(&out.MaxCostUSD, o.MaxCostUSD)
+	override(&out.CycleRepeats, o.CycleRepeats)
+	override(&out.ErrorRepeats, o.ErrorRepeats)
+	override(&out.RepeatedTextBytes, o.RepeatedTextBytes)
+	override(&out.AnswerAware, o.AnswerAware)
+	override(&out.NudgeDelivery, o.NudgeDelivery)
+	override(&out.WarnFirst, o.WarnFirst)
 	return out
 }
