@@ -34,7 +34,7 @@ import (
 // option on) on a real kube-apiserver that serves the chart's own CRDs, as
 // `helm install` would: the API server validates each object (the admission
 // policy's CEL included). Then, acting as the manager's ServiceAccount, it
-// creates the sidecar's ServiceAccount, Role and RoleBinding in a new
+// creates the sidecar's ServiceAccount and RoleBinding in a new
 // namespace, as the manager does on the first AgentRun there: RBAC lets an
 // account grant only what it holds, so this proves the chart's manager
 // ClusterRole suffices.

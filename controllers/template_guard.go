@@ -14,7 +14,7 @@ import (
 // templateHazards lists, each with its field path, what in a run's Pod
 // template would let a container reach the sidecar's credential or forge
 // its reports. The AgentRun admission policy
-// (config/sidecar/agentrun-policy.yaml) refuses the same at apply time; this
+// (config/sidecar/validatingadmissionpolicy.yaml) refuses the same at apply time; this
 // check is the controller's own, for a cluster where that policy is not
 // installed: the controller never renders such a Pod.
 func templateHazards(spec *corev1.PodSpec) []string {
