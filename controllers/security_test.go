@@ -184,8 +184,10 @@ func TestTurnPodStatusProtected(t *testing.T) {
 // The manager's effective permissions, as the API server answers
 // SelfSubjectRulesReview (what `kubectl auth can-i --list` shows) for an
 // account bound to config/rbac/role.yaml, are the checked-in list
-// config/rbac/effective-permissions.txt. A change of the markers shows here
-// as a diff to review. TURNWATCH_UPDATE_GOLDEN=1 rewrites the file.
+// config/rbac/effective-permissions.txt: in a namespace without turns, and
+// what the sidecar's RoleBinding adds where turns run. A change of the
+// markers, of the sidecar's ClusterRole or of that binding shows here as a
+// diff to review. TURNWATCH_UPDATE_GOLDEN=1 rewrites the file.
 func TestManagerEffectivePermissions(t *testing.T) {
 	needEnv(t)
 	t.Parallel()
@@ -219,17 +221,38 @@ func TestManagerEffectivePermissions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := newNamespace(t) // a namespace that runs AgentRuns, not the manager's
+	// A namespace where no turn ran yet, and one where turns run: there the
+	// sidecar's RoleBinding names the manager as its second subject
+	// (identity.go), which the list must show too.
+	if err := installPolicy(); err != nil { // the turnwatch-sidecar ClusterRole
+		t.Fatal(err)
+	}
+	other, turns := newNamespace(t), newNamespace(t)
+	for _, obj := range sidecarRBAC(turns, &rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "turnwatch-manager", Namespace: ns}) {
+		create(t, obj)
+	}
+	rules := func(namespace string) ([]string, error) {
+		review := &authorizationv1.SelfSubjectRulesReview{Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: namespace}}
+		if err := manager.Create(ctx, review); err != nil {
+			return nil, err
+		}
+		return ruleLines(review.Status), nil
+	}
 	var got string
 	eventually(t, "the manager's rules", func() error {
-		review := &authorizationv1.SelfSubjectRulesReview{Spec: authorizationv1.SelfSubjectRulesReviewSpec{Namespace: other}}
-		if err := manager.Create(ctx, review); err != nil {
+		everywhere, err := rules(other)
+		if err != nil {
 			return err
 		}
-		got = formatRules(review.Status)
-		if !strings.Contains(got, "turnwatch.dev") {
-			return errors.New("the RBAC cache has not seen the binding yet")
+		where, err := rules(turns)
+		if err != nil {
+			return err
 		}
+		added := slices.DeleteFunc(where, func(l string) bool { return slices.Contains(everywhere, l) })
+		if !strings.Contains(strings.Join(everywhere, "\n"), "turnwatch.dev") || len(added) == 0 {
+			return errors.New("the RBAC cache has not seen the bindings yet")
+		}
+		got = formatRules(everywhere, added)
 		return nil
 	})
 	golden := filepath.Join("..", "config", "rbac", "effective-permissions.txt")
@@ -247,10 +270,10 @@ func TestManagerEffectivePermissions(t *testing.T) {
 	}
 }
 
-// formatRules prints a rules review one line per API group and resource
+// ruleLines prints a rules review one line per API group and resource
 // (or non-resource URL), verbs and names sorted, lines sorted: a stable
 // text to diff.
-func formatRules(st authorizationv1.SubjectRulesReviewStatus) string {
+func ruleLines(st authorizationv1.SubjectRulesReviewStatus) []string {
 	type key struct{ what, names string }
 	verbs := map[key][]string{}
 	for _, r := range st.ResourceRules {
@@ -281,11 +304,22 @@ func formatRules(st authorizationv1.SubjectRulesReviewStatus) string {
 		lines = append(lines, line)
 	}
 	slices.Sort(lines)
-	return "# The manager's effective permissions in a namespace that runs AgentRuns, as\n" +
-		"# the API server answers SelfSubjectRulesReview (kubectl auth can-i --list)\n" +
-		"# for an account bound to config/rbac/role.yaml. Checked by\n" +
-		"# controllers/security_test.go (TestManagerEffectivePermissions).\n" +
-		strings.Join(lines, "\n") + "\n"
+	return lines
+}
+
+// formatRules is the golden file: the rules in every namespace, then those
+// added where turns run.
+func formatRules(everywhere, added []string) string {
+	return "# The manager's effective permissions, as the API server answers\n" +
+		"# SelfSubjectRulesReview (kubectl auth can-i --list) for an account bound to\n" +
+		"# config/rbac/role.yaml. Checked by controllers/security_test.go\n" +
+		"# (TestManagerEffectivePermissions).\n" +
+		"#\n# In every namespace (the leader-election Role adds its Lease and Events in\n" +
+		"# the manager's own namespace only):\n" +
+		strings.Join(everywhere, "\n") + "\n" +
+		"#\n# Added in a namespace where turns run, by the turnwatch-sidecar RoleBinding\n" +
+		"# there, which names the manager as its second subject (controllers/identity.go):\n" +
+		strings.Join(added, "\n") + "\n"
 }
 
 // The rendered Pod passes the restricted Pod Security Standard whenever the
