@@ -247,6 +247,15 @@ func runManager(t *testing.T, env *envtest.Environment, cfg *rest.Config, admin 
 		return admin.List(ctx, &pods, client.InNamespace("team-b")) == nil && len(pods.Items) == 1 &&
 			admin.Get(ctx, client.ObjectKey{Namespace: "team-b", Name: "turnwatch-sidecar"}, &rb) == nil
 	})
+	// Owned by the sidecar's ClusterRole, so that `helm uninstall` (which
+	// deletes it) has the garbage collector delete the binding too.
+	var rb rbacv1.RoleBinding
+	if err := admin.Get(ctx, client.ObjectKey{Namespace: "team-b", Name: "turnwatch-sidecar"}, &rb); err != nil {
+		t.Fatal(err)
+	}
+	if refs := rb.OwnerReferences; len(refs) != 1 || refs[0].Kind != "ClusterRole" || refs[0].Name != "turnwatch-sidecar" {
+		t.Errorf("the manager's RoleBinding in team-b is owned by %+v, want the ClusterRole turnwatch-sidecar", refs)
+	}
 	checkMetrics(t, cfg, admin, metricsAddr, objs)
 	time.Sleep(2 * time.Second) // let informers and status writes settle
 	stop()

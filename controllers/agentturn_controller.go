@@ -184,7 +184,7 @@ func (r *AgentTurnReconciler) podMissing(ctx context.Context, run *twv1.AgentRun
 		r.recordSettled(ctx, turn, false)
 		return ctrl.Result{}, nil
 	}
-	if err := ensureSidecarRBAC(ctx, r.Client, turn.Namespace, r.Manager); err != nil {
+	if err := ensureSidecarRBAC(ctx, r.Client, r.APIReader, turn.Namespace, r.Manager); err != nil {
 		return ctrl.Result{}, fmt.Errorf("sidecar RBAC: %w", err)
 	}
 	prompt, err := promptOfTurn(ctx, r.APIReader, turn)

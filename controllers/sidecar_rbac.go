@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 const (
@@ -56,8 +57,11 @@ func sidecarSubjects(namespace string, manager *rbacv1.Subject) []rbacv1.Subject
 
 // ensureSidecarRBAC creates what is missing; it reads from the cache, so in
 // the usual case (all present) it costs no API call. Existing objects are
-// left as they are: an administrator may have tightened them.
-func ensureSidecarRBAC(ctx context.Context, c client.Client, namespace string, manager *rbacv1.Subject) error {
+// left as they are: an administrator may have tightened them. What it
+// creates is owned by the turnwatch-sidecar ClusterRole (sidecarRoleOwner),
+// read around the cache through reader.
+func ensureSidecarRBAC(ctx context.Context, c client.Client, reader client.Reader, namespace string, manager *rbacv1.Subject) error {
+	var missing []client.Object
 	for _, obj := range sidecarRBAC(namespace, manager) {
 		probe := obj.DeepCopyObject().(client.Object)
 		err := c.Get(ctx, client.ObjectKeyFromObject(obj), probe)
@@ -67,9 +71,45 @@ func ensureSidecarRBAC(ctx context.Context, c client.Client, namespace string, m
 		if !apierrors.IsNotFound(err) {
 			return err
 		}
+		missing = append(missing, obj)
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	owner, err := sidecarRoleOwner(ctx, reader)
+	if err != nil {
+		return err
+	}
+	for _, obj := range missing {
+		if owner != nil {
+			obj.SetOwnerReferences([]metav1.OwnerReference{*owner})
+		}
 		if err := c.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
 			return err
 		}
 	}
 	return nil
+}
+
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=get,resourceNames=turnwatch-sidecar
+
+// sidecarRoleOwner is the owner reference that has the garbage collector
+// delete a namespace's sidecar ServiceAccount and RoleBinding with the
+// ClusterRole they serve, which `helm uninstall` and `make undeploy` delete:
+// so an uninstall leaves none of them behind. It is read afresh for each
+// creation (once per namespace): an owner UID that no longer exists would
+// have the new objects deleted at once. Without the ClusterRole (not
+// installed yet) or the right to read it (an older manager Role), nil: the
+// objects are made unowned, labelled as ever.
+func sidecarRoleOwner(ctx context.Context, reader client.Reader) (*metav1.OwnerReference, error) {
+	role := &rbacv1.ClusterRole{}
+	err := reader.Get(ctx, client.ObjectKey{Name: SidecarClusterRole}, role)
+	if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
+		log.FromContext(ctx).Info("the sidecar's RBAC objects are made without an owner: an uninstall leaves them", "clusterRole", SidecarClusterRole, "reason", err.Error())
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &metav1.OwnerReference{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole", Name: role.Name, UID: role.UID}, nil
 }

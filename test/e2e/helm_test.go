@@ -71,10 +71,13 @@ func TestHelmChart(t *testing.T) {
 	if _, err := kubectl("delete", "agentruns", "--all", "--all-namespaces", "--timeout=2m"); err != nil {
 		t.Fatal(err)
 	}
+	checkSidecarRBACOwned(t)
 	if _, err := helm(t, "uninstall", releaseName, "-n", releaseNS, "--wait"); err != nil {
 		t.Fatal(err)
 	}
+	waitSidecarRBACCollected(t)
 	for _, args := range [][]string{
+		// Bindings an older manager made carry no owner: README's step.
 		{"delete", "serviceaccounts,rolebindings", "-A", "-l", "turnwatch.dev/component=sidecar-rbac"},
 		{"delete", "--timeout=3m", "-f", filepath.Join(env.root, "charts", "turnwatch", "crds")},
 		{"delete", "--timeout=3m", "namespace", releaseNS},
