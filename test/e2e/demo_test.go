@@ -45,6 +45,9 @@ func TestDemoCurrentCluster(t *testing.T) {
 	if missing, ok := containsAll(out, wants...); !ok {
 		t.Errorf("the demo's output lacks %q:\n%s", missing, out)
 	}
+	if err := checkReadmeTable(env.root, out, []string{"healthy", "looping", "silent", "whitespace-spiral"}); err != nil {
+		t.Error(err)
+	}
 
 	demo("demo-down")
 	if pid, running := demoManagerRunning(); running {
