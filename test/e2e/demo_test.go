@@ -45,7 +45,9 @@ func TestDemoCurrentCluster(t *testing.T) {
 	if missing, ok := containsAll(out, wants...); !ok {
 		t.Errorf("the demo's output lacks %q:\n%s", missing, out)
 	}
-	if err := checkReadmeTable(env.root, out, []string{"healthy", "looping", "silent", "whitespace-spiral"}); err != nil {
+	demoRuns := []string{"healthy", "looping", "silent", "whitespace-spiral"}
+	t.Logf("the demo's kubectl get agentruns rows: %q", agentrunRows(out, demoRuns))
+	if err := checkReadmeTable(env.root, out, demoRuns); err != nil {
 		t.Error(err)
 	}
 
