@@ -171,14 +171,27 @@ func podRun(_ context.Context, obj client.Object) []reconcile.Request {
 }
 
 // progressMoved passes Pod updates whose Progress condition changed: the
-// run's status folds it in. Everything else on the Pod is the turn's.
+// run's status folds it in. Everything else on the Pod is the turn's. A
+// Progress that came with the trip is not passed: the turn settles with
+// those counts at once, and the run's status follows the turn, so folding
+// them first would be one more write of the run's status per tripped turn.
 var progressMoved = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
-		return progressMessage(e.ObjectOld) != progressMessage(e.ObjectNew)
+		return progressMessage(e.ObjectOld) != progressMessage(e.ObjectNew) && !podTripped(e.ObjectNew)
 	},
 	CreateFunc:  func(event.CreateEvent) bool { return false },
 	DeleteFunc:  func(event.DeleteEvent) bool { return false },
 	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+// podTripped says whether the sidecar reported a trip on the Pod.
+func podTripped(obj client.Object) bool {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return false
+	}
+	c := podCondition(pod, protocol.ConditionTripped)
+	return c != nil && c.Status == corev1.ConditionTrue
 }
 
 func progressMessage(obj client.Object) string {

@@ -31,10 +31,10 @@ const (
 
 const (
 	// sidecarGraceSeconds is the least termination grace of a turn's Pod:
-	// after SIGTERM the sidecar keeps reading the agent's output for 10 s
-	// (sidecar/run.go defaultDrain), then has 10 s for its last writes
-	// (defaultWriteGrace); 5 s more for the kubelet and the API server.
-	sidecarGraceSeconds int64 = 25
+	// after SIGTERM the sidecar keeps reading the agent's output for
+	// protocol.SidecarDrain (10 s), then has protocol.SidecarWriteGrace
+	// (10 s) for its last writes; 5 s more for the kubelet and the API server.
+	sidecarGraceSeconds = int64((protocol.SidecarDrain + protocol.SidecarWriteGrace + 5*time.Second) / time.Second)
 	// quotaRetryMax caps the wait between two creations of a Pod that a
 	// ResourceQuota refused (nothing tells the controller when quota frees).
 	quotaRetryMax = 30 * time.Second

@@ -62,6 +62,11 @@ func (r *reporter) load(ctx context.Context) error {
 		pod, err := r.pod.patch(ctx, []byte("{}"))
 		if err == nil {
 			r.remember(pod)
+			// The first Progress waits a period too: the run's status may be
+			// that old anyway (statusFreshness), and a turn shorter than a
+			// period then reports its counts only with its trip or summary,
+			// three API writes fewer (Progress, the turn's and the run's).
+			r.lastProgress = r.now()
 		}
 		return err
 	})

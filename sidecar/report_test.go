@@ -73,8 +73,8 @@ func TestProgressThrottle(t *testing.T) {
 		name  string
 		calls []call
 	}{
-		{name: "at most one write per period", calls: []call{
-			{0, 1, "0.01", true},
+		{name: "at most one write per period, the first one too", calls: []call{
+			{0, 1, "0.01", false}, // a period after the sidecar started, not at once
 			{5 * time.Second, 2, "0.02", false},
 			{14*time.Second + 999*time.Millisecond, 3, "0.03", false},
 			{15 * time.Second, 3, "0.03", true}, // held back, goes out at the next call after the period
@@ -88,8 +88,8 @@ func TestProgressThrottle(t *testing.T) {
 			{60 * time.Second, 2, "0.0", false}, // the same amount, spelled otherwise
 		}},
 		{name: "cost alone moves it", calls: []call{
-			{0, 3, "0.10", true},
-			{15 * time.Second, 3, "0.25", true},
+			{15 * time.Second, 3, "0.10", true},
+			{30 * time.Second, 3, "0.25", true},
 		}},
 	}
 	start := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
@@ -116,6 +116,7 @@ func TestProgressNeverGoesBack(t *testing.T) {
 	p := &podPatcher{t: t}
 	c := &clock{t: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}
 	first := newTestReporter(t, p, c)
+	c.t = c.t.Add(15 * time.Second)
 	first.progress(context.Background(), protocol.Progress{Steps: 40, CostUSD: "1.20"})
 	if p.writes != 1 {
 		t.Fatalf("first sidecar wrote %d times", p.writes)

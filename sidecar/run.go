@@ -64,8 +64,8 @@ const (
 	defaultProgressPeriod = 15 * time.Second
 	// The kubelet gives a container 30 s between SIGTERM and SIGKILL by
 	// default: drain plus the last writes stay well inside it.
-	defaultDrain      = 10 * time.Second
-	defaultWriteGrace = 10 * time.Second
+	defaultDrain      = protocol.SidecarDrain
+	defaultWriteGrace = protocol.SidecarWriteGrace
 )
 
 // namespaceFile is where the projected service-account volume puts the

@@ -45,6 +45,11 @@ func TestDemoCurrentCluster(t *testing.T) {
 	if missing, ok := containsAll(out, wants...); !ok {
 		t.Errorf("the demo's output lacks %q:\n%s", missing, out)
 	}
+	demoRuns := []string{"healthy", "looping", "silent", "whitespace-spiral"}
+	t.Logf("the demo's kubectl get agentruns rows: %q", agentrunRows(out, demoRuns))
+	if err := checkReadmeTable(env.root, out, demoRuns); err != nil {
+		t.Error(err)
+	}
 
 	demo("demo-down")
 	if pid, running := demoManagerRunning(); running {

@@ -149,15 +149,26 @@ func checkTripStory(t *testing.T, name string, spec runSpec, want tripStory) {
 			t.Errorf("the reroll reuses conversation %q; it must start a fresh one", c0)
 		}
 	}
-	// Money adds up: each turn reports its own cost, the run the sum.
+	// Money adds up: each turn reports its own cost, the run the sum. The
+	// fake agent plays the same stream on every attempt and the sidecar
+	// counts nothing after a trip, so a reroll costs what the first turn did;
+	// a turn that counted the earlier turns' cost as its own would cost more
+	// (and the sum alone would not see it: the run adds what the turns say).
 	if len(turns) > 1 {
 		sum := monitor.Money(0)
+		first := str(turns[0], "status", "costUSD")
 		for _, turn := range turns {
 			m, err := monitor.ParseMoney(str(turn, "status", "costUSD"))
 			if err != nil {
 				t.Errorf("turn %s costUSD %q: %v", turn.GetName(), str(turn, "status", "costUSD"), err)
 			}
+			if got := str(turn, "status", "costUSD"); !sameDecimal(got, first) {
+				t.Errorf("turn %s costUSD %s, want its own stream's %s (the first turn's): %s", turn.GetName(), got, first, fmtTurns(turns))
+			}
 			sum = sum.Add(m)
+		}
+		if got := str(turns[1], "spec", "priorCostUSD"); !sameDecimal(got, first) {
+			t.Errorf("turn %s was told the earlier turns cost %q, want %s", turns[1].GetName(), got, first)
 		}
 		if got := str(r, "status", "costUSD"); !sameDecimal(got, sum.String()) {
 			t.Errorf("run costUSD %s, want the sum of its turns' %s: %s", got, sum, fmtTurns(turns))
