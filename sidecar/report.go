@@ -34,7 +34,7 @@ type reporter struct {
 	// run, when set, takes the progress reports instead of the Pod
 	// (run_progress.go).
 	run *runProgress
-	log    logr.Logger
+	log logr.Logger
 
 	present      map[string]corev1.PodCondition // as last read from the Pod
 	lastProgress time.Time                      // when Progress was last written
