@@ -16,18 +16,22 @@ import (
 )
 
 // Status freshness at steady state (docs/performance.md, "Writes at steady
-// state"). A running agent's steps and cost travel in two API writes: the
-// sidecar's Progress condition on its Pod, then the run's status, which the
-// run reconciler computes with the live turn's counts read from that Pod.
-// The AgentTurn's own copy of the counts is refreshed far less often
-// (turnRefreshFactor), and exactly when the turn settles: a third write per
-// hop would cost 1,000 agents another 17 writes a second.
+// state"). A running agent's steps and cost travel in one API write: the
+// sidecar patches its run's status (status.progress, and the run's totals),
+// guarded by the admission policy turnwatch-sidecar-run-progress; the
+// controller writes nothing for it and counts the running turn with that
+// report whenever it writes the run's status (liveCounts). The AgentTurn's
+// own copy of the counts is written when the turn settles; only a sidecar
+// that reports on its Pod (one started by hand) refreshes it while it runs,
+// at most once per turnRefreshFactor windows: a write per report would cost
+// 1,000 agents another 18 writes a second.
 const (
 	// defaultStatusFreshness is how old the steps and cost that
 	// `kubectl get agentruns` shows may be.
 	defaultStatusFreshness = time.Minute
-	// foldMargin is the part of the freshness window left to the controller
-	// to fold a Progress write into the run's status.
+	// foldMargin is the part of the freshness window left to the report's
+	// way to the API server (and, for a report on the Pod, its fold into the
+	// run's status).
 	foldMargin = 5 * time.Second
 	// turnRefreshFactor: a running turn's own counts are rewritten at most
 	// once per this many freshness windows (the first report at once).
