@@ -83,13 +83,6 @@ func TestLeastPrivilege(t *testing.T) {
 		return as.RESTClient().Patch(types.MergePatchType).AbsPath("/apis/turnwatch.dev/v1alpha1/namespaces", env.ns, "agentruns", run, "status").
 			Body([]byte(body)).Do(ctx).Error()
 	}
-	// The real sidecar reports its progress straight into its run's status.
-	if err := waitFor(ctx, 2*time.Minute, "privilege-a's sidecar to report progress on its run", func() (bool, error) {
-		r, ok := getRun("privilege-a")
-		return ok && str(r, "status", "progress", "turn") == own && num(r, "status", "steps") > 0, nil
-	}); err != nil {
-		t.Error(err)
-	}
 	// Its run's status takes the token's progress report (here an empty
 	// one), another run's does not, nor any field but the progress ones.
 	if err := patchRun("privilege-a", `{}`); err != nil {
@@ -102,6 +95,16 @@ func TestLeastPrivilege(t *testing.T) {
 	}
 	if err := patchRun("privilege-a", `{"status":{"phase":"Succeeded"}}`); !apierrors.IsForbidden(err) {
 		t.Errorf("the sidecar's token wrote its run's phase (err %v); want it refused", err)
+	}
+	// The real sidecar reports its progress straight into its run's status.
+	if err := waitFor(ctx, 2*time.Minute, "privilege-a's sidecar to report progress on its run", func() (bool, error) {
+		r, ok := getRun("privilege-a")
+		return ok && str(r, "status", "progress", "turn") == own && num(r, "status", "steps") > 0, nil
+	}); err != nil {
+		t.Error(err)
+	} else if r, ok := getRun("privilege-a"); ok {
+		t.Logf("privilege-a (%s) shows %d steps, %s USD; progress %v", str(r, "status", "phase"),
+			num(r, "status", "steps"), str(r, "status", "costUSD"), r.Object["status"].(map[string]any)["progress"])
 	}
 	for _, name := range []string{"privilege-a", "privilege-b"} {
 		waitRun(t, name, 4*time.Minute)
