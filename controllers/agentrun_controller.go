@@ -102,8 +102,9 @@ func (r *AgentRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	}
 	if err := r.writeStatus(ctx, run, turns, d); err != nil {
 		// A conflict is most often a sidecar's progress report landing
-		// first (freshness.go): try again on the newer run, quietly.
-		return ctrl.Result{Requeue: apierrors.IsConflict(err)}, ignoreConflict(err)
+		// first (freshness.go): that change's own event brings the run
+		// back, so the pass ends quietly.
+		return ctrl.Result{}, ignoreConflict(err)
 	}
 	if run.DeletionTimestamp != nil && d.step != stepWait {
 		return ctrl.Result{}, r.release(ctx, run)

@@ -220,8 +220,9 @@ func priorSteps(turns []twv1.AgentTurn) int64 {
 	return n
 }
 
-// ignoreConflict drops a conflict, which the caller retries quietly: the
-// object changed under the pass (a sidecar's progress report, most often).
+// ignoreConflict drops a conflict: the object changed under the pass (a
+// sidecar's progress report, most often), and the event of that change
+// brings it back to a pass on the newer copy.
 func ignoreConflict(err error) error {
 	if apierrors.IsConflict(err) {
 		return nil
