@@ -61,7 +61,7 @@ func (r *AgentRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if err := r.Get(ctx, req.NamespacedName, run); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if r.written.stale(run.UID, run.Status, r.Clock.Now()) {
+	if r.written.stale(run.UID, memoStatus(run.Status), r.Clock.Now()) {
 		// Our last status write is not in the cache yet; its event brings us back.
 		return ctrl.Result{RequeueAfter: memoTTL}, nil
 	}
@@ -101,7 +101,10 @@ func (r *AgentRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		d = decision{step: stepWait, last: turn}
 	}
 	if err := r.writeStatus(ctx, run, turns, d); err != nil {
-		return ctrl.Result{}, err
+		// A conflict is most often a sidecar's progress report landing
+		// first (freshness.go): that change's own event brings the run
+		// back, so the pass ends quietly.
+		return ctrl.Result{}, ignoreConflict(err)
 	}
 	if run.DeletionTimestamp != nil && d.step != stepWait {
 		return ctrl.Result{}, r.release(ctx, run)
@@ -197,6 +200,7 @@ func (r *AgentRunReconciler) createTurn(ctx context.Context, run *twv1.AgentRun,
 			Continue:       resume,
 			Epoch:          epoch,
 			PriorCostUSD:   sumUSD(costs...),
+			PriorSteps:     priorSteps(turns),
 		},
 	}
 	if err := controllerutil.SetControllerReference(run, turn, r.Scheme); err != nil {
@@ -281,7 +285,7 @@ func (r *AgentRunReconciler) writeStatus(ctx context.Context, run *twv1.AgentRun
 	if err := r.Status().Update(ctx, run); err != nil {
 		return err
 	}
-	r.written.wrote(run.UID, run.Status, r.Clock.Now())
+	r.written.wrote(run.UID, memoStatus(run.Status), r.Clock.Now())
 	r.announceRerolls(run, turns, announced)
 	if before != st.Phase {
 		r.recordEnd(ctx, run, d)
@@ -316,7 +320,6 @@ func (r *AgentRunReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int)
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&twv1.AgentRun{}).
 		Owns(&twv1.AgentTurn{}).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podRun), builder.WithPredicates(progressMoved)).
 		Watches(&twv1.AgentRun{}, handler.EnqueueRequestsFromMapFunc(r.sessionWaiters), builder.WithPredicates(sessionPhaseChanged)).
 		Named("agentrun").
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, concurrency)}).

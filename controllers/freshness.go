@@ -8,30 +8,30 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
 // Status freshness at steady state (docs/performance.md, "Writes at steady
-// state"). A running agent's steps and cost travel in two API writes: the
-// sidecar's Progress condition on its Pod, then the run's status, which the
-// run reconciler computes with the live turn's counts read from that Pod.
-// The AgentTurn's own copy of the counts is refreshed far less often
-// (turnRefreshFactor), and exactly when the turn settles: a third write per
-// hop would cost 1,000 agents another 17 writes a second.
+// state"). A running agent's steps and cost travel in one API write: the
+// sidecar patches its run's status (status.progress, and the run's totals),
+// guarded by the admission policy turnwatch-sidecar-run-progress; the
+// controller writes nothing for it and counts the running turn with that
+// report whenever it writes the run's status (liveCounts). The AgentTurn's
+// own copy of the counts is written when the turn settles; only a sidecar
+// that reports on its Pod (one started by hand) refreshes it while it runs,
+// at most once per turnRefreshFactor windows: a write per report would cost
+// 1,000 agents another 18 writes a second.
 const (
 	// defaultStatusFreshness is how old the steps and cost that
 	// `kubectl get agentruns` shows may be.
 	defaultStatusFreshness = time.Minute
-	// foldMargin is the part of the freshness window left to the controller
-	// to fold a Progress write into the run's status.
+	// foldMargin is the part of the freshness window left to the report's
+	// way to the API server (and, for a report on the Pod, its fold into the
+	// run's status).
 	foldMargin = 5 * time.Second
 	// turnRefreshFactor: a running turn's own counts are rewritten at most
 	// once per this many freshness windows (the first report at once).
@@ -91,6 +91,26 @@ func (c *countsThrottle) hold(uid types.UID, st *twv1.AgentTurnStatus, now time.
 	return 0
 }
 
+// observe remembers counts shown for a running turn elsewhere (its run's
+// status.progress) as held back, when ahead: a turn that settles on a path
+// without its Pod's summary (abort, deleted Pod) still records them.
+func (c *countsThrottle) observe(uid types.UID, p *protocol.Progress) {
+	if p == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[types.UID]heldCounts{}
+	}
+	h := c.m[uid]
+	if h.held && !countsAhead(p, twv1.AgentTurnStatus{Steps: h.steps, CostUSD: h.cost}) {
+		return
+	}
+	h.held, h.steps, h.cost = true, int64(p.Steps), p.CostUSD
+	c.m[uid] = h
+}
+
 // settle raises a settling turn's counts to those held back, if ahead, and
 // forgets the turn.
 func (c *countsThrottle) settle(uid types.UID, st *twv1.AgentTurnStatus) {
@@ -117,12 +137,14 @@ func (r *AgentTurnReconciler) holdCounts(turn *twv1.AgentTurn, st *twv1.AgentTur
 	return wait
 }
 
-// withLiveCounts gives each running turn the counts its sidecar last
-// reported on the turn's Pod, or those the run's status already showed for
-// it, when they are ahead of the turn's own copy: a running turn's counts
-// never go back in the run's status, even when its Pod is gone. Steps and
-// cost stay per turn, and the run's are their sum (setTotals).
-func (r *AgentRunReconciler) withLiveCounts(ctx context.Context, run *twv1.AgentRun, turns []twv1.AgentTurn) []twv1.AgentTurn {
+// withLiveCounts gives each running turn the counts the run's status
+// already showed for it, when they are ahead of the turn's own copy: a
+// running turn's counts never go back in the run's status. Its sidecar's
+// newer reports live in status.progress (liveTotals adds them), not in
+// status.turns: putting them there would make every report cost the
+// controller a write of its own. Steps and cost stay per turn, and the
+// run's are their sum (setTotals).
+func (r *AgentRunReconciler) withLiveCounts(_ context.Context, run *twv1.AgentRun, turns []twv1.AgentTurn) []twv1.AgentTurn {
 	for i := range turns {
 		t := &turns[i]
 		if t.Status.Outcome != "" {
@@ -133,21 +155,40 @@ func (r *AgentRunReconciler) withLiveCounts(ctx context.Context, run *twv1.Agent
 				t.Status.Steps, t.Status.CostUSD = shown.Steps, shown.CostUSD
 			}
 		}
-		if t.Status.PodName == "" {
-			continue
-		}
-		pod := &corev1.Pod{}
-		if err := r.Get(ctx, types.NamespacedName{Namespace: t.Namespace, Name: t.Status.PodName}, pod); err != nil {
-			continue
-		}
-		if !metav1.IsControlledBy(pod, t) {
-			continue
-		}
-		if c := podCounts(pod); c != nil && countsAhead(c, t.Status) {
-			t.Status.Steps, t.Status.CostUSD = int64(c.Steps), c.CostUSD
-		}
 	}
 	return turns
+}
+
+// liveCounts are the steps and cost of turn ref for the run's totals: its
+// own, or, while it runs, its sidecar's latest report in status.progress
+// when that is ahead.
+func liveCounts(ref twv1.TurnRef, p *twv1.RunProgress) (int64, string) {
+	if ref.Outcome != "" || p == nil || p.Turn != ref.Name {
+		return ref.Steps, ref.CostUSD
+	}
+	if c := (protocol.Progress{Steps: int(p.Steps), CostUSD: p.CostUSD}); countsAhead(&c, twv1.AgentTurnStatus{Steps: ref.Steps, CostUSD: ref.CostUSD}) {
+		return p.Steps, p.CostUSD
+	}
+	return ref.Steps, ref.CostUSD
+}
+
+// runProgressFor is what the run's status.progress says of the named turn,
+// or nil.
+func runProgressFor(run *twv1.AgentRun, turn string) *protocol.Progress {
+	if p := run.Status.Progress; p != nil && p.Turn == turn {
+		return &protocol.Progress{Steps: int(p.Steps), CostUSD: p.CostUSD}
+	}
+	return nil
+}
+
+// sidecarProgressEnv tells the sidecar where to report progress (its run's
+// status) and what the earlier turns counted, so that it writes the run's
+// totals itself.
+func sidecarProgressEnv(turn *twv1.AgentTurn) []corev1.EnvVar {
+	return []corev1.EnvVar{
+		{Name: protocol.EnvRunName, Value: turn.Spec.RunName},
+		{Name: protocol.EnvPriorSteps, Value: strconv.FormatInt(turn.Spec.PriorSteps, 10)},
+	}
 }
 
 // countsAhead says whether the Pod's counts are valid and not behind the
@@ -161,54 +202,39 @@ func countsAhead(c *protocol.Progress, st twv1.AgentTurnStatus) bool {
 	return err != nil || cost >= was
 }
 
-// podRun maps a turn's Pod to its run, by the run label the Pod carries.
-func podRun(_ context.Context, obj client.Object) []reconcile.Request {
-	name := obj.GetLabels()[twv1.LabelRun]
-	if name == "" {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}}
-}
-
-// progressMoved passes Pod updates whose Progress condition changed: the
-// run's status folds it in. Everything else on the Pod is the turn's. A
-// Progress that came with the trip is not passed: the turn settles with
-// those counts at once, and the run's status follows the turn, so folding
-// them first would be one more write of the run's status per tripped turn.
-var progressMoved = predicate.Funcs{
-	UpdateFunc: func(e event.UpdateEvent) bool {
-		return progressMessage(e.ObjectOld) != progressMessage(e.ObjectNew) && !podTripped(e.ObjectNew)
-	},
-	CreateFunc:  func(event.CreateEvent) bool { return false },
-	DeleteFunc:  func(event.DeleteEvent) bool { return false },
-	GenericFunc: func(event.GenericEvent) bool { return false },
-}
-
-// podTripped says whether the sidecar reported a trip on the Pod.
-func podTripped(obj client.Object) bool {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return false
-	}
-	c := podCondition(pod, protocol.ConditionTripped)
-	return c != nil && c.Status == corev1.ConditionTrue
-}
-
-func progressMessage(obj client.Object) string {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return ""
-	}
-	if c := podCondition(pod, protocol.ConditionProgress); c != nil {
-		return c.Message
-	}
-	return ""
-}
-
 // freshness is the configured status freshness, or the default.
 func (c Config) freshness() time.Duration {
 	if c.StatusFreshness.Duration > 0 {
 		return c.StatusFreshness.Duration
 	}
 	return defaultStatusFreshness
+}
+
+// priorSteps are the steps of a new turn's earlier turns, as the run's
+// status sums them: the sidecar starts its report of the run's steps there.
+func priorSteps(turns []twv1.AgentTurn) int64 {
+	var n int64
+	for i := range turns {
+		n += turns[i].Status.Steps
+	}
+	return n
+}
+
+// ignoreConflict drops a conflict: the object changed under the pass (a
+// sidecar's progress report, most often), and the event of that change
+// brings it back to a pass on the newer copy.
+func ignoreConflict(err error) error {
+	if apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
+}
+
+// memoStatus is the run's status as the write memo compares it: without
+// the fields a sidecar's progress report writes. A report that lands
+// between the controller's write and the cache's view of it must not make
+// the cached copy look older than that write (memo.go).
+func memoStatus(st twv1.AgentRunStatus) twv1.AgentRunStatus {
+	st.Steps, st.CostUSD, st.Progress = 0, "", nil
+	return st
 }

@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -98,8 +97,8 @@ func TestCountsThrottle(t *testing.T) {
 	}
 }
 
-// A Pod deleted while its counts are held back: the turn settles with the
-// newest counts, and the run's never go back.
+// A Pod deleted while its sidecar's counts are only in the run's
+// status.progress: the turn settles with them, and the run's never go back.
 func TestHeldCountsSurvivePodDeletion(t *testing.T) {
 	needEnv(t)
 	t.Parallel()
@@ -107,20 +106,10 @@ func TestHeldCountsSurvivePodDeletion(t *testing.T) {
 	startManager(t, ns, managerOpts{})
 	create(t, newRun(ns, "held", func(r *twv1.AgentRun) { r.Spec.Rerolls = &twv1.RerollPolicy{Max: ptrTo[int32](0)} }))
 	waitPod(t, ns, "held-0")
-	playSidecar(t, ns, "held-0", condition(protocol.ConditionProgress, protocol.ReasonRunning, `{"steps":2,"costUSD":"0.01"}`))
-	eventually(t, "first progress on the turn", func() error {
-		if turn, err := getTurn(ns, "held-0"); err != nil || turn.Status.Steps != 2 {
-			return fmt.Errorf("%v %+v", err, turn.Status)
-		}
-		return nil
-	})
-	playSidecar(t, ns, "held-0", condition(protocol.ConditionProgress, protocol.ReasonRunning, `{"steps":9,"costUSD":"0.5"}`))
-	eventually(t, "later progress on the run", func() error {
-		if run, err := getRun(ns, "held"); err != nil || run.Status.Steps != 9 {
-			return fmt.Errorf("%v %+v", err, run.Status)
-		}
-		return nil
-	})
+	runPhase(t, ns, "held", twv1.RunRunning)
+	if err := reportProgress(k8s, ns, "held", progressBody(9, "0.50", "held-0", 9, "0.5")); err != nil {
+		t.Fatal(err)
+	}
 	pod, err := getPod(ns, "held-0")
 	if err != nil {
 		t.Fatal(err)
@@ -132,55 +121,6 @@ func TestHeldCountsSurvivePodDeletion(t *testing.T) {
 	run := runPhase(t, ns, "held", twv1.RunFaulted)
 	if turn.Status.Steps != 9 || turn.Status.CostUSD != "0.5" || run.Status.Steps != 9 || run.Status.CostUSD != "0.50" {
 		t.Errorf("after the Pod's deletion: turn %d %s, run %d %s", turn.Status.Steps, turn.Status.CostUSD, run.Status.Steps, run.Status.CostUSD)
-	}
-}
-
-// A running agent's progress reaches the run's status at once, read from the
-// Pod; the turn's own copy takes the first report and then waits for its
-// refresh period, and both agree once the turn settles.
-func TestLiveCountsInRunStatus(t *testing.T) {
-	needEnv(t)
-	t.Parallel()
-	ns := newNamespace(t)
-	startManager(t, ns, managerOpts{})
-	create(t, newRun(ns, "live"))
-	waitPod(t, ns, "live-0")
-
-	playSidecar(t, ns, "live-0", condition(protocol.ConditionProgress, protocol.ReasonRunning, `{"steps":2,"costUSD":"0.01"}`))
-	eventually(t, "first progress on the turn and the run", func() error {
-		turn, err := getTurn(ns, "live-0")
-		if err != nil {
-			return err
-		}
-		run, err := getRun(ns, "live")
-		if err != nil {
-			return err
-		}
-		if turn.Status.Steps != 2 || run.Status.Steps != 2 || run.Status.CostUSD != "0.01" {
-			return fmt.Errorf("turn %d, run %d %s", turn.Status.Steps, run.Status.Steps, run.Status.CostUSD)
-		}
-		return nil
-	})
-	playSidecar(t, ns, "live-0", condition(protocol.ConditionProgress, protocol.ReasonRunning, `{"steps":9,"costUSD":"0.5"}`))
-	eventually(t, "later progress on the run", func() error {
-		run, err := getRun(ns, "live")
-		if err != nil {
-			return err
-		}
-		if run.Status.Steps != 9 || run.Status.CostUSD != "0.50" || len(run.Status.Turns) != 1 || run.Status.Turns[0].Steps != 9 {
-			return fmt.Errorf("run %+v", run.Status)
-		}
-		return nil
-	})
-	if turn, _ := getTurn(ns, "live-0"); turn.Status.Steps != 2 {
-		t.Errorf("the turn's own counts were rewritten within their refresh period: %d steps", turn.Status.Steps)
-	}
-
-	playSidecar(t, ns, "live-0", finishedCond(protocol.Summary{Steps: 11, CostUSD: "0.75", StopReason: "end", Result: true}))
-	run := runPhase(t, ns, "live", twv1.RunSucceeded)
-	turn, _ := getTurn(ns, "live-0")
-	if turn.Status.Steps != 11 || turn.Status.CostUSD != "0.75" || run.Status.Steps != 11 || run.Status.CostUSD != "0.75" {
-		t.Errorf("settled: turn %d %s, run %d %s", turn.Status.Steps, turn.Status.CostUSD, run.Status.Steps, run.Status.CostUSD)
 	}
 }
 

@@ -157,6 +157,7 @@ func sidecarContainer(run *twv1.AgentRun, turn *twv1.AgentTurn, agent string, gu
 		corev1.EnvVar{Name: protocol.EnvPodNamespace, ValueFrom: fieldRef("metadata.namespace")},
 		corev1.EnvVar{Name: protocol.EnvAgentContainer, Value: agent},
 	)
+	env = append(env, sidecarProgressEnv(turn)...)
 	if o.Freshness > 0 {
 		env = append(env, progressEnv(o.Freshness))
 	}

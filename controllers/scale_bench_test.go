@@ -15,12 +15,14 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
 // writeCounter counts the API writes that pass through a transport, by
@@ -91,11 +93,16 @@ func resourceOf(path string) string {
 // the run's Faulted status, and the API writes per turn (the controller's
 // and the sidecar's, counted at the transport; the user's creates apart).
 //
+// With TURNWATCH_SCALE_PROGRESS=1 each sidecar first reports progress once,
+// as a real one does on its first counts (one merge patch of its run's
+// status), and its trip carries the counts (a short turn of a real agent).
+//
 //	make bench-scale                          # 500 runs at once
 //	TURNWATCH_SCALE_RATE=20 make bench-scale  # 20 new runs a second
 func BenchmarkScale(b *testing.B) {
 	needEnv(b)
 	n, rate := 500, 0.0
+	scaleProgress = os.Getenv("TURNWATCH_SCALE_PROGRESS") == "1"
 	if s := os.Getenv("TURNWATCH_SCALE_RUNS"); s != "" {
 		n, _ = strconv.Atoi(s)
 	}
@@ -135,11 +142,11 @@ func runScale(b *testing.B, n int, rate float64) {
 		faulted   atomic.Int64
 		seenTurns = map[string]bool{}
 		seenRuns  = map[string]bool{}
-		pods      = make(chan string, 2*n)
+		pods      = make(chan *corev1.Pod, 2*n)
 	)
 	podInf, _ := informers.GetInformer(ctx, &corev1.Pod{})
 	_, _ = podInf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
-		pods <- obj.(*corev1.Pod).Name
+		pods <- obj.(*corev1.Pod)
 	}})
 	turnInf, _ := informers.GetInformer(ctx, &twv1.AgentTurn{})
 	_, _ = turnInf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{UpdateFunc: func(_, obj any) {
@@ -179,12 +186,18 @@ func runScale(b *testing.B, n int, rate float64) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for name := range pods {
+			for p := range pods {
+				name := p.Name
+				if scaleProgress {
+					if err := scaleReport(ctx, sidecar, p); err != nil && ctx.Err() == nil {
+						b.Errorf("progress %s: %v", name, err)
+					}
+				}
 				mu.Lock()
 				tripAt[name] = time.Now()
 				mu.Unlock()
-				body := fmt.Sprintf(`{"status":{"conditions":[{"type":%q,"status":"True","reason":"IdenticalCalls","message":"repeated an identical tool call 4 times","lastTransitionTime":%q}]}}`,
-					"turnwatch.dev/Tripped", time.Now().UTC().Format(time.RFC3339))
+				body := fmt.Sprintf(`{"status":{"conditions":[{"type":%q,"status":"True","reason":"IdenticalCalls","message":"repeated an identical tool call 4 times","lastTransitionTime":%q}%s]}}`,
+					"turnwatch.dev/Tripped", time.Now().UTC().Format(time.RFC3339), scaleTripProgress())
 				pod := &corev1.Pod{}
 				pod.Namespace, pod.Name = ns, name
 				if err := sidecar.Status().Patch(ctx, pod, client.RawPatch("application/strategic-merge-patch+json", []byte(body))); err != nil && ctx.Err() == nil {
@@ -259,4 +272,34 @@ func helmRBAC(b *testing.B, ns string) {
 		obj.SetLabels(l)
 		create(b, obj)
 	}
+}
+
+// scaleProgress: the simulated sidecars report progress once before they
+// trip (TURNWATCH_SCALE_PROGRESS=1).
+var scaleProgress bool
+
+// scaleOwn are the counts every simulated turn reports.
+const scaleOwnSteps, scaleOwnCost = 3, "0.0125"
+
+// scaleReport is a real sidecar's progress report: its run's totals (the
+// earlier turns' counts, from the env the controller gave the sidecar, plus
+// its own) and its own counts, in one merge patch of the run's status.
+func scaleReport(ctx context.Context, c client.Client, pod *corev1.Pod) error {
+	env := sidecarEnv(pod)
+	prior, _ := strconv.ParseInt(env[protocol.EnvPriorSteps], 10, 64)
+	body := fmt.Sprintf(`{"status":{"steps":%d,"costUSD":%q,"progress":{"turn":%q,"steps":%d,"costUSD":%q,"time":%q}}}`,
+		prior+scaleOwnSteps, sumUSD(env[protocol.EnvPriorCostUSD], scaleOwnCost), pod.Name, scaleOwnSteps, sumUSD(scaleOwnCost),
+		time.Now().UTC().Format(time.RFC3339))
+	run := &twv1.AgentRun{}
+	run.Namespace, run.Name = pod.Namespace, pod.Labels[twv1.LabelRun]
+	return c.Status().Patch(ctx, run, client.RawPatch(types.MergePatchType, []byte(body)))
+}
+
+// scaleTripProgress is the Progress condition a real sidecar's trip carries.
+func scaleTripProgress() string {
+	if !scaleProgress {
+		return ""
+	}
+	return fmt.Sprintf(`,{"type":%q,"status":"True","reason":%q,"message":%q}`, protocol.ConditionProgress, protocol.ReasonRunning,
+		protocol.Marshal(protocol.Progress{Steps: scaleOwnSteps, CostUSD: scaleOwnCost}))
 }

@@ -88,13 +88,17 @@ func setTurns(st *twv1.AgentRunStatus, turns []twv1.AgentTurn) {
 }
 
 // setTotals sums the turns' own steps and costs: a turn's cost is that
-// turn's alone, so the run's is the plain sum.
+// turn's alone, so the run's is the plain sum. A running turn counts with
+// its sidecar's latest report (liveCounts), which is what that sidecar
+// wrote into steps and costUSD itself: the sum then equals it, and the
+// report costs the controller no write.
 func setTotals(st *twv1.AgentRunStatus) {
 	st.Steps = 0
 	costs := make([]string, 0, len(st.Turns))
 	for _, t := range st.Turns {
-		st.Steps += t.Steps
-		costs = append(costs, t.CostUSD)
+		steps, cost := liveCounts(t, st.Progress)
+		st.Steps += steps
+		costs = append(costs, cost)
 	}
 	st.CostUSD = sumUSD(costs...)
 }

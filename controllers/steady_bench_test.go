@@ -25,17 +25,18 @@ import (
 
 // BenchmarkSteady: N AgentRuns (default 1,000, TURNWATCH_STEADY_RUNS) all
 // running at once on the envtest API server, each with a sidecar played by
-// the benchmark: it patches its Pod's Progress condition as the real
-// sidecar does (strategic merge on pods/status), once per progress period
-// (statusFreshness less 5 s), with counts that always moved (the worst
-// case: every agent progresses in every window). Phases:
+// the benchmark: it reports progress as the real sidecar does (one merge
+// patch of its run's status: steps, costUSD and progress, see
+// sidecar/run_progress.go), once per progress period (statusFreshness less
+// 5 s), with counts that always moved (the worst case: every agent
+// progresses in every window). Phases:
 //
 //  1. ramp: create the runs; wait until every Pod exists and one progress
 //     period has passed;
 //  2. steady: for TURNWATCH_STEADY_WINDOW (default 2 x freshness) count
 //     the API writes of the manager and the sidecars (counted at the
-//     transport, as BenchmarkScale does) and the time from each Progress
-//     write to the run's status showing it (fold-*);
+//     transport, as BenchmarkScale does) and the time from each progress
+//     write to an informer seeing the run's status show it (fold-*);
 //  3. trips: under the same load, trip TURNWATCH_STEADY_TRIPS runs (default
 //     50, 2 a second) and time each from the sidecar's Tripped write to the
 //     turn's Failed outcome (trip-*).
@@ -130,11 +131,22 @@ func (s *steadySidecars) follow(ctx context.Context, run, pod string) {
 			s.pending[run] = start
 		}
 		s.mu.Unlock()
-		msg := protocol.Marshal(protocol.Progress{Steps: int(steps), CostUSD: benchCost(steps)})
-		if err := s.patch(ctx, pod, benchCond{Type: protocol.ConditionProgress, Status: corev1.ConditionTrue, Reason: protocol.ReasonRunning, Message: msg}); err != nil && ctx.Err() == nil {
+		if err := s.report(ctx, run, pod, steps); err != nil && ctx.Err() == nil {
 			s.b.Errorf("progress %s: %v", pod, err)
 		}
 	}
+}
+
+// report is the sidecar's progress write: its run's totals (a first turn:
+// its own counts, in the canonical decimal form the sidecar writes) and its
+// own counts, in one merge patch of the run's status.
+func (s *steadySidecars) report(ctx context.Context, run, pod string, steps int64) error {
+	cost := sumUSD(benchCost(steps))
+	body, _ := json.Marshal(map[string]any{"status": map[string]any{"steps": steps, "costUSD": cost,
+		"progress": map[string]any{"turn": pod, "steps": steps, "costUSD": cost, "time": time.Now().UTC().Format(time.RFC3339)}}})
+	r := &twv1.AgentRun{}
+	r.Namespace, r.Name = s.ns, run
+	return s.client.Status().Patch(ctx, r, client.RawPatch(types.MergePatchType, body))
 }
 
 // seen is the run informer's view: a run showing the steps last written

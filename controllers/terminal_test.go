@@ -95,7 +95,10 @@ func TestDeletedLiveTurnCounts(t *testing.T) {
 	startManager(t, ns, managerOpts{})
 	create(t, newRun(ns, "gone"))
 	waitPod(t, ns, "gone-0")
-	playSidecar(t, ns, "gone-0", condition(protocol.ConditionProgress, protocol.ReasonRunning, `{"steps":3,"costUSD":"0.5"}`))
+	runPhase(t, ns, "gone", twv1.RunRunning)
+	if err := reportProgress(k8s, ns, "gone", progressBody(3, "0.50", "gone-0", 3, "0.5")); err != nil {
+		t.Fatal(err)
+	}
 	eventually(t, "the run counts the running turn's cost", func() error {
 		run, err := getRun(ns, "gone")
 		if err == nil && run.Status.CostUSD != "0.50" {

@@ -307,6 +307,34 @@ func TestLeastPrivilege(t *testing.T) {
 			t.Errorf("%s pods/%s %s/%s: allowed=%v, want %v", r.verb, r.sub, r.ns, r.pod, review.Status.Allowed, r.allowed)
 		}
 	}
+
+	// On AgentRuns, RBAC grants a status patch in the namespace and nothing
+	// else: no read (a run holds its prompt), no spec, no update. Which run,
+	// and which fields, the policy turnwatch-sidecar-run-progress decides
+	// (controllers/run_progress_test.go, on a real run).
+	runs := []struct {
+		ns, sub, verb string
+		allowed       bool
+	}{
+		{ns, "status", "patch", true},
+		{"default", "status", "patch", false},
+		{ns, "status", "update", false},
+		{ns, "status", "get", false},
+		{ns, "", "get", false},
+		{ns, "", "list", false},
+		{ns, "", "patch", false},
+		{ns, "", "delete", false},
+	}
+	for _, r := range runs {
+		review, err := sidecar.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
+			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Namespace: r.ns, Verb: r.verb, Group: "turnwatch.dev", Resource: "agentruns", Subresource: r.sub, Name: "any"}},
+		}, metav1.CreateOptions{})
+		must(t, err)
+		if review.Status.Allowed != r.allowed {
+			t.Errorf("%s agentruns/%s in %s: allowed=%v, want %v", r.verb, r.sub, r.ns, review.Status.Allowed, r.allowed)
+		}
+	}
 }
 
 func selfReview(ns, pod, sub, verb string) *authorizationv1.SelfSubjectAccessReview {

@@ -31,7 +31,10 @@ type reporter struct {
 	backoff backoff
 	// period is the least time between two Progress writes.
 	period time.Duration
-	log    logr.Logger
+	// run, when set, takes the progress reports instead of the Pod
+	// (run_progress.go).
+	run *runProgress
+	log logr.Logger
 
 	present      map[string]corev1.PodCondition // as last read from the Pod
 	lastProgress time.Time                      // when Progress was last written
@@ -210,6 +213,10 @@ func (r *reporter) finished(ctx context.Context, s protocol.Summary, lengthStop 
 // next call after the period. A failed write is not retried here: the next
 // call carries a newer value anyway.
 func (r *reporter) progress(ctx context.Context, p protocol.Progress) {
+	if r.run != nil {
+		r.progressToRun(ctx, p)
+		return
+	}
 	if !r.progressDue() || !r.ahead(p) {
 		return
 	}
@@ -243,6 +250,11 @@ func (r *reporter) ahead(p protocol.Progress) bool {
 			return true // unreadable: overwrite it
 		}
 	}
+	return aheadOf(p, was)
+}
+
+// aheadOf says whether p is further than was, and nowhere behind it.
+func aheadOf(p, was protocol.Progress) bool {
 	dc := compareDecimal(p.CostUSD, was.CostUSD)
 	if p.Steps < was.Steps || dc < 0 {
 		return false

@@ -39,6 +39,11 @@ type runConfig struct {
 	Namespace      string
 	AgentContainer string
 	StreamFile     string
+	// RunName is the run whose status carries this turn's progress ("":
+	// progress goes to the own Pod's Progress condition); PriorSteps are
+	// its earlier turns' steps.
+	RunName    string
+	PriorSteps int64
 	// ProgressPeriod is the least time between two Progress writes.
 	ProgressPeriod time.Duration
 	// Drain is how long, after SIGTERM, the sidecar keeps reading what the
@@ -85,6 +90,8 @@ func parseRunConfig(args []string, getenv func(string) string, stderr io.Writer)
 	fs.StringVar(&guards, "guards", getenv(protocol.EnvGuards), "guards: a JSON object, or a file holding one [$"+protocol.EnvGuards+"]")
 	fs.StringVar(&prices, "prices", getenv(protocol.EnvPrices), "price table: JSON, or a file holding it [$"+protocol.EnvPrices+"]")
 	fs.StringVar(&c.PriorCostUSD, "prior-cost-usd", getenv(protocol.EnvPriorCostUSD), "what earlier turns of the run cost [$"+protocol.EnvPriorCostUSD+"]")
+	fs.StringVar(&c.RunName, "run", getenv(protocol.EnvRunName), "the run whose status shows this turn's progress; \"\" writes it on the own Pod [$"+protocol.EnvRunName+"]")
+	fs.Int64Var(&c.PriorSteps, "prior-steps", envInt(getenv(protocol.EnvPriorSteps)), "the steps of the run's earlier turns [$"+protocol.EnvPriorSteps+"]")
 	fs.StringVar(&c.PodName, "pod", getenv(protocol.EnvPodName), "the own Pod's name [$"+protocol.EnvPodName+"]")
 	fs.StringVar(&c.Namespace, "namespace", getenv(protocol.EnvPodNamespace), "the own Pod's namespace [$"+protocol.EnvPodNamespace+"]")
 	fs.StringVar(&c.AgentContainer, "container", getenv(protocol.EnvAgentContainer), "the agent container, whose log is followed [$"+protocol.EnvAgentContainer+"]")
@@ -174,6 +181,15 @@ func parsePeriod(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("progress period %q: want seconds or a duration", s)
 	}
 	return d, nil
+}
+
+// envInt reads a whole number from the env; anything else is 0.
+func envInt(s string) int64 {
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
 }
 
 func or(s, def string) string {

@@ -114,7 +114,7 @@ func newRunner(cfg runConfig, client *kubeClient, log logr.Logger) *runner {
 		src = &podLogSource{client: client, namespace: cfg.Namespace, pod: cfg.PodName, container: cfg.AgentContainer,
 			agentDone: done, maxLine: cfg.MaxLine, backoff: defaultBackoff, log: log.WithName("podlog")}
 	}
-	rep := &reporter{pod: ps, now: time.Now, backoff: defaultBackoff, period: cfg.ProgressPeriod, log: log.WithName("report")}
+	rep := &reporter{pod: ps, run: runProgressOf(cfg, client), now: time.Now, backoff: defaultBackoff, period: cfg.ProgressPeriod, log: log.WithName("report")}
 	return &runner{cfg: cfg, src: src, rep: rep, log: log, now: time.Now, tick: defaultTick, idle: defaultIdle, confirmTicks: defaultConfirmTicks,
 		checkpointPeriod: defaultCheckpointPeriod}
 }

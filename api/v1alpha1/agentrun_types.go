@@ -140,6 +140,21 @@ type TurnRef struct {
 	CostUSD string `json:"costUSD,omitempty"`
 }
 
+// RunProgress is a running turn's own steps and cost, as its sidecar last
+// reported them.
+type RunProgress struct {
+	// Turn is the reporting turn's name (its Pod's name).
+	Turn string `json:"turn"`
+	// Steps is the turn's own tool calls so far.
+	Steps int64 `json:"steps"`
+	// CostUSD is the turn's own cost so far, a decimal string.
+	// +optional
+	CostUSD string `json:"costUSD,omitempty"`
+	// Time is when the sidecar made the report.
+	// +optional
+	Time *metav1.Time `json:"time,omitempty"`
+}
+
 // AgentRunStatus is what became of the run.
 type AgentRunStatus struct {
 	// ObservedGeneration is the generation this status was computed from.
@@ -178,6 +193,16 @@ type AgentRunStatus struct {
 	// +listType=atomic
 	// +optional
 	Turns []TurnRef `json:"turns,omitempty"`
+
+	// Progress is the running turn's latest report, written by that turn's
+	// sidecar together with steps and costUSD above (the earlier turns'
+	// totals plus this turn's so far), so that a report costs one API
+	// write (docs/protocol.md). The admission policy
+	// turnwatch-sidecar-run-progress lets a sidecar write these three fields
+	// only, of its own run's current turn, never lower, never on a finished
+	// run. A turn's entry in turns carries its own figures once it settles.
+	// +optional
+	Progress *RunProgress `json:"progress,omitempty"`
 
 	// AnnouncedAttempt is the highest attempt whose Rerolled Event was
 	// emitted, so that a reroll is announced once even when the manager

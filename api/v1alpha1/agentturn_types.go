@@ -43,6 +43,10 @@ type AgentTurnSpec struct {
 	// guards.maxCostUSD.
 	// +optional
 	PriorCostUSD string `json:"priorCostUSD,omitempty"`
+	// PriorSteps is the run's earlier turns' steps: the sidecar adds its
+	// own turn's to it when it reports the run's progress.
+	// +optional
+	PriorSteps int64 `json:"priorSteps,omitempty"`
 }
 
 // AgentTurnStatus is what became of the turn.

@@ -88,6 +88,11 @@ func turnsOf(run *twv1.AgentRun, items []twv1.AgentTurn) []explain.Turn {
 				t.Class, t.Detector, t.Message = string(e.Type), e.Detector, e.Message
 			}
 		}
+		// A running turn's counts are its sidecar's latest report, which
+		// goes to the run's status.progress, not to the AgentTurn.
+		if p := run.Status.Progress; t.Outcome == "" && p != nil && p.Turn == t.Name && p.Steps >= t.Steps {
+			t.Steps, t.CostUSD = p.Steps, p.CostUSD
+		}
 		seen[t.Name] = true
 		out = append(out, t)
 	}

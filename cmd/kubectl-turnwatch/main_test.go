@@ -96,6 +96,24 @@ func TestTurnsOf(t *testing.T) {
 	}
 }
 
+// A running turn shows its sidecar's latest report, kept in the run's
+// status.progress; a settled one its own figures.
+func TestTurnsOfRunning(t *testing.T) {
+	run := &twv1.AgentRun{Status: twv1.AgentRunStatus{
+		Turns:    []twv1.TurnRef{{Name: "r-0", Outcome: "Failed", Steps: 4}, {Name: "r-1", Attempt: 1}},
+		Progress: &twv1.RunProgress{Turn: "r-1", Steps: 7, CostUSD: "0.3"},
+	}}
+	items := []twv1.AgentTurn{{ObjectMeta: metav1.ObjectMeta{Name: "r-1"}, Spec: twv1.AgentTurnSpec{Attempt: 1}}}
+	got := turnsOf(run, items)
+	if len(got) != 2 || got[0].Steps != 4 || got[1].Steps != 7 || got[1].CostUSD != "0.3" {
+		t.Errorf("turns %+v", got)
+	}
+	run.Status.Progress.Turn = "r-0" // a report of a settled turn changes nothing
+	if got := turnsOf(run, items); got[0].Steps != 4 || got[1].Steps != 0 {
+		t.Errorf("turns %+v", got)
+	}
+}
+
 func TestSidecarOptions(t *testing.T) {
 	pod := &corev1.Pod{Spec: corev1.PodSpec{
 		InitContainers: []corev1.Container{{Name: protocol.SidecarContainerName, Env: []corev1.EnvVar{

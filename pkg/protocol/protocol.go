@@ -85,6 +85,10 @@ const (
 	EnvStreamFile     = "TURNWATCH_STREAM_FILE"      // optional: follow this file instead of the log
 	EnvProgressPeriod = "TURNWATCH_PROGRESS_SECONDS" // optional: progress write period
 	EnvStateDir       = "TURNWATCH_STATE_DIR"        // optional: the sidecar's own volume for its checkpoint
+	// The run whose status.progress the sidecar writes, and what its earlier
+	// turns counted; without a run name it reports progress on its Pod.
+	EnvRunName    = "TURNWATCH_RUN_NAME"
+	EnvPriorSteps = "TURNWATCH_PRIOR_STEPS"
 )
 
 // SidecarContainerName is the name of the injected watchdog container.

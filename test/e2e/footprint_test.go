@@ -13,6 +13,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
@@ -137,13 +138,19 @@ func procCPU(pid int) time.Duration {
 	return time.Duration(u+s) * 10 * time.Millisecond
 }
 
-// lastProgress is what the sidecar last reported on its Pod.
+// lastProgress is what the sidecar last reported: on its run's status
+// (status.progress), or on its Pod when it reported there.
 func lastProgress(p *corev1.Pod) string {
 	if p == nil {
 		return "no pod"
 	}
 	if c, ok := podCondition(p, protocol.ConditionProgress); ok {
 		return c.Message
+	}
+	if r, ok := getRun(p.Labels["turnwatch.dev/run"]); ok {
+		if pr, ok, _ := unstructured.NestedMap(r.Object, "status", "progress"); ok {
+			return fmt.Sprint(pr)
+		}
 	}
 	return "none"
 }

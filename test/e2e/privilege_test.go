@@ -79,6 +79,35 @@ func TestLeastPrivilege(t *testing.T) {
 		[]byte(`{"metadata":{"labels":{"e2e":"x"}}}`), metav1.PatchOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("the sidecar's token can patch Pod objects (err %v)", err)
 	}
+	patchRun := func(run, body string) error {
+		return as.RESTClient().Patch(types.MergePatchType).AbsPath("/apis/turnwatch.dev/v1alpha1/namespaces", env.ns, "agentruns", run, "status").
+			Body([]byte(body)).Do(ctx).Error()
+	}
+	// Its run's status takes the token's progress report (here an empty
+	// one), another run's does not, nor any field but the progress ones.
+	if err := patchRun("privilege-a", `{}`); err != nil {
+		t.Errorf("the sidecar's token cannot patch its own run's status: %v", err)
+	}
+	if err := patchRun("privilege-b", `{"status":{"steps":1000,"progress":{"turn":"`+neighbour+`","steps":1000}}}`); !apierrors.IsForbidden(err) {
+		t.Errorf("the sidecar's token wrote the neighbouring run's progress (err %v); want it refused", err)
+	} else {
+		t.Logf("neighbour's run refused: %v", err)
+	}
+	if err := patchRun("privilege-a", `{"status":{"phase":"Succeeded"}}`); !apierrors.IsForbidden(err) {
+		t.Errorf("the sidecar's token wrote its run's phase (err %v); want it refused", err)
+	}
+	// The real sidecar reports its progress straight into its run's status
+	// (status.progress is written by the sidecar alone; its first report goes
+	// out on the first counts, the next a period later).
+	if err := waitFor(ctx, 2*time.Minute, "privilege-a's sidecar to report progress on its run", func() (bool, error) {
+		r, ok := getRun("privilege-a")
+		return ok && str(r, "status", "progress", "turn") == own, nil
+	}); err != nil {
+		t.Error(err)
+	} else if r, ok := getRun("privilege-a"); ok {
+		t.Logf("privilege-a (%s) shows %d steps, %s USD; progress %v", str(r, "status", "phase"),
+			num(r, "status", "steps"), str(r, "status", "costUSD"), r.Object["status"].(map[string]any)["progress"])
+	}
 	for _, name := range []string{"privilege-a", "privilege-b"} {
 		waitRun(t, name, 4*time.Minute)
 	}

@@ -1,0 +1,308 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/pkg/protocol"
+)
+
+// sidecarOf is a client with the credential the kubelet gives pod's
+// sidecar: a token of the Pod's service account bound to the Pod (nil: a
+// token of that account bound to nothing).
+func sidecarOf(t testing.TB, ns, account string, pod *corev1.Pod) client.Client {
+	t.Helper()
+	req := &authenticationv1.TokenRequest{}
+	if pod != nil {
+		req.Spec.BoundObjectRef = &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}
+	}
+	cs := kubernetes.NewForConfigOrDie(restConfig)
+	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(context.Background(), account, req, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := rest.AnonymousClientConfig(restConfig)
+	cfg.BearerToken = tr.Status.Token
+	c, err := client.New(cfg, client.Options{Scheme: testScheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// reportProgress sends what the sidecar sends: one merge patch of the run's
+// status with the progress fields.
+func reportProgress(c client.Client, ns, run, body string) error {
+	obj := &twv1.AgentRun{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: run}}
+	return c.Status().Patch(context.Background(), obj, client.RawPatch(types.MergePatchType, []byte(body)))
+}
+
+func progressBody(total int64, totalCost, turn string, steps int64, cost string) string {
+	return fmt.Sprintf(`{"status":{"steps":%d,"costUSD":%q,"progress":{"turn":%q,"steps":%d,"costUSD":%q,"time":%q}}}`,
+		total, totalCost, turn, steps, cost, time.Now().UTC().Format(time.RFC3339))
+}
+
+// The shipped policy turnwatch-sidecar-run-progress, on the real API
+// server: a sidecar's token writes the progress fields of its own run's
+// current turn, and nothing else.
+func TestRunProgressPolicy(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	if err := installPolicy(); err != nil {
+		t.Fatal(err)
+	}
+	ns := newNamespace(t)
+	startManager(t, ns, managerOpts{})
+	create(t, newRun(ns, "mine"))
+	create(t, newRun(ns, "theirs"))
+	mine, theirs := waitPod(t, ns, "mine-0"), waitPod(t, ns, "theirs-0")
+	runPhase(t, ns, "mine", twv1.RunRunning)
+	runPhase(t, ns, "theirs", twv1.RunRunning)
+	sidecar := sidecarOf(t, ns, mine.Spec.ServiceAccountName, mine)
+
+	// The policy and the binding the manager made take a moment to load.
+	eventually(t, "the own run's progress taken", func() error {
+		return reportProgress(sidecar, ns, "mine", progressBody(5, "0.25", "mine-0", 5, "0.25"))
+	})
+	run, err := getRun(ns, "mine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status.Steps != 5 || run.Status.CostUSD != "0.25" || run.Status.Progress == nil || run.Status.Progress.Turn != "mine-0" {
+		t.Fatalf("after the own report: %+v", run.Status)
+	}
+
+	refused := []struct {
+		name   string
+		client client.Client
+		run    string
+		body   string
+		want   string
+	}{
+		{"another run", sidecar, "theirs", progressBody(7, "0.3", "theirs-0", 7, "0.3"),
+			"takes progress only from the sidecar of its current turn (theirs-0)"},
+		{"another run, changing nothing", sidecar, "theirs", `{}`, "bound to Pod mine-0"},
+		{"a token bound to no Pod", sidecarOf(t, ns, mine.Spec.ServiceAccountName, nil), "mine",
+			progressBody(6, "0.3", "mine-0", 6, "0.3"), "bound to no Pod"},
+		{"a non-progress field", sidecar, "mine", `{"status":{"phase":"Succeeded"}}`, "also changes status.phase"},
+		{"the turns list", sidecar, "mine", `{"status":{"turns":null}}`, "also changes status.turns"},
+		{"a decrease of steps", sidecar, "mine", progressBody(4, "0.25", "mine-0", 4, "0.25"), "never go down"},
+		{"a decrease of cost", sidecar, "mine", progressBody(5, "0.2", "mine-0", 5, "0.2"), "never go down"},
+		{"a report naming another turn", sidecar, "mine", progressBody(9, "0.5", "theirs-0", 9, "0.5"), "names its own turn"},
+	}
+	for _, c := range refused {
+		t.Run(c.name, func(t *testing.T) {
+			err := reportProgress(c.client, ns, c.run, c.body)
+			if !apierrors.IsForbidden(err) {
+				t.Fatalf("want Forbidden, got %v", err)
+			}
+			if err := containsAll(err.Error(), "turnwatch-sidecar-run-progress", c.want); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	_ = theirs
+
+	// A finished run takes no report: cancel it, then report.
+	if err := k8s.Patch(context.Background(), &twv1.AgentRun{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mine"}},
+		client.RawPatch(types.MergePatchType, []byte(`{"spec":{"cancel":true}}`))); err != nil {
+		t.Fatal(err)
+	}
+	runPhase(t, ns, "mine", twv1.RunAborted)
+	err = reportProgress(sidecar, ns, "mine", progressBody(50, "5", "mine-0", 50, "5"))
+	if !apierrors.IsForbidden(err) {
+		t.Fatalf("a report on a finished run: want Forbidden, got %v", err)
+	}
+	// The turn is settled first, so the run names no current turn.
+	if err := containsAll(err.Error(), "none running"); err != nil {
+		t.Error(err)
+	}
+}
+
+// A sidecar's report is the one write: the controller folds it without
+// writing the run back, the turn's own counts wait for its end, and the
+// run's final figures are its turns' own.
+func TestRunProgressOneWrite(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	ns := newNamespace(t)
+	startManager(t, ns, managerOpts{})
+	create(t, newRun(ns, "one"))
+	waitPod(t, ns, "one-0")
+	runPhase(t, ns, "one", twv1.RunRunning)
+
+	if err := reportProgress(k8s, ns, "one", progressBody(4, "0.20", "one-0", 4, "0.2")); err != nil {
+		t.Fatal(err)
+	}
+	reported, err := getRun(ns, "one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	consistently(t, "no write of the run after the report", 3*time.Second, func() error {
+		run, err := getRun(ns, "one")
+		if err != nil {
+			return err
+		}
+		if run.ResourceVersion != reported.ResourceVersion {
+			a, _ := json.Marshal(reported)
+			b, _ := json.Marshal(run)
+			return fmt.Errorf("the run was written again:\n%s\n%s", a, b)
+		}
+		return nil
+	})
+	if turn, _ := getTurn(ns, "one-0"); turn.Status.Steps != 0 {
+		t.Errorf("the turn's own counts were written while it runs: %d steps", turn.Status.Steps)
+	}
+
+	playSidecar(t, ns, "one-0", finishedCond(summary(6, "0.3")))
+	run := runPhase(t, ns, "one", twv1.RunSucceeded)
+	turn, _ := getTurn(ns, "one-0")
+	if turn.Status.Steps != 6 || run.Status.Steps != 6 || run.Status.CostUSD != "0.30" || run.Status.Turns[0].Steps != 6 {
+		t.Errorf("settled: turn %d %s, run %+v", turn.Status.Steps, turn.Status.CostUSD, run.Status)
+	}
+}
+
+// A reroll's sidecar starts from the earlier turns' totals, so the sum the
+// controller makes equals what the sidecar wrote: no fight over the run.
+func TestRunProgressAfterReroll(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	ns := newNamespace(t)
+	startManager(t, ns, managerOpts{})
+	create(t, newRun(ns, "again"))
+	waitPod(t, ns, "again-0")
+	playSidecar(t, ns, "again-0", condition(protocol.ConditionProgress, protocol.ReasonRunning, `{"steps":3,"costUSD":"0.1"}`))
+	playSidecar(t, ns, "again-0", trip(DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
+	waitPod(t, ns, "again-1")
+	turn1, err := getTurn(ns, "again-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod, err := getPod(ns, "again-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if turn1.Spec.PriorSteps != 3 || turn1.Spec.PriorCostUSD != "0.10" ||
+		sidecarEnv(pod)[protocol.EnvPriorSteps] != "3" || sidecarEnv(pod)[protocol.EnvRunName] != "again" {
+		t.Fatalf("the reroll is not told the earlier turns: spec %+v", turn1.Spec)
+	}
+	eventually(t, "the run shows the reroll", func() error {
+		run, err := getRun(ns, "again")
+		if err != nil || len(run.Status.Turns) != 2 {
+			return fmt.Errorf("%v %+v", err, run)
+		}
+		return nil
+	})
+	if err := reportProgress(k8s, ns, "again", progressBody(3+2, "0.15", "again-1", 2, "0.05")); err != nil {
+		t.Fatal(err)
+	}
+	reported, _ := getRun(ns, "again")
+	consistently(t, "no write of the run after the report", 3*time.Second, func() error {
+		run, err := getRun(ns, "again")
+		if err != nil {
+			return err
+		}
+		if run.ResourceVersion != reported.ResourceVersion {
+			a, _ := json.Marshal(reported)
+			b, _ := json.Marshal(run)
+			return fmt.Errorf("the run was written again:\n%s\n%s", a, b)
+		}
+		return nil
+	})
+}
+
+// A turn that settles without its sidecar's summary (the run cancelled)
+// keeps the counts its sidecar last reported to the run: neither the turn's
+// nor the run's go back.
+func TestRunProgressSurvivesAbort(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	ns := newNamespace(t)
+	startManager(t, ns, managerOpts{})
+	create(t, newRun(ns, "held"))
+	waitPod(t, ns, "held-0")
+	runPhase(t, ns, "held", twv1.RunRunning)
+	if err := reportProgress(k8s, ns, "held", progressBody(9, "0.50", "held-0", 9, "0.5")); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Patch(context.Background(), &twv1.AgentRun{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "held"}},
+		client.RawPatch(types.MergePatchType, []byte(`{"spec":{"cancel":true}}`))); err != nil {
+		t.Fatal(err)
+	}
+	turn := turnSettled(t, ns, "held-0")
+	run := runPhase(t, ns, "held", twv1.RunAborted)
+	if turn.Status.Steps != 9 || turn.Status.CostUSD != "0.5" || run.Status.Steps != 9 || run.Status.CostUSD != "0.50" {
+		t.Errorf("after the abort: turn %d %s, run %d %s", turn.Status.Steps, turn.Status.CostUSD, run.Status.Steps, run.Status.CostUSD)
+	}
+}
+
+func summary(steps int, cost string) protocol.Summary {
+	return protocol.Summary{Steps: steps, CostUSD: cost, StopReason: "end", Result: true}
+}
+
+// sidecarEnv is the env of pod's sidecar container.
+func sidecarEnv(pod *corev1.Pod) map[string]string {
+	for _, c := range pod.Spec.InitContainers {
+		if c.Name == protocol.SidecarContainerName {
+			return envOf(c)
+		}
+	}
+	return nil
+}
+
+// A running turn counts with its sidecar's report when that is ahead; a
+// settled turn, a report of another turn, or one behind count for nothing.
+func TestLiveCounts(t *testing.T) {
+	running := twv1.TurnRef{Name: "r-1", Steps: 2, CostUSD: "0.1"}
+	settled := twv1.TurnRef{Name: "r-1", Outcome: twv1.TurnSucceeded, Steps: 2, CostUSD: "0.1"}
+	report := func(turn string, steps int64, cost string) *twv1.RunProgress {
+		return &twv1.RunProgress{Turn: turn, Steps: steps, CostUSD: cost}
+	}
+	cases := []struct {
+		name  string
+		ref   twv1.TurnRef
+		p     *twv1.RunProgress
+		steps int64
+		cost  string
+	}{
+		{"no report", running, nil, 2, "0.1"},
+		{"its report, ahead", running, report("r-1", 5, "0.3"), 5, "0.3"},
+		{"its report, behind", running, report("r-1", 1, "0.05"), 2, "0.1"},
+		{"its report, fewer steps but more cost", running, report("r-1", 1, "0.3"), 2, "0.1"},
+		{"another turn's report", running, report("r-0", 9, "1"), 2, "0.1"},
+		{"settled: its own figures", settled, report("r-1", 9, "1"), 2, "0.1"},
+	}
+	for _, c := range cases {
+		if steps, cost := liveCounts(c.ref, c.p); steps != c.steps || cost != c.cost {
+			t.Errorf("%s: %d %s, want %d %s", c.name, steps, cost, c.steps, c.cost)
+		}
+	}
+}
+
+// The write memo ignores what a sidecar's report changes, and nothing else.
+func TestMemoStatus(t *testing.T) {
+	st := twv1.AgentRunStatus{Phase: twv1.RunRunning, Steps: 3, CostUSD: "0.2"}
+	reported := st
+	reported.Steps, reported.CostUSD, reported.Progress = 9, "0.5", &twv1.RunProgress{Turn: "r-0", Steps: 9}
+	if !equality.Semantic.DeepEqual(memoStatus(st), memoStatus(reported)) {
+		t.Error("a report makes the cached copy look unlike the controller's write")
+	}
+	reported.Phase = twv1.RunFaulted
+	if equality.Semantic.DeepEqual(memoStatus(st), memoStatus(reported)) {
+		t.Error("a phase change is hidden from the memo")
+	}
+}

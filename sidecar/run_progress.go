@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"turnwatch.dev/turnwatch/pkg/protocol"
+)
+
+// runsPath is the AgentRun collection's API path (group turnwatch.dev,
+// version v1alpha1). The sidecar does not import the API types: they bring
+// controller-runtime's scheme along, which its footprint cannot afford.
+const runsPath = "/apis/turnwatch.dev/v1alpha1/namespaces/"
+
+// runProgress writes the turn's progress straight into its run's status:
+// one merge patch of steps, costUSD (the earlier turns' totals, told at
+// start, plus this turn's so far) and progress (this turn's own), so that a
+// report costs one API write and `kubectl get agentruns` shows it at once
+// (docs/protocol.md). The admission policy turnwatch-sidecar-run-progress
+// lets this credential write those fields only, of its own run's current
+// turn, never lower. Trips and the final summary stay on the Pod.
+type runProgress struct {
+	client     *kubeClient
+	namespace  string
+	run, turn  string // the run, and this turn (the own Pod's name)
+	priorSteps int64
+	priorCost  string
+	last       protocol.Progress // the last report the run took
+}
+
+// body is the merge patch that reports p at now.
+func (rp *runProgress) body(p protocol.Progress, now time.Time) []byte {
+	own := decimal(p.CostUSD)
+	progress := map[string]any{"turn": rp.turn, "steps": p.Steps, "costUSD": own.String(),
+		"time": now.UTC().Truncate(time.Second).Format(time.RFC3339)}
+	b, _ := json.Marshal(map[string]any{"status": map[string]any{
+		"steps":    rp.priorSteps + int64(p.Steps),
+		"costUSD":  decimal(rp.priorCost).Add(own).String(),
+		"progress": progress,
+	}})
+	return b
+}
+
+// write sends p; the run keeps it as the last report once it took it.
+func (rp *runProgress) write(ctx context.Context, p protocol.Progress, now time.Time) error {
+	if err := rp.client.patchRunStatus(ctx, rp.namespace, rp.run, rp.body(p, now)); err != nil {
+		return err
+	}
+	rp.last = p
+	return nil
+}
+
+// runProgressOf is the run writer cfg asks for, or nil: without a run name
+// progress goes to the own Pod, as before the run took it.
+func runProgressOf(cfg runConfig, client *kubeClient) *runProgress {
+	if cfg.RunName == "" {
+		return nil
+	}
+	return &runProgress{client: client, namespace: cfg.Namespace, run: cfg.RunName, turn: cfg.PodName,
+		priorSteps: cfg.PriorSteps, priorCost: cfg.PriorCostUSD}
+}
+
+// patchRunStatus applies a JSON merge patch to an AgentRun's status. The
+// answer (the whole run, prompt included) is read and dropped: the sidecar
+// needs nothing from it.
+func (c *kubeClient) patchRunStatus(ctx context.Context, namespace, run string, body []byte) error {
+	u := strings.TrimSuffix(c.base, "/api/v1") + runsPath + url.PathEscape(namespace) + "/agentruns/" + url.PathEscape(run) +
+		"/status?" + url.Values{"fieldManager": {fieldManager}}.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPatch, u, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", string(types.MergePatchType))
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		return apiError(resp.StatusCode, b, "PATCH", run)
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	return err
+}
+
+// progressToRun writes p to the run when the period allows and p moved
+// since the run's last report. A failed write is not retried here: the next
+// call after the period carries a newer value anyway. A sidecar restarted
+// mid-turn replays from its checkpoint or the start: until it passes what
+// its predecessor reported, the policy refuses the lower figures, and the
+// run keeps the higher ones.
+func (r *reporter) progressToRun(ctx context.Context, p protocol.Progress) {
+	if !r.progressDue() || !aheadOf(p, r.run.last) {
+		return
+	}
+	r.lastProgress = r.now()
+	if err := r.run.write(ctx, p, r.now()); err != nil {
+		r.log.Info("writing progress to the run failed", "run", r.run.run, "err", err.Error())
+		return
+	}
+	r.writes++
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"turnwatch.dev/turnwatch/pkg/protocol"
+)
+
+// runStatusServer plays the API server's agentruns/status endpoint: it
+// records each merge patch, and refuses with answer when set.
+type runStatusServer struct {
+	mu      sync.Mutex
+	paths   []string
+	types   []string
+	bodies  []map[string]any
+	answer  int
+	refusal string
+}
+
+func (s *runStatusServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, _ := io.ReadAll(r.Body)
+	var body map[string]any
+	_ = json.Unmarshal(b, &body)
+	s.paths, s.types, s.bodies = append(s.paths, r.Method+" "+r.URL.Path), append(s.types, r.Header.Get("Content-Type")), append(s.bodies, body)
+	if s.answer != 0 {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(s.answer)
+		_, _ = io.WriteString(w, s.refusal)
+		return
+	}
+	_, _ = io.WriteString(w, `{"kind":"AgentRun"}`)
+}
+
+// Progress goes to the run's status, one merge patch per period that moved:
+// the run's totals (earlier turns + this one) and this turn's own counts.
+// The Pod is not written.
+func TestProgressToRun(t *testing.T) {
+	srv := &runStatusServer{}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	pod := &podPatcher{t: t}
+	c := &clock{t: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}
+	r := newTestReporter(t, pod, c)
+	cfg := runConfig{RunName: "fix", PodName: "fix-1", Namespace: "team", PriorSteps: 3, PriorCostUSD: "0.10"}
+	r.run = runProgressOf(cfg, mustKubeClient(&rest.Config{Host: ts.URL}))
+	ctx := context.Background()
+
+	steps := []struct {
+		advance time.Duration
+		p       protocol.Progress
+		writes  int
+	}{
+		{0, protocol.Progress{Steps: 1, CostUSD: "0.02"}, 0},                // the first report waits a period too
+		{15 * time.Second, protocol.Progress{Steps: 2, CostUSD: "0.05"}, 1}, // the period passed
+		{time.Second, protocol.Progress{Steps: 4, CostUSD: "0.07"}, 1},      // within the period: held
+		{15 * time.Second, protocol.Progress{Steps: 4, CostUSD: "0.07"}, 2}, // the period passed: the newest
+		{15 * time.Second, protocol.Progress{Steps: 4, CostUSD: "0.07"}, 2}, // nothing moved: nothing written
+	}
+	for i, s := range steps {
+		c.t = c.t.Add(s.advance)
+		r.progress(ctx, s.p)
+		if len(srv.bodies) != s.writes {
+			t.Fatalf("step %d: %d writes, want %d", i, len(srv.bodies), s.writes)
+		}
+	}
+	if pod.writes != 0 {
+		t.Errorf("the Pod was written %d times: %v", pod.writes, pod.bodies)
+	}
+	if srv.paths[0] != "PATCH /apis/turnwatch.dev/v1alpha1/namespaces/team/agentruns/fix/status" || srv.types[0] != "application/merge-patch+json" {
+		t.Errorf("request %s (%s)", srv.paths[0], srv.types[0])
+	}
+	got, _ := json.Marshal(srv.bodies[1])
+	want := `{"status":{"costUSD":"0.17","progress":{"costUSD":"0.07","steps":4,"time":"2026-03-01T10:00:31Z","turn":"fix-1"},"steps":7}}`
+	if string(got) != want {
+		t.Errorf("patch\n%s\nwant\n%s", got, want)
+	}
+}
+
+// A refused report (the policy: a restarted sidecar behind its
+// predecessor, or a run that finished) is not retried at once: the next
+// period carries newer counts, and the first of them the run takes.
+func TestProgressToRunRefused(t *testing.T) {
+	srv := &runStatusServer{answer: http.StatusForbidden,
+		refusal: `{"kind":"Status","status":"Failure","reason":"Forbidden","code":403,"message":"never go down"}`}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	c := &clock{t: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}
+	r := newTestReporter(t, &podPatcher{t: t}, c)
+	r.run = runProgressOf(runConfig{RunName: "fix", PodName: "fix-0", Namespace: "team"}, mustKubeClient(&rest.Config{Host: ts.URL}))
+	ctx := context.Background()
+	c.t = c.t.Add(15 * time.Second) // the first report waits a period
+	r.progress(ctx, protocol.Progress{Steps: 1, CostUSD: "0"})
+	c.t = c.t.Add(time.Second)
+	r.progress(ctx, protocol.Progress{Steps: 2, CostUSD: "0"})
+	if len(srv.bodies) != 1 {
+		t.Fatalf("%d requests within the period, want 1", len(srv.bodies))
+	}
+	srv.answer = 0
+	c.t = c.t.Add(15 * time.Second)
+	r.progress(ctx, protocol.Progress{Steps: 2, CostUSD: "0"})
+	if len(srv.bodies) != 2 || r.run.last.Steps != 2 {
+		t.Fatalf("%d requests, last taken %+v", len(srv.bodies), r.run.last)
+	}
+}
+
+// Without a run name (a sidecar run by hand, or an older manager) progress
+// stays on the Pod.
+func TestRunProgressOfNoRun(t *testing.T) {
+	if runProgressOf(runConfig{PodName: "p"}, nil) != nil {
+		t.Fatal("a run writer without a run name")
+	}
+}
