@@ -50,6 +50,13 @@ type piMessage struct {
 	stop      []byte
 	hasStop   bool
 	errMsg    []byte // errorMessage, set when the message stopped with an error
+	// raw is the whole message object as written, once read and checked
+	// with the full grammar: assistantMessageEvent.partial restates it
+	// byte for byte (pi serializes the same object twice), so a partial
+	// that starts with these bytes is this same, checked value. Nil when
+	// the message relied on readMoney's leniency (NaN), which a partial
+	// must not inherit: skip would reject it there.
+	raw []byte
 }
 
 // piAME is what they read from an assistantMessageEvent.
@@ -69,7 +76,7 @@ func piMessageEvent(e *Engine, s *scanner, o *obj, typ string, ev *event) bool {
 		case "message":
 			readPiMessage(s, &m)
 		case "assistantMessageEvent":
-			readPiAME(s, &a)
+			readPiAME(s, &a, m.raw)
 		default:
 			s.skip()
 		}
@@ -119,9 +126,12 @@ func piMessageEvent(e *Engine, s *scanner, o *obj, typ string, ev *event) bool {
 }
 
 func readPiMessage(s *scanner, m *piMessage) {
+	s.ws()
+	start := s.i
 	if !s.enter() {
 		return
 	}
+	strict := true
 	var o obj
 	for s.next(&o) {
 		switch string(o.key) {
@@ -131,7 +141,7 @@ func readPiMessage(s *scanner, m *piMessage) {
 		case "content":
 			m.content, _ = s.value()
 		case "usage":
-			readPiUsage(s, m)
+			strict = readPiUsage(s, m) && strict
 		case "stopReason":
 			m.stop, _ = s.strOrNull()
 			m.hasStop = true
@@ -141,23 +151,34 @@ func readPiMessage(s *scanner, m *piMessage) {
 			s.skip()
 		}
 	}
+	if strict && !s.bad {
+		m.raw = s.b[start:s.i]
+	}
 }
 
-// readPiUsage reads usage.cost.total.
-func readPiUsage(s *scanner, m *piMessage) {
+// readPiUsage reads usage.cost.total. It returns false when a total was
+// one of the non-JSON literals only readMoney accepts (NaN, Infinity).
+func readPiUsage(s *scanner, m *piMessage) bool {
 	if !s.object() {
-		return
+		return true
 	}
+	strict := true
 	var o obj
 	for s.into(&o, "cost") {
 		var c obj
 		for s.find(&c, "total") {
+			if c := s.peek(); c == 'N' || c == 'I' || c == '-' && s.i+1 < len(s.b) && s.b[s.i+1] == 'I' {
+				strict = false
+			}
 			m.cost, m.hasCost = readMoney(s)
 		}
 	}
+	return strict
 }
 
-func readPiAME(s *scanner, a *piAME) {
+// readPiAME reads an assistantMessageEvent; msg is the line's message as
+// read (piMessage.raw), which the event's partial restates.
+func readPiAME(s *scanner, a *piAME, msg []byte) {
 	if !s.enter() {
 		return
 	}
@@ -170,6 +191,10 @@ func readPiAME(s *scanner, a *piAME) {
 			a.delta, a.hasDelta = s.text()
 		case "toolCall":
 			readPiToolCall(s, a)
+		case "partial":
+			if !s.restated(msg) {
+				s.skip()
+			}
 		default:
 			s.skip()
 		}

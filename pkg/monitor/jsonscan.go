@@ -1,6 +1,10 @@
 package monitor
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/binary"
+	"math/bits"
+)
 
 // scanner is a hand-written, zero-allocation JSON reader over one line. It
 // finds keys and values by scanning bytes and hands out raw (still escaped)
@@ -28,7 +32,16 @@ func (s *scanner) reset(b []byte) { s.b, s.i, s.bad, s.esc = b, 0, false, false 
 
 func (s *scanner) fail() bool { s.bad = true; return false }
 
+// ws skips spaces. Encoders write none between tokens, so the first test
+// (a byte above the space) settles almost every call, inlined.
 func (s *scanner) ws() {
+	if s.i < len(s.b) && s.b[s.i] > ' ' {
+		return
+	}
+	s.wsSlow()
+}
+
+func (s *scanner) wsSlow() {
 	for s.i < len(s.b) {
 		switch s.b[s.i] {
 		case ' ', '\t', '\n', '\r':
@@ -172,11 +185,20 @@ func (s *scanner) elem(a *arr) bool {
 // type, a stop reason, a name, an id) and returns its raw contents
 // (escapes intact), noting in esc an ASCII character written as an escape.
 func (s *scanner) str() ([]byte, bool) {
-	raw, ok := s.text()
-	if ok && !s.esc && hasBackslash(raw) && needsCanon(raw) {
+	if s.peek() != '"' {
+		return nil, s.fail()
+	}
+	start := s.i + 1
+	end, bs := scanString(s.b, start)
+	if end < 0 {
+		return nil, s.fail()
+	}
+	s.i = end + 1
+	raw := s.b[start:end]
+	if bs && !s.esc && hasBackslash(raw) && needsCanon(raw) {
 		s.esc = true
 	}
-	return raw, ok
+	return raw, true
 }
 
 // hasBackslash: a loop for the short keys and words (no call), IndexByte
@@ -209,10 +231,62 @@ func (s *scanner) text() ([]byte, bool) {
 }
 
 // stringEnd finds the closing quote of a string whose contents start at
-// from, jumping between quotes with IndexByte (vectorized) and counting the
-// backslashes before each one. It returns -1 if the string never closes.
+// from. It returns -1 if the string never closes.
 func stringEnd(b []byte, from int) int {
-	j := from
+	end, _ := scanString(b, from)
+	return end
+}
+
+const (
+	swarLo = 0x0101010101010101
+	swarHi = 0x8080808080808080
+)
+
+// scanString is stringEnd that also says whether the string may hold a
+// backslash (false: it holds none). Most strings are short (keys, words,
+// numbers' neighbours): those it reads a word (8 bytes) at a time, looking
+// for a quote or a backslash in each without a call, and steps over each
+// escape pair it meets. A string still open after a few words is long
+// text: the rest goes to stringEndLong (IndexByte, vectorized), and the
+// backslash answer is then "maybe".
+func scanString(b []byte, from int) (int, bool) {
+	j, bs := from, false
+	for n := 0; n < 4 && j+8 <= len(b); n++ {
+		w := binary.LittleEndian.Uint64(b[j:])
+		q, e := w^('"'*swarLo), w^('\\'*swarLo)
+		// A byte of q or e is zero where w holds a quote or a backslash;
+		// (x - lo) &^ x & hi marks the lowest such byte exactly.
+		m := ((q-swarLo)&^q | (e-swarLo)&^e) & swarHi
+		if m == 0 {
+			j += 8
+			continue
+		}
+		k := j + bits.TrailingZeros64(m)>>3
+		if b[k] == '"' {
+			return k, bs
+		}
+		bs, j = true, k+2 // a backslash and the byte it escapes
+	}
+	if len(b)-j >= 8 {
+		return stringEndLong(b, from, j), true
+	}
+	for ; j < len(b); j++ { // the last few bytes of the line
+		switch b[j] {
+		case '"':
+			return j, bs
+		case '\\':
+			bs = true
+			j++
+		}
+	}
+	return -1, bs
+}
+
+// stringEndLong finds the closing quote from j on in a string whose
+// contents start at from (j not inside an escape pair), jumping between
+// quotes with IndexByte (vectorized) and counting the backslashes before
+// each one.
+func stringEndLong(b []byte, from, j int) int {
 	for {
 		k := bytes.IndexByte(b[j:], '"')
 		if k < 0 {
@@ -248,42 +322,47 @@ func (s *scanner) textOrNull() ([]byte, bool) {
 
 // number reads a number literal, checking JSON's number grammar.
 func (s *scanner) number() ([]byte, bool) {
-	start := s.i
 	b := s.b
-	i := s.i
+	start, i := s.i, s.i
 	if i < len(b) && b[i] == '-' {
 		i++
-	}
-	digits := func() bool {
-		j := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		return i > j
 	}
 	switch {
 	case i < len(b) && b[i] == '0':
 		i++
-	case !digits():
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		i = digits(b, i+1)
+	default:
 		return nil, s.fail()
 	}
 	if i < len(b) && b[i] == '.' {
-		i++
-		if !digits() {
+		j := digits(b, i+1)
+		if j == i+1 {
 			return nil, s.fail()
 		}
+		i = j
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
 		i++
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
-		if !digits() {
+		j := digits(b, i)
+		if j == i {
 			return nil, s.fail()
 		}
+		i = j
 	}
 	s.i = i
 	return b[start:i], true
+}
+
+// digits returns the end of the run of digits at i.
+func digits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 // integer reads a non-negative integer count: any number spelling of it
@@ -403,6 +482,23 @@ func (s *scanner) value() ([]byte, bool) {
 // goroutine stack and grown on the heap past 128 levels (a bit per level,
 // bounded by the line).
 func (s *scanner) skip() bool {
+	switch c := s.peek(); { // most values skipped are strings and numbers
+	case c == '"':
+		end := stringEnd(s.b, s.i+1)
+		if end < 0 {
+			return s.fail()
+		}
+		s.i = end + 1
+		return true
+	case c == '-' || c >= '0' && c <= '9':
+		_, ok := s.number()
+		return ok
+	}
+	return s.skipNested()
+}
+
+// skipNested is skip for any value, containers included.
+func (s *scanner) skipNested() bool {
 	const (
 		sValue        = iota // a value must follow
 		sValueOrClose        // just after '[': a value or ']'
@@ -519,6 +615,19 @@ func (s *scanner) skip() bool {
 		}
 		state = sNext
 	}
+}
+
+// restated steps over the value ahead if its bytes are exactly v, a whole
+// value this line already read and checked: a value's extent follows from
+// its bytes, so the same bytes are the same valid value, and checking them
+// again would only repeat the work. It returns false, having moved
+// nothing, when they differ (or v is empty).
+func (s *scanner) restated(v []byte) bool {
+	if s.peek() == 0 || len(v) == 0 || !bytes.HasPrefix(s.b[s.i:], v) {
+		return false
+	}
+	s.i += len(v)
+	return true
 }
 
 // end checks that nothing but spaces follows the top-level value.
