@@ -79,7 +79,45 @@ func (s *scanner) enter() bool {
 
 // key reads the next member's key (raw) and its colon, leaving the scanner
 // at the value. It returns false at the closing brace or on an error.
+//
+// The common spelling (no spaces, a key of up to 16 bytes without a
+// backslash, as every encoder writes between members) is read here, a
+// word at a time; anything else by keySlow.
 func (s *scanner) key(o *obj) ([]byte, bool) {
+	b, i := s.b, s.i
+	if o.n > 0 {
+		if i >= len(b) || b[i] != ',' {
+			return s.keySlow(o)
+		}
+		i++
+	}
+	if i+18 > len(b) || b[i] != '"' {
+		return s.keySlow(o)
+	}
+	from := i + 1
+	for j := from; j < from+16; j += 8 {
+		w := binary.LittleEndian.Uint64(b[j:])
+		q, e := w^('"'*swarLo), w^('\\'*swarLo)
+		mq, me := (q-swarLo)&^q&swarHi, (e-swarLo)&^e&swarHi
+		if mq|me == 0 {
+			continue
+		}
+		if mq != 0 && (me == 0 || mq&-mq < me&-me) { // a quote before any backslash
+			k := j + bits.TrailingZeros64(mq)>>3
+			if b[k+1] != ':' {
+				break
+			}
+			s.i = k + 2
+			o.n++
+			return b[from:k], true
+		}
+		break
+	}
+	return s.keySlow(o)
+}
+
+// keySlow is key for any spelling.
+func (s *scanner) keySlow(o *obj) ([]byte, bool) {
 	c := s.peek()
 	if c == '}' {
 		s.i++

@@ -32,3 +32,33 @@ func TestScanStringAgrees(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyAgrees: the word-at-a-time key reader reads what keySlow reads
+// (the same key, position, member count and failure) on keys of every
+// length around its 16-byte window, with quotes, backslashes, colons and
+// spaces at every position.
+func TestKeyAgrees(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	alphabet := []string{"a", "a", "a", "a", `"`, `\`, `\\`, `\"`, ":", " ", ",", "é"}
+	for n := 0; n < 50000; n++ {
+		var b bytes.Buffer
+		if r.IntN(2) == 0 {
+			b.WriteByte(',')
+		}
+		for l := r.IntN(40); b.Len() < l; {
+			b.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		line := b.Bytes()
+		for _, start := range []int{0, 1} {
+			var fast, slow scanner
+			fast.reset(line)
+			slow.reset(line)
+			fo, so := obj{n: start}, obj{n: start}
+			fk, fok := fast.key(&fo)
+			sk, sok := slow.keySlow(&so)
+			if fok != sok || string(fk) != string(sk) || fast.i != slow.i || fo.n != so.n || fast.bad != slow.bad || fast.esc != slow.esc {
+				t.Fatalf("key(%q, n=%d) = %q %v at %d; keySlow: %q %v at %d", line, start, fk, fok, fast.i, sk, sok, slow.i)
+			}
+		}
+	}
+}
