@@ -360,8 +360,18 @@ func (s *scanner) textOrNull() ([]byte, bool) {
 
 // number reads a number literal, checking JSON's number grammar.
 func (s *scanner) number() ([]byte, bool) {
-	b := s.b
-	start, i := s.i, s.i
+	start := s.i
+	end := numberEnd(s.b, start)
+	if end < 0 {
+		return nil, s.fail()
+	}
+	s.i = end
+	return s.b[start:end], true
+}
+
+// numberEnd returns the end of the number literal at i, or -1 if JSON's
+// number grammar does not hold there.
+func numberEnd(b []byte, i int) int {
 	if i < len(b) && b[i] == '-' {
 		i++
 	}
@@ -371,12 +381,12 @@ func (s *scanner) number() ([]byte, bool) {
 	case i < len(b) && b[i] >= '1' && b[i] <= '9':
 		i = digits(b, i+1)
 	default:
-		return nil, s.fail()
+		return -1
 	}
 	if i < len(b) && b[i] == '.' {
 		j := digits(b, i+1)
 		if j == i+1 {
-			return nil, s.fail()
+			return -1
 		}
 		i = j
 	}
@@ -387,12 +397,11 @@ func (s *scanner) number() ([]byte, bool) {
 		}
 		j := digits(b, i)
 		if j == i {
-			return nil, s.fail()
+			return -1
 		}
 		i = j
 	}
-	s.i = i
-	return b[start:i], true
+	return i
 }
 
 // digits returns the end of the run of digits at i.
@@ -535,8 +544,117 @@ func (s *scanner) skip() bool {
 	return s.skipNested()
 }
 
-// skipNested is skip for any value, containers included.
+// skipNested is skip for any value, containers included: one loop over
+// local state (no call but for strings), for up to 64 levels of nesting;
+// deeper values go to skipDeep from the start.
 func (s *scanner) skipNested() bool {
+	b, i := s.b, s.i
+	start := i
+	var objs uint64 // bit d set: level d is an object
+	depth := 0
+	var c byte
+value: // a value must follow
+	i = skipWS(b, i)
+	if i >= len(b) {
+		return s.fail()
+	}
+	switch c = b[i]; {
+	case c == '"':
+		end, _ := scanString(b, i+1)
+		if end < 0 {
+			return s.fail()
+		}
+		i = end + 1
+	case c == '{' || c == '[':
+		if depth == 64 {
+			s.i = start
+			return s.skipDeep()
+		}
+		i = skipWS(b, i+1)
+		if c == '{' {
+			objs |= 1 << depth
+		} else {
+			objs &^= 1 << depth
+		}
+		depth++
+		if i < len(b) && b[i] == c+2 { // '}' or ']': empty
+			i++
+			depth--
+			break
+		}
+		if c == '{' {
+			goto key
+		}
+		goto value
+	case c == 't':
+		if len(b)-i < 4 || string(b[i:i+4]) != "true" {
+			return s.fail()
+		}
+		i += 4
+	case c == 'f':
+		if len(b)-i < 5 || string(b[i:i+5]) != "false" {
+			return s.fail()
+		}
+		i += 5
+	case c == 'n':
+		if len(b)-i < 4 || string(b[i:i+4]) != "null" {
+			return s.fail()
+		}
+		i += 4
+	default:
+		if i = numberEnd(b, i); i < 0 {
+			return s.fail()
+		}
+	}
+after: // a value ended
+	if depth == 0 {
+		s.i = i
+		return true
+	}
+	i = skipWS(b, i)
+	if i >= len(b) {
+		return s.fail()
+	}
+	c = b[i]
+	i++
+	if obj := objs&(1<<(depth-1)) != 0; c == ',' {
+		if obj {
+			goto key
+		}
+		goto value
+	} else if obj && c == '}' || !obj && c == ']' {
+		depth--
+		goto after
+	}
+	return s.fail()
+key: // a key, its colon, then a value
+	i = skipWS(b, i)
+	if i >= len(b) || b[i] != '"' {
+		return s.fail()
+	}
+	if end, _ := scanString(b, i+1); end < 0 {
+		return s.fail()
+	} else {
+		i = skipWS(b, end+1)
+	}
+	if i >= len(b) || b[i] != ':' {
+		return s.fail()
+	}
+	i++
+	goto value
+}
+
+// skipWS returns the end of the spaces at i.
+func skipWS(b []byte, i int) int {
+	for i < len(b) && b[i] <= ' ' && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipDeep is skipNested for any depth: its bracket stack is a bit per
+// level, two words on the goroutine stack and grown on the heap past 128.
+func (s *scanner) skipDeep() bool {
 	const (
 		sValue        = iota // a value must follow
 		sValueOrClose        // just after '[': a value or ']'

@@ -37,6 +37,53 @@ func ParseMoney(s string) (Money, error) {
 // renderings of tiny costs are read exactly; digits past the twelfth
 // decimal place round half to even; magnitudes past the range saturate.
 func parseDecimal(b []byte) (Money, bool) {
+	if m, ok := plainDecimal(b); ok {
+		return m, true
+	}
+	return parseDecimalSlow(b)
+}
+
+// pow10 holds 10^0 to 10^12.
+var pow10 = [...]uint64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12}
+
+// plainDecimal reads the spelling a cost almost always has, up to six
+// integer digits and up to twelve decimals ("0.002314", "5", "12.5"),
+// exactly and without rounding. ok is false for any other spelling, which
+// parseDecimalSlow reads.
+func plainDecimal(b []byte) (Money, bool) {
+	var ip, fp uint64
+	i := 0
+	for ; i < len(b) && b[i]-'0' < 10; i++ {
+		if i == 6 {
+			return 0, false
+		}
+		ip = ip*10 + uint64(b[i]-'0')
+	}
+	if i == 0 {
+		return 0, false
+	}
+	if i == len(b) {
+		return Money(ip * moneyUnit), true
+	}
+	if b[i] != '.' {
+		return 0, false
+	}
+	i++
+	start := i
+	for ; i < len(b) && b[i]-'0' < 10; i++ {
+		if i-start == moneyScale {
+			return 0, false
+		}
+		fp = fp*10 + uint64(b[i]-'0')
+	}
+	if i == start || i != len(b) {
+		return 0, false
+	}
+	return Money(ip*moneyUnit + fp*pow10[moneyScale-(i-start)]), true
+}
+
+// parseDecimalSlow is parseDecimal for any spelling.
+func parseDecimalSlow(b []byte) (Money, bool) {
 	var digits [40]byte // significant digits, leading zeros dropped
 	nd := 0
 	sticky := false // a non-zero digit did not fit in digits
