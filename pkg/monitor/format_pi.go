@@ -68,9 +68,20 @@ type piAME struct {
 	hasCall                    bool
 }
 
+// The orders in which pi writes its objects' keys (pi-ai's AssistantMessage,
+// Usage and AssistantMessageEvent): hints for the scanner (obj.order).
+var (
+	piTopOrder     = keyOrder("type", "message", "assistantMessageEvent")
+	piMessageOrder = keyOrder("role", "content", "api", "provider", "model", "usage", "stopReason", "timestamp")
+	piUsageOrder   = keyOrder("input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost")
+	piCostOrder    = keyOrder("input", "output", "cacheRead", "cacheWrite", "total")
+	piAMEOrder     = keyOrder("type", "contentIndex", "delta", "partial")
+)
+
 func piMessageEvent(e *Engine, s *scanner, o *obj, typ string, ev *event) bool {
 	var m piMessage
 	var a piAME
+	o.order = piTopOrder
 	for s.next(o) {
 		switch string(o.key) {
 		case "message":
@@ -132,7 +143,7 @@ func readPiMessage(s *scanner, m *piMessage) {
 		return
 	}
 	strict := true
-	var o obj
+	o := obj{order: piMessageOrder}
 	for s.next(&o) {
 		switch string(o.key) {
 		case "role":
@@ -163,9 +174,9 @@ func readPiUsage(s *scanner, m *piMessage) bool {
 		return true
 	}
 	strict := true
-	var o obj
+	o := obj{order: piUsageOrder}
 	for s.into(&o, "cost") {
-		var c obj
+		c := obj{order: piCostOrder}
 		for s.find(&c, "total") {
 			if c := s.peek(); c == 'N' || c == 'I' || c == '-' && s.i+1 < len(s.b) && s.b[s.i+1] == 'I' {
 				strict = false
@@ -182,7 +193,7 @@ func readPiAME(s *scanner, a *piAME, msg []byte) {
 	if !s.enter() {
 		return
 	}
-	var o obj
+	o := obj{order: piAMEOrder}
 	for s.next(&o) {
 		switch string(o.key) {
 		case "type":

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
+	"strings"
 )
 
 // scanner is a hand-written, zero-allocation JSON reader over one line. It
@@ -66,6 +67,36 @@ func (s *scanner) peek() byte {
 type obj struct {
 	n   int
 	key []byte
+	// order, if set, is the order in which the format writes this
+	// object's keys: the key of member n is first compared, whole, with
+	// order[n] (a few word compares, no scan). A hint only: any other key
+	// or spelling is read as usual.
+	order []keyWord
+}
+
+// keyWord is one key as `"name":`, in little-endian 8-byte words with the
+// masks that select its bytes.
+type keyWord struct {
+	w, m [3]uint64
+	n    int // len(`"name":`)
+}
+
+// keyOrder builds an obj.order. A name must be at most 21 bytes with no
+// quote or backslash (the match then reads exactly what keySlow reads).
+func keyOrder(names ...string) []keyWord {
+	order := make([]keyWord, len(names))
+	for k, name := range names {
+		lit := `"` + name + `":`
+		if len(lit) > 24 || strings.ContainsAny(name, `"\\`) {
+			panic("keyOrder: " + name)
+		}
+		for j := 0; j < len(lit); j++ {
+			order[k].w[j/8] |= uint64(lit[j]) << (8 * (j % 8))
+			order[k].m[j/8] |= 0xff << (8 * (j % 8))
+		}
+		order[k].n = len(lit)
+	}
+	return order
 }
 
 // enter consumes '{'.
@@ -90,6 +121,16 @@ func (s *scanner) key(o *obj) ([]byte, bool) {
 			return s.keySlow(o)
 		}
 		i++
+	}
+	if i+24 <= len(b) && o.n < len(o.order) {
+		h := &o.order[o.n]
+		if binary.LittleEndian.Uint64(b[i:])&h.m[0] == h.w[0] &&
+			binary.LittleEndian.Uint64(b[i+8:])&h.m[1] == h.w[1] &&
+			binary.LittleEndian.Uint64(b[i+16:])&h.m[2] == h.w[2] {
+			s.i = i + h.n
+			o.n++
+			return b[i+1 : i+h.n-2], true
+		}
 	}
 	if i+18 > len(b) || b[i] != '"' {
 		return s.keySlow(o)
