@@ -416,15 +416,26 @@ func numberEnd(b []byte, i int) int {
 	if i < len(b) && b[i] == '-' {
 		i++
 	}
-	switch {
-	case i < len(b) && b[i] == '0':
+	if i >= len(b) {
+		return -1
+	}
+	switch c := b[i]; {
+	case c == '0':
 		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+	case c-'1' < 9:
 		i = digits(b, i+1)
 	default:
 		return -1
 	}
-	if i < len(b) && b[i] == '.' {
+	if i < len(b) && (b[i] == '.' || b[i]|0x20 == 'e') {
+		return numberTail(b, i)
+	}
+	return i
+}
+
+// numberTail is numberEnd for a fraction and an exponent at i.
+func numberTail(b []byte, i int) int {
+	if b[i] == '.' {
 		j := digits(b, i+1)
 		if j == i+1 {
 			return -1
@@ -586,18 +597,20 @@ func (s *scanner) skip() bool {
 }
 
 // skipNested is skip for any value, containers included: one loop over
-// local state (no call but for strings), for up to 64 levels of nesting;
-// deeper values go to skipDeep from the start.
+// local state (no call but for strings and numbers), for up to 64 levels
+// of nesting; deeper values go to skipDeep from the start.
 func (s *scanner) skipNested() bool {
 	b, i := s.b, s.i
 	start := i
 	var objs uint64 // bit d set: level d is an object
 	depth := 0
+	var top uint64 // the bit of the innermost open level, 1<<(depth-1)
 	var c byte
 value: // a value must follow
-	i = skipWS(b, i)
-	if i >= len(b) {
-		return s.fail()
+	if i >= len(b) || b[i] <= ' ' {
+		if i = skipWS(b, i); i >= len(b) {
+			return s.fail()
+		}
 	}
 	switch c = b[i]; {
 	case c == '"':
@@ -612,15 +625,17 @@ value: // a value must follow
 			return s.skipDeep()
 		}
 		i = skipWS(b, i+1)
+		top = 1 << depth
 		if c == '{' {
-			objs |= 1 << depth
+			objs |= top
 		} else {
-			objs &^= 1 << depth
+			objs &^= top
 		}
 		depth++
 		if i < len(b) && b[i] == c+2 { // '}' or ']': empty
 			i++
 			depth--
+			top >>= 1
 			break
 		}
 		if c == '{' {
@@ -652,36 +667,43 @@ after: // a value ended
 		s.i = i
 		return true
 	}
-	i = skipWS(b, i)
-	if i >= len(b) {
-		return s.fail()
+	if i >= len(b) || b[i] <= ' ' {
+		if i = skipWS(b, i); i >= len(b) {
+			return s.fail()
+		}
 	}
 	c = b[i]
 	i++
-	if obj := objs&(1<<(depth-1)) != 0; c == ',' {
+	if obj := objs&top != 0; c == ',' {
 		if obj {
 			goto key
 		}
 		goto value
 	} else if obj && c == '}' || !obj && c == ']' {
 		depth--
+		top >>= 1
 		goto after
 	}
 	return s.fail()
 key: // a key, its colon, then a value
-	i = skipWS(b, i)
+	if i < len(b) && b[i] <= ' ' {
+		i = skipWS(b, i)
+	}
 	if i >= len(b) || b[i] != '"' {
 		return s.fail()
 	}
 	if end, _ := scanString(b, i+1); end < 0 {
 		return s.fail()
 	} else {
-		i = skipWS(b, end+1)
+		i = end + 1
 	}
-	if i >= len(b) || b[i] != ':' {
+	if i < len(b) && b[i] == ':' {
+		i++
+	} else if i = skipWS(b, i); i < len(b) && b[i] == ':' {
+		i++
+	} else {
 		return s.fail()
 	}
-	i++
 	goto value
 }
 
