@@ -196,7 +196,7 @@ func (s *scanner) next(o *obj) bool {
 // error; a loop over find visits every member of that name.
 func (s *scanner) find(o *obj, name string) bool {
 	for s.next(o) {
-		if string(o.key) == name {
+		if len(o.key) == len(name) && string(o.key) == name {
 			return true
 		}
 		s.skip()
@@ -589,9 +589,13 @@ func (s *scanner) skip() bool {
 		}
 		s.i = end + 1
 		return true
-	case c == '-' || c >= '0' && c <= '9':
-		_, ok := s.number()
-		return ok
+	case c == '-' || c-'0' < 10:
+		end := numberEnd(s.b, s.i)
+		if end < 0 {
+			return s.fail()
+		}
+		s.i = end
+		return true
 	}
 	return s.skipNested()
 }
