@@ -79,6 +79,7 @@ type obj struct {
 type keyWord struct {
 	w, m [3]uint64
 	n    int // len(`"name":`)
+	name string
 }
 
 // keyOrder builds an obj.order. A name must be at most 21 bytes with no
@@ -94,7 +95,7 @@ func keyOrder(names ...string) []keyWord {
 			order[k].w[j/8] |= uint64(lit[j]) << (8 * (j % 8))
 			order[k].m[j/8] |= 0xff << (8 * (j % 8))
 		}
-		order[k].n = len(lit)
+		order[k].n, order[k].name = len(lit), name
 	}
 	return order
 }
@@ -195,6 +196,8 @@ func (s *scanner) next(o *obj) bool {
 // scanner at its value. It returns false at the closing brace or on an
 // error; a loop over find visits every member of that name.
 func (s *scanner) find(o *obj, name string) bool {
+	for s.skipOrdered(o, name) {
+	}
 	for s.next(o) {
 		if len(o.key) == len(name) && string(o.key) == name {
 			return true
@@ -202,6 +205,37 @@ func (s *scanner) find(o *obj, name string) bool {
 		s.skip()
 	}
 	return false
+}
+
+// skipOrdered steps over the next member, key and value, if its key is
+// the one o.order expects there, that key is not name, and its value is a
+// number: the members a find passes over in the objects of counts that
+// agents write. It returns false, having moved nothing, otherwise.
+func (s *scanner) skipOrdered(o *obj, name string) bool {
+	b, i := s.b, s.i
+	if o.n >= len(o.order) {
+		return false
+	}
+	if o.n > 0 {
+		if i >= len(b) || b[i] != ',' {
+			return false
+		}
+		i++
+	}
+	h := &o.order[o.n]
+	if i+24 > len(b) || h.name == name ||
+		binary.LittleEndian.Uint64(b[i:])&h.m[0] != h.w[0] ||
+		binary.LittleEndian.Uint64(b[i+8:])&h.m[1] != h.w[1] ||
+		binary.LittleEndian.Uint64(b[i+16:])&h.m[2] != h.w[2] {
+		return false
+	}
+	end := numberEnd(b, i+h.n)
+	if end < 0 {
+		return false
+	}
+	s.i = end
+	o.n++
+	return true
 }
 
 // into is find for a member whose value is an object: it enters that
