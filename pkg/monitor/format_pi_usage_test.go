@@ -26,7 +26,8 @@ func TestPiUsageSpellings(t *testing.T) {
 	} {
 		var s scanner
 		var m piMessage
-		s.reset([]byte(c.usage))
+		// As in a line: more members follow (the fast paths look ahead).
+		s.reset([]byte(c.usage + `,"stopReason":"toolUse","timestamp":1767401001200}`))
 		readPiUsage(&s, &m)
 		ok := !s.bad && s.i == len(c.usage)
 		got := ""
