@@ -138,6 +138,13 @@ func piMessageEvent(e *Engine, s *scanner, o *obj, typ string, ev *event) bool {
 
 func readPiMessage(s *scanner, m *piMessage) {
 	s.ws()
+	if !readPiMessageInOrder(s, m) {
+		readPiMembers(s, m)
+	}
+}
+
+// readPiMembers is readPiMessage for any spelling, member by member.
+func readPiMembers(s *scanner, m *piMessage) {
 	start := s.i
 	if !s.enter() {
 		return
@@ -165,6 +172,80 @@ func readPiMessage(s *scanner, m *piMessage) {
 	if strict && !s.bad {
 		m.raw = s.b[start:s.i]
 	}
+}
+
+// readPiMessageInOrder reads a message written as pi writes it: its
+// members in pi's order (piMessageOrder, errorMessage after stopReason),
+// no spaces between tokens, role and stopReason without a backslash. It
+// matches each key's bytes in place, where readPiMessage reads keys one by
+// one, and reads each value with the same reader. At the first byte that
+// differs it returns false, having moved nothing and set nothing in m, and
+// readPiMessage reads the message member by member (to the same result
+// wherever both read it). A value's reader that fails leaves the scanner
+// failed, as in readPiMessage.
+func readPiMessageInOrder(s *scanner, m *piMessage) bool {
+	b, start := s.b, s.i
+	t := *m
+	i := start
+	if s.bad || !hasLit(b, i, `{"role":"`) {
+		return false
+	}
+	i += len(`{"role":"`)
+	end, bs := scanString(b, i)
+	if end < 0 || bs || !hasLit(b, end+1, `,"content":`) {
+		return false
+	}
+	t.assistant = string(b[i:end]) == "assistant"
+	s.i = end + 1 + len(`,"content":`)
+	t.content, _ = s.value()
+	for _, k := range [...]string{`,"api":`, `,"provider":`, `,"model":`} {
+		if s.bad || !hasLit(b, s.i, k) {
+			return s.bad || s.rewind(start)
+		}
+		s.i += len(k)
+		s.skip()
+	}
+	if s.bad || !hasLit(b, s.i, `,"usage":`) {
+		return s.bad || s.rewind(start)
+	}
+	s.i += len(`,"usage":`)
+	strict := readPiUsage(s, &t)
+	if s.bad || !hasLit(b, s.i, `,"stopReason":`) {
+		return s.bad || s.rewind(start)
+	}
+	i = s.i + len(`,"stopReason":`)
+	switch {
+	case hasLit(b, i, "null"):
+		t.stop, i = nil, i+len("null")
+	case hasLit(b, i, `"`):
+		end, bs := scanString(b, i+1)
+		if end < 0 || bs {
+			return s.rewind(start)
+		}
+		t.stop, i = b[i+1:end], end+1
+	default:
+		return s.rewind(start)
+	}
+	t.hasStop = true
+	s.i = i
+	if hasLit(b, s.i, `,"errorMessage":`) {
+		s.i += len(`,"errorMessage":`)
+		t.errMsg, _ = s.textOrNull()
+	}
+	if s.bad || !hasLit(b, s.i, `,"timestamp":`) {
+		return s.bad || s.rewind(start)
+	}
+	s.i += len(`,"timestamp":`)
+	s.skip()
+	if s.bad || !hasLit(b, s.i, `}`) {
+		return s.bad || s.rewind(start)
+	}
+	s.i++
+	if strict {
+		t.raw = b[start:s.i]
+	}
+	*m = t
+	return true
 }
 
 // readPiUsage reads usage.cost.total. It returns false when a total was

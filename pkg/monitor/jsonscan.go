@@ -117,6 +117,9 @@ func (s *scanner) enter() bool {
 // word at a time; anything else by keySlow.
 func (s *scanner) key(o *obj) ([]byte, bool) {
 	b, i := s.b, s.i
+	if s.bad {
+		return nil, false
+	}
 	if o.n > 0 {
 		if i >= len(b) || b[i] != ',' {
 			return s.keySlow(o)
@@ -213,7 +216,7 @@ func (s *scanner) find(o *obj, name string) bool {
 // agents write. It returns false, having moved nothing, otherwise.
 func (s *scanner) skipOrdered(o *obj, name string) bool {
 	b, i := s.b, s.i
-	if o.n >= len(o.order) {
+	if s.bad || o.n >= len(o.order) {
 		return false
 	}
 	if o.n > 0 {
@@ -885,6 +888,18 @@ func (s *scanner) restated(v []byte) bool {
 	}
 	s.i += len(v)
 	return true
+}
+
+// hasLit reports whether b holds lit at i.
+func hasLit(b []byte, i int, lit string) bool {
+	return i >= 0 && len(b)-i >= len(lit) && string(b[i:i+len(lit)]) == lit
+}
+
+// rewind moves the scanner back to i and returns false: a fast path that
+// read ahead gives the line back to the general one.
+func (s *scanner) rewind(i int) bool {
+	s.i = i
+	return false
 }
 
 // end checks that nothing but spaces follows the top-level value.
