@@ -174,6 +174,10 @@ func readPiMembers(s *scanner, m *piMessage) {
 	}
 }
 
+// piInOrder enables the in-order readers; tests turn it off to compare
+// them with the member-by-member readers.
+var piInOrder = true
+
 // readPiMessageInOrder reads a message written as pi writes it: its
 // members in pi's order (piMessageOrder, errorMessage after stopReason),
 // no spaces between tokens, role and stopReason without a backslash. It
@@ -187,7 +191,7 @@ func readPiMessageInOrder(s *scanner, m *piMessage) bool {
 	b, start := s.b, s.i
 	t := *m
 	i := start
-	if s.bad || !hasLit(b, i, `{"role":"`) {
+	if s.bad || !piInOrder || !hasLit(b, i, `{"role":"`) {
 		return false
 	}
 	i += len(`{"role":"`)
@@ -248,9 +252,53 @@ func readPiMessageInOrder(s *scanner, m *piMessage) bool {
 	return true
 }
 
+// piUsageKeys are the keys before usage.cost.total as pi writes them,
+// each with the byte that opens it.
+var piUsageKeys = [...]string{`{"input":`, `,"output":`, `,"cacheRead":`, `,"cacheWrite":`, `,"totalTokens":`,
+	`,"cost":{"input":`, `,"output":`, `,"cacheRead":`, `,"cacheWrite":`, `,"total":`}
+
+// readPiUsageInOrder reads a usage written as pi writes it (its keys in
+// piUsageKeys' order, numbers, no spaces, nothing else), matching the keys'
+// bytes in place and checking each number, where readPiUsage reads member
+// by member. At the first byte that differs (or a total that is not a
+// plain number) it returns false, having moved nothing and set nothing.
+func readPiUsageInOrder(s *scanner, m *piMessage) bool {
+	b, start := s.b, s.i
+	if s.bad || !piInOrder {
+		return false
+	}
+	i := start
+	for k, key := range piUsageKeys {
+		if !hasLit(b, i, key) {
+			return false
+		}
+		i += len(key)
+		if k == len(piUsageKeys)-1 {
+			break
+		}
+		if i = numberEnd(b, i); i < 0 {
+			return false
+		}
+	}
+	if i >= len(b) || b[i]-'0' >= 10 { // a total of another kind: the general readers
+		return false
+	}
+	s.i = i
+	cost, ok := readMoney(s)
+	if s.bad || !hasLit(b, s.i, "}}") {
+		return s.bad || s.rewind(start)
+	}
+	s.i += 2
+	m.cost, m.hasCost = cost, ok
+	return true
+}
+
 // readPiUsage reads usage.cost.total. It returns false when a total was
 // one of the non-JSON literals only readMoney accepts (NaN, Infinity).
 func readPiUsage(s *scanner, m *piMessage) bool {
+	if readPiUsageInOrder(s, m) {
+		return true
+	}
 	if !s.object() {
 		return true
 	}

@@ -8,8 +8,9 @@ import (
 )
 
 // TestPiMessageInOrderAgrees: reading a message with the in-order fast
-// path (and the member-by-member reader where it gives up) gives what the
-// member-by-member reader alone gives: the same fields, position, failure
+// paths (readPiMessageInOrder, readPiUsageInOrder; the member-by-member
+// readers where they give up) gives what the member-by-member readers
+// alone give: the same fields, position, failure
 // and escape flag, on pi's messages and on mutations of them (members
 // moved, spaces, escapes, nulls, other value types, bytes changed).
 func TestPiMessageInOrderAgrees(t *testing.T) {
@@ -22,6 +23,8 @@ func TestPiMessageInOrderAgrees(t *testing.T) {
 		`{"role":"assistant","content":[],"api":"x","provider":"y","model":"z","usage":{},"stopReason":"stop","errorMessage":null,"timestamp":1,"extra":true}`,
 		`{"role":"assistant","content":[],"api":"x","provider":"y","model":"z","usage":{},"stopReason":"stop","timestamp":1,"role":"user"}`,
 		`{"content":[],"role":"assistant","api":"x","provider":"y","model":"z","usage":{},"stopReason":"stop","timestamp":1}`,
+		`{"role":"assistant","content":[],"api":"x","provider":"y","model":"z","usage":{"input":1,"output":2,"cacheRead":3,"cacheWrite":4,"totalTokens":10,"cost":{"input":0.1,"output":2e-3,"cacheRead":0,"cacheWrite":0,"total":-1}},"stopReason":"stop","timestamp":1}`,
+		`{"role":"assistant","content":[],"api":"x","provider":"y","model":"z","usage":{"input":1,"output":2,"cacheRead":3,"cacheWrite":4,"totalTokens":10,"cost":{"input":0.1,"output":2e-3,"cacheRead":0,"cacheWrite":0,"total":1.5,"total":2}},"stopReason":"stop","timestamp":1}`,
 	}
 	r := rand.New(rand.NewPCG(15, 16))
 	alphabet := []string{`"`, `\`, `{`, `}`, `[`, `]`, `,`, `:`, ` `, `0`, `-`, `n`, `u`, `x`}
@@ -32,8 +35,9 @@ func TestPiMessageInOrderAgrees(t *testing.T) {
 		a.reset(line)
 		b.reset(line)
 		readPiMessage(&a, &ma)
-		b.ws() // as readPiMessage does first
-		readPiMembers(&b, &mb)
+		piInOrder = false
+		readPiMessage(&b, &mb)
+		piInOrder = true
 		// A failed line is unparsed whatever was read: only its escape
 		// flag still counts (it is read again from a decoded copy).
 		if a.bad != b.bad || a.esc != b.esc || !a.bad && (a.i != b.i || !reflect.DeepEqual(ma, mb)) {
