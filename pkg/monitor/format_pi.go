@@ -50,6 +50,13 @@ type piMessage struct {
 	stop      []byte
 	hasStop   bool
 	errMsg    []byte // errorMessage, set when the message stopped with an error
+	// raw is the whole message object as written, once read and checked
+	// with the full grammar: assistantMessageEvent.partial restates it
+	// byte for byte (pi serializes the same object twice), so a partial
+	// that starts with these bytes is this same, checked value. Nil when
+	// the message relied on readMoney's leniency (NaN), which a partial
+	// must not inherit: skip would reject it there.
+	raw []byte
 }
 
 // piAME is what they read from an assistantMessageEvent.
@@ -61,15 +68,26 @@ type piAME struct {
 	hasCall                    bool
 }
 
+// The orders in which pi writes its objects' keys (pi-ai's AssistantMessage,
+// Usage and AssistantMessageEvent): hints for the scanner (obj.order).
+var (
+	piTopOrder     = keyOrder("type", "message", "assistantMessageEvent")
+	piMessageOrder = keyOrder("role", "content", "api", "provider", "model", "usage", "stopReason", "timestamp")
+	piUsageOrder   = keyOrder("input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost")
+	piCostOrder    = keyOrder("input", "output", "cacheRead", "cacheWrite", "total")
+	piAMEOrder     = keyOrder("type", "contentIndex", "delta", "partial")
+)
+
 func piMessageEvent(e *Engine, s *scanner, o *obj, typ string, ev *event) bool {
 	var m piMessage
 	var a piAME
+	o.order = piTopOrder
 	for s.next(o) {
 		switch string(o.key) {
 		case "message":
 			readPiMessage(s, &m)
 		case "assistantMessageEvent":
-			readPiAME(s, &a)
+			readPiAME(s, &a, m.raw)
 		default:
 			s.skip()
 		}
@@ -119,10 +137,20 @@ func piMessageEvent(e *Engine, s *scanner, o *obj, typ string, ev *event) bool {
 }
 
 func readPiMessage(s *scanner, m *piMessage) {
+	s.ws()
+	if !readPiMessageInOrder(s, m) {
+		readPiMembers(s, m)
+	}
+}
+
+// readPiMembers is readPiMessage for any spelling, member by member.
+func readPiMembers(s *scanner, m *piMessage) {
+	start := s.i
 	if !s.enter() {
 		return
 	}
-	var o obj
+	strict := true
+	o := obj{order: piMessageOrder}
 	for s.next(&o) {
 		switch string(o.key) {
 		case "role":
@@ -131,7 +159,7 @@ func readPiMessage(s *scanner, m *piMessage) {
 		case "content":
 			m.content, _ = s.value()
 		case "usage":
-			readPiUsage(s, m)
+			strict = readPiUsage(s, m) && strict
 		case "stopReason":
 			m.stop, _ = s.strOrNull()
 			m.hasStop = true
@@ -141,27 +169,160 @@ func readPiMessage(s *scanner, m *piMessage) {
 			s.skip()
 		}
 	}
+	if strict && !s.bad {
+		m.raw = s.b[start:s.i]
+	}
 }
 
-// readPiUsage reads usage.cost.total.
-func readPiUsage(s *scanner, m *piMessage) {
-	if !s.object() {
-		return
+// piInOrder enables the in-order readers; tests turn it off to compare
+// them with the member-by-member readers.
+var piInOrder = true
+
+// readPiMessageInOrder reads a message written as pi writes it: its
+// members in pi's order (piMessageOrder, errorMessage after stopReason),
+// no spaces between tokens, role and stopReason without a backslash. It
+// matches each key's bytes in place, where readPiMessage reads keys one by
+// one, and reads each value with the same reader. At the first byte that
+// differs it returns false, having moved nothing and set nothing in m, and
+// readPiMessage reads the message member by member (to the same result
+// wherever both read it). A value's reader that fails leaves the scanner
+// failed, as in readPiMessage.
+func readPiMessageInOrder(s *scanner, m *piMessage) bool {
+	b, start := s.b, s.i
+	t := *m
+	i := start
+	if s.bad || !piInOrder || !hasLit(b, i, `{"role":"`) {
+		return false
 	}
-	var o obj
+	i += len(`{"role":"`)
+	end, bs := scanString(b, i)
+	if end < 0 || bs || !hasLit(b, end+1, `,"content":`) {
+		return false
+	}
+	t.assistant = string(b[i:end]) == "assistant"
+	s.i = end + 1 + len(`,"content":`)
+	t.content, _ = s.value()
+	for _, k := range [...]string{`,"api":`, `,"provider":`, `,"model":`} {
+		if s.bad || !hasLit(b, s.i, k) {
+			return s.bad || s.rewind(start)
+		}
+		s.i += len(k)
+		s.skip()
+	}
+	if s.bad || !hasLit(b, s.i, `,"usage":`) {
+		return s.bad || s.rewind(start)
+	}
+	s.i += len(`,"usage":`)
+	strict := readPiUsage(s, &t)
+	if s.bad || !hasLit(b, s.i, `,"stopReason":`) {
+		return s.bad || s.rewind(start)
+	}
+	i = s.i + len(`,"stopReason":`)
+	switch {
+	case hasLit(b, i, "null"):
+		t.stop, i = nil, i+len("null")
+	case hasLit(b, i, `"`):
+		end, bs := scanString(b, i+1)
+		if end < 0 || bs {
+			return s.rewind(start)
+		}
+		t.stop, i = b[i+1:end], end+1
+	default:
+		return s.rewind(start)
+	}
+	t.hasStop = true
+	s.i = i
+	if hasLit(b, s.i, `,"errorMessage":`) {
+		s.i += len(`,"errorMessage":`)
+		t.errMsg, _ = s.textOrNull()
+	}
+	if s.bad || !hasLit(b, s.i, `,"timestamp":`) {
+		return s.bad || s.rewind(start)
+	}
+	s.i += len(`,"timestamp":`)
+	s.skip()
+	if s.bad || !hasLit(b, s.i, `}`) {
+		return s.bad || s.rewind(start)
+	}
+	s.i++
+	if strict {
+		t.raw = b[start:s.i]
+	}
+	*m = t
+	return true
+}
+
+// piUsageKeys are the keys before usage.cost.total as pi writes them,
+// each with the byte that opens it.
+var piUsageKeys = [...]string{`{"input":`, `,"output":`, `,"cacheRead":`, `,"cacheWrite":`, `,"totalTokens":`,
+	`,"cost":{"input":`, `,"output":`, `,"cacheRead":`, `,"cacheWrite":`, `,"total":`}
+
+// readPiUsageInOrder reads a usage written as pi writes it (its keys in
+// piUsageKeys' order, numbers, no spaces, nothing else), matching the keys'
+// bytes in place and checking each number, where readPiUsage reads member
+// by member. At the first byte that differs (or a total that is not a
+// plain number) it returns false, having moved nothing and set nothing.
+func readPiUsageInOrder(s *scanner, m *piMessage) bool {
+	b, start := s.b, s.i
+	if s.bad || !piInOrder {
+		return false
+	}
+	i := start
+	for k, key := range piUsageKeys {
+		if !hasLit(b, i, key) {
+			return false
+		}
+		i += len(key)
+		if k == len(piUsageKeys)-1 {
+			break
+		}
+		if i = numberEnd(b, i); i < 0 {
+			return false
+		}
+	}
+	if i >= len(b) || b[i]-'0' >= 10 { // a total of another kind: the general readers
+		return false
+	}
+	s.i = i
+	cost, ok := readMoney(s)
+	if s.bad || !hasLit(b, s.i, "}}") {
+		return s.bad || s.rewind(start)
+	}
+	s.i += 2
+	m.cost, m.hasCost = cost, ok
+	return true
+}
+
+// readPiUsage reads usage.cost.total. It returns false when a total was
+// one of the non-JSON literals only readMoney accepts (NaN, Infinity).
+func readPiUsage(s *scanner, m *piMessage) bool {
+	if readPiUsageInOrder(s, m) {
+		return true
+	}
+	if !s.object() {
+		return true
+	}
+	strict := true
+	o := obj{order: piUsageOrder}
 	for s.into(&o, "cost") {
-		var c obj
+		c := obj{order: piCostOrder}
 		for s.find(&c, "total") {
+			if c := s.peek(); c == 'N' || c == 'I' || c == '-' && s.i+1 < len(s.b) && s.b[s.i+1] == 'I' {
+				strict = false
+			}
 			m.cost, m.hasCost = readMoney(s)
 		}
 	}
+	return strict
 }
 
-func readPiAME(s *scanner, a *piAME) {
+// readPiAME reads an assistantMessageEvent; msg is the line's message as
+// read (piMessage.raw), which the event's partial restates.
+func readPiAME(s *scanner, a *piAME, msg []byte) {
 	if !s.enter() {
 		return
 	}
-	var o obj
+	o := obj{order: piAMEOrder}
 	for s.next(&o) {
 		switch string(o.key) {
 		case "type":
@@ -170,6 +331,10 @@ func readPiAME(s *scanner, a *piAME) {
 			a.delta, a.hasDelta = s.text()
 		case "toolCall":
 			readPiToolCall(s, a)
+		case "partial":
+			if !s.restated(msg) {
+				s.skip()
+			}
 		default:
 			s.skip()
 		}

@@ -37,6 +37,66 @@ func ParseMoney(s string) (Money, error) {
 // renderings of tiny costs are read exactly; digits past the twelfth
 // decimal place round half to even; magnitudes past the range saturate.
 func parseDecimal(b []byte) (Money, bool) {
+	if m, ok := plainDecimal(b); ok {
+		return m, true
+	}
+	return parseDecimalSlow(b)
+}
+
+// pow10 holds 10^0 to 10^12.
+var pow10 = [...]uint64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12}
+
+// plainDecimal reads the spelling a cost almost always has, up to six
+// integer digits and any number of decimals ("0.002314", "5", "12.5",
+// "0.0023140000000000003" from a float sum), digits past the twelfth
+// decimal rounding half to even as parseDecimalSlow does. ok is false
+// for any other spelling (a sign, an exponent, longer integers), which
+// parseDecimalSlow reads.
+func plainDecimal(b []byte) (Money, bool) {
+	var ip, fp uint64
+	i := 0
+	for ; i < len(b) && b[i]-'0' < 10; i++ {
+		if i == 6 {
+			return 0, false
+		}
+		ip = ip*10 + uint64(b[i]-'0')
+	}
+	if i == 0 {
+		return 0, false
+	}
+	if i == len(b) {
+		return Money(ip * moneyUnit), true
+	}
+	if b[i] != '.' {
+		return 0, false
+	}
+	i++
+	start := i
+	for ; i < len(b) && i-start < moneyScale && b[i]-'0' < 10; i++ {
+		fp = fp*10 + uint64(b[i]-'0')
+	}
+	nf := i - start
+	if nf == 0 {
+		return 0, false
+	}
+	u := ip*moneyUnit + fp*pow10[moneyScale-nf]
+	if i < len(b) && b[i]-'0' < 10 { // past the twelfth decimal: round half to even
+		next, sticky := b[i]-'0', false
+		for i++; i < len(b) && b[i]-'0' < 10; i++ {
+			sticky = sticky || b[i] != '0'
+		}
+		if next > 5 || next == 5 && (sticky || u%2 == 1) {
+			u++
+		}
+	}
+	if i != len(b) {
+		return 0, false
+	}
+	return Money(u), true
+}
+
+// parseDecimalSlow is parseDecimal for any spelling.
+func parseDecimalSlow(b []byte) (Money, bool) {
 	var digits [40]byte // significant digits, leading zeros dropped
 	nd := 0
 	sticky := false // a non-zero digit did not fit in digits

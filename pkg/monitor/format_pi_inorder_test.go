@@ -1,0 +1,66 @@
+package monitor
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestPiMessageInOrderAgrees: reading a message with the in-order fast
+// paths (readPiMessageInOrder, readPiUsageInOrder; the member-by-member
+// readers where they give up) gives what the member-by-member readers
+// alone give: the same fields, position, failure
+// and escape flag, on pi's messages and on mutations of them (members
+// moved, spaces, escapes, nulls, other value types, bytes changed).
+func TestPiMessageInOrderAgrees(t *testing.T) {
+	base := []string{
+		`{"role":"assistant","content":[{"type":"text","text":"a \"b\" \\ c"}],"api":"openai-responses","provider":"openai","model":"gpt-5.1-codex","usage":{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0.0023140000000000003}},"stopReason":"toolUse","timestamp":1767401001200}`,
+		`{"role":"assistant","content":[],"api":"x","provider":"y","model":"z","usage":{"cost":{"total":NaN}},"stopReason":"error","errorMessage":"Rate limit exceeded","timestamp":1}`,
+		`{"role":"user","content":"hi","api":null,"provider":1,"model":{},"usage":null,"stopReason":null,"timestamp":"t"}`,
+		`{"role":"assistant","content":[],"api":"x","provider":"y","model":"z","usage":{},"stopReason":"st\u006fp","timestamp":1}`,
+		`{"role":"assist\u0061nt","content":[],"api":"x","provider":"y","model":"z","usage":{},"stopReason":"stop","timestamp":1}`,
+		`{"role":"assistant","content":[],"api":"x","provider":"y","model":"z","usage":{},"stopReason":"stop","errorMessage":null,"timestamp":1,"extra":true}`,
+		`{"role":"assistant","content":[],"api":"x","provider":"y","model":"z","usage":{},"stopReason":"stop","timestamp":1,"role":"user"}`,
+		`{"content":[],"role":"assistant","api":"x","provider":"y","model":"z","usage":{},"stopReason":"stop","timestamp":1}`,
+		`{"role":"assistant","content":[],"api":"x","provider":"y","model":"z","usage":{"input":1,"output":2,"cacheRead":3,"cacheWrite":4,"totalTokens":10,"cost":{"input":0.1,"output":2e-3,"cacheRead":0,"cacheWrite":0,"total":-1}},"stopReason":"stop","timestamp":1}`,
+		`{"role":"assistant","content":[],"api":"x","provider":"y","model":"z","usage":{"input":1,"output":2,"cacheRead":3,"cacheWrite":4,"totalTokens":10,"cost":{"input":0.1,"output":2e-3,"cacheRead":0,"cacheWrite":0,"total":1.5,"total":2}},"stopReason":"stop","timestamp":1}`,
+	}
+	r := rand.New(rand.NewPCG(15, 16))
+	alphabet := []string{`"`, `\`, `{`, `}`, `[`, `]`, `,`, `:`, ` `, `0`, `-`, `n`, `u`, `x`}
+	check := func(msg string) {
+		line := []byte(msg + `,"assistantMessageEvent":{"type":"text_delta"}}`)
+		var a, b scanner
+		var ma, mb piMessage
+		a.reset(line)
+		b.reset(line)
+		readPiMessage(&a, &ma)
+		piInOrder = false
+		readPiMessage(&b, &mb)
+		piInOrder = true
+		// A failed line is unparsed whatever was read: only its escape
+		// flag still counts (it is read again from a decoded copy).
+		if a.bad != b.bad || a.esc != b.esc || !a.bad && (a.i != b.i || !reflect.DeepEqual(ma, mb)) {
+			t.Fatalf("%s:\nin order: %+v at %d bad %v esc %v\nmembers:  %+v at %d bad %v esc %v", msg, ma, a.i, a.bad, a.esc, mb, b.i, b.bad, b.esc)
+		}
+	}
+	for _, m := range base {
+		check(m)
+		check(strings.ReplaceAll(m, ",", " , "))
+		for n := 0; n < 3000; n++ {
+			mut := []byte(m)
+			for k := 0; k < 1+r.IntN(2); k++ {
+				p := r.IntN(len(mut))
+				switch r.IntN(3) {
+				case 0:
+					mut = append(mut[:p], mut[p+1:]...)
+				case 1:
+					mut = append(mut[:p], append([]byte(alphabet[r.IntN(len(alphabet))]), mut[p:]...)...)
+				default:
+					mut[p] = alphabet[r.IntN(len(alphabet))][0]
+				}
+			}
+			check(string(mut))
+		}
+	}
+}
