@@ -98,7 +98,7 @@ func TestLeastPrivilege(t *testing.T) {
 	}
 	// The real sidecar reports its progress straight into its run's status
 	// (status.progress is written by the sidecar alone; its first report goes
-	// out on the first counts, the next a period later).
+	// out a period after it started: e2eStatusFreshness less 5 s).
 	if err := waitFor(ctx, 2*time.Minute, "privilege-a's sidecar to report progress on its run", func() (bool, error) {
 		r, ok := getRun("privilege-a")
 		return ok && str(r, "status", "progress", "turn") == own, nil

@@ -25,6 +25,10 @@ const (
 	// resultQuiet is the sidecar's wait after a result before it writes
 	// turnwatch.dev/Result (sidecar/result.go).
 	resultQuiet = 5 * time.Second
+	// e2eStatusFreshness is the e2e manager's statusFreshness: the sidecar
+	// reports progress into its run every 15 s (the first a period after it
+	// starts), so turns of the suite's length report while they run.
+	e2eStatusFreshness = 20 * time.Second
 )
 
 // writeManagerConfig writes the e2e manager's cluster config (--config).
@@ -33,7 +37,8 @@ func writeManagerConfig() (string, error) {
 	path := filepath.Join(env.artifacts, "manager-config.yaml")
 	body := "# written by test/e2e/start_test.go\n" +
 		"startTimeout: " + e2eStartTimeout.String() + "\n" +
-		"exitGrace: " + e2eExitGrace.String() + "\n"
+		"exitGrace: " + e2eExitGrace.String() + "\n" +
+		"statusFreshness: " + e2eStatusFreshness.String() + "\n"
 	return path, os.WriteFile(path, []byte(body), 0o644)
 }
 
