@@ -33,8 +33,12 @@ const (
 	checkpointName = "checkpoint.json"
 	// defaultCheckpointPeriod is the least time between two checkpoints:
 	// the lines after the last one are read again from the log on restart,
-	// so this is what a rotation right before a crash can lose.
-	defaultCheckpointPeriod = time.Second
+	// so this is what a rotation right before a crash can lose. Each one
+	// encodes the engine and fsyncs; once a second that was a tenth of the
+	// sidecar's CPU at 100 lines a second (docs/performance.md, "Sidecar
+	// footprint"). The kubelet rotates at containerLogMaxSize (10 MiB by
+	// default), minutes apart at such rates.
+	defaultCheckpointPeriod = 5 * time.Second
 )
 
 // resumer is a source that can start from a cursor (the pods/log source).

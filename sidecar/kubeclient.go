@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,6 +28,8 @@ import (
 // "Sidecar footprint").
 type kubeClient struct {
 	http *http.Client
+	// logs follows logs: HTTP/1.1 on paced connections (pacedconn.go).
+	logs *http.Client
 	base string // scheme://host/api/v1
 }
 
@@ -42,7 +45,23 @@ func newKubeClient(cfg *rest.Config) (*kubeClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &kubeClient{http: hc, base: strings.TrimSuffix(host.String(), "/") + path + "/v1"}, nil
+	logs, err := rest.HTTPClientFor(logConfig(cfg, logReadPace))
+	if err != nil {
+		return nil, err
+	}
+	return &kubeClient{http: hc, logs: logs, base: strings.TrimSuffix(host.String(), "/") + path + "/v1"}, nil
+}
+
+// logConfig is cfg for the log stream: HTTP/1.1 (so that the follower reads
+// the socket itself, not an HTTP/2 read loop woken by every frame) on a
+// connection whose reads are paced. The stream has its own connection; a
+// half-open one is found by the stall probe's reopen (run_loop.go), as over
+// HTTP/2, and by TCP keep-alive.
+func logConfig(cfg *rest.Config, pace time.Duration) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.TLSClientConfig.NextProtos = []string{"http/1.1"}
+	c.Dial = pacedDialer(pace)
+	return c
 }
 
 // mustKubeClient is newKubeClient for configs that cannot fail (tests).
@@ -112,7 +131,7 @@ func (c *kubeClient) podLog(ctx context.Context, namespace, pod string, o *corev
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.http.Do(req)
+	resp, err := c.logs.Do(req)
 	if err != nil {
 		return nil, err
 	}

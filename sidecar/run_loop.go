@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -14,7 +15,7 @@ import (
 
 // runner is the in-Pod watchdog: one source of the agent's output, one
 // engine, one reporter on the own Pod. The engine and the reporter are used
-// from the loop's goroutine only.
+// under watchState's lock only.
 type runner struct {
 	cfg runConfig
 	src source
@@ -165,6 +166,10 @@ func (r *runner) fatal(ctx context.Context, err error) error {
 }
 
 // watch feeds the engine until the output is over or a detector tripped.
+// The follower's goroutine feeds each line itself (see watchState): a hand-off
+// to another goroutine per line was a wake-up per line, which cost more than
+// the engine (docs/performance.md, "Sidecar footprint"). The clock is judged
+// on another goroutine, on a coarse ticker.
 func (r *runner) watch(followCtx context.Context, stopFollow context.CancelFunc, writeCtx context.Context) error {
 	r.installHook() // before the first line: the agent's first hook may run soon after
 	var ck *checkpointer
@@ -175,76 +180,123 @@ func (r *runner) watch(followCtx context.Context, stopFollow context.CancelFunc,
 	if err != nil {
 		return err
 	}
-	lines := make(chan streamLine, 256)
-	var followErr error
+	w := &watchState{r: r, eng: eng, ck: ck, writeCtx: writeCtx, stop: stopFollow, lastSeen: r.now()}
+	w.probe.reopen, _ = r.src.(reopener)
+	ticksDone, ticked := make(chan struct{}), make(chan struct{})
 	go func() {
-		defer close(lines)
-		followErr = r.src.Follow(followCtx, func(l streamLine) error {
-			select {
-			case lines <- l:
-				return nil
-			case <-followCtx.Done():
-				return followCtx.Err()
-			}
-		})
+		defer close(ticked)
+		w.ticks(ticksDone)
 	}()
-	stop := func() {
-		stopFollow()
-		for range lines { // let the follower go
-		}
+	followErr := r.src.Follow(followCtx, w.line)
+	close(ticksDone)
+	<-ticked
+	if w.over {
+		return w.err // tripped, or a report failed for good
 	}
-	ticker := time.NewTicker(r.tick)
+	return r.finish(writeCtx, eng, followErr)
+}
+
+// errWatchOver ends the follower once a detector tripped.
+var errWatchOver = errors.New("the watch is over")
+
+// watchState is the engine and what goes with it, shared by the follower's
+// goroutine (line) and the ticker's (tick) under mu.
+type watchState struct {
+	r        *runner
+	eng      *monitor.Engine
+	ck       *checkpointer
+	writeCtx context.Context
+	stop     context.CancelFunc // ends the follower
+
+	mu           sync.Mutex
+	lastSeen     time.Time
+	wasConnected bool
+	probe        stallProbe
+	res          resultWatch
+	over         bool  // tripped (or a report failed for good): nothing more is read
+	err          error // what watch returns once over
+}
+
+// line feeds one line, on the follower's goroutine.
+func (w *watchState) line(l streamLine) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.over {
+		return errWatchOver
+	}
+	r, eng := w.r, w.eng
+	w.lastSeen = r.now()
+	w.probe.reset()
+	feed := eng.Feed
+	if l.Cut {
+		feed = eng.FeedSkipped // as replay counts it: a line, unparsed; its head moves the clock
+	}
+	if over, err := r.verdicts(w.writeCtx, eng, feed(l.Data, w.lastSeen)); over || err != nil {
+		w.end(err)
+		return errWatchOver
+	}
+	if w.ck != nil {
+		w.ck.fed(eng, l.Cursor)
+	}
+	r.progress(w.writeCtx, eng)
+	return nil
+}
+
+// ticks judges the clock every r.tick until done.
+func (w *watchState) ticks(done <-chan struct{}) {
+	ticker := time.NewTicker(w.r.tick)
 	defer ticker.Stop()
-	lastSeen, wasConnected := r.now(), false
-	probe := stallProbe{}
-	probe.reopen, _ = r.src.(reopener)
-	var res resultWatch
 	for {
 		select {
-		case l, ok := <-lines:
-			if !ok {
-				return r.finish(writeCtx, eng, followErr) // followErr is set before close
-			}
-			lastSeen = r.now()
-			probe.reset()
-			feed := eng.Feed
-			if l.Cut {
-				feed = eng.FeedSkipped // as replay counts it: a line, unparsed; its head moves the clock
-			}
-			if over, err := r.verdicts(writeCtx, eng, feed(l.Data, lastSeen)); over || err != nil {
-				stop()
-				return err
-			}
-			if ck != nil {
-				ck.fed(eng, l.Cursor)
-			}
-			r.progress(writeCtx, eng)
+		case <-done:
+			return
 		case <-ticker.C:
-			now := r.now()
-			connected := r.src.Connected()
-			if connected && !wasConnected {
-				lastSeen = now // a fresh stream first sends what it missed
+			if !w.tick() {
+				return
 			}
-			wasConnected = connected
-			if ck != nil {
-				ck.flush(eng)
-			}
-			if connected && now.Sub(lastSeen) >= r.idle {
-				// A due stall waits for the probe (a reopened stream); else
-				// Tick judges it, and before any line starts the clock.
-				if eng.StallDue(now) && !probe.confirmed(r.confirmTicks) {
-					r.progress(writeCtx, eng)
-					continue
-				}
-				if t := eng.Tick(now); t != nil {
-					stop()
-					return r.tripped(writeCtx, eng, t)
-				}
-			}
-			r.progress(writeCtx, eng)
-			res.check(writeCtx, r.rep, eng, lastSeen, now)
 		}
 	}
+}
+
+// tick is one look at the clock; false once the watch is over.
+func (w *watchState) tick() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.over {
+		return false
+	}
+	r, eng := w.r, w.eng
+	now := r.now()
+	connected := r.src.Connected()
+	if connected && !w.wasConnected {
+		w.lastSeen = now // a fresh stream first sends what it missed
+	}
+	w.wasConnected = connected
+	if w.ck != nil {
+		w.ck.flush(eng)
+	}
+	if connected && now.Sub(w.lastSeen) >= r.idle {
+		// A due stall waits for the probe (a reopened stream); else
+		// Tick judges it, and before any line starts the clock.
+		if eng.StallDue(now) && !w.probe.confirmed(r.confirmTicks) {
+			r.progress(w.writeCtx, eng)
+			return true
+		}
+		if t := eng.Tick(now); t != nil {
+			w.end(r.tripped(w.writeCtx, eng, t))
+			return false
+		}
+	}
+	r.progress(w.writeCtx, eng)
+	w.res.check(w.writeCtx, r.rep, eng, w.lastSeen, now)
+	return true
+}
+
+// end closes the watch with err (nil after a trip reported) and stops the
+// follower. Called with mu held.
+func (w *watchState) end(err error) {
+	w.over, w.err = true, err
+	w.stop()
 }
 
 // verdicts reports what one line produced; over is true after a trip.

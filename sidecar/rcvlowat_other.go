@@ -1,0 +1,8 @@
+//go:build !linux
+
+package main
+
+import "net"
+
+// lowWater: pacing by the low-water mark is Linux's (rcvlowat_linux.go).
+func lowWater(net.Conn) func(int) { return nil }

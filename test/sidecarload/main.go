@@ -1,0 +1,215 @@
+// Command sidecarload measures the sidecar's CPU and memory off the node: it
+// stands in for the API server (TLS, HTTP/2 and HTTP/1.1) with the two calls
+// the sidecar makes, relays a child's stdout as the Pod's log the way the API
+// server relays the kubelet's (one flushed write per line, each with its
+// timestamp), runs `turnwatch-sidecar run` against it, and samples the
+// sidecar from /proc (docs/performance.md, "Sidecar footprint"):
+//
+//	go build -o /tmp/sidecar ./sidecar && go build -o /tmp/fakeagent ./test/fakeagent
+//	go run ./test/sidecarload -sidecar /tmp/sidecar -for 60s -- /tmp/fakeagent --rate 100 --for 70s
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+func main() {
+	sidecar := flag.String("sidecar", "turnwatch-sidecar", "the sidecar binary")
+	d := flag.Duration("for", time.Minute, "how long to sample the sidecar (after a 3 s start)")
+	flag.Parse()
+	if flag.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "usage: sidecarload [-sidecar BIN] [-for D] -- AGENT ARGS...")
+		os.Exit(2)
+	}
+	if err := run(*sidecar, *d, flag.Args()); err != nil {
+		fmt.Fprintln(os.Stderr, "sidecarload:", err)
+		os.Exit(1)
+	}
+}
+
+func run(sidecar string, d time.Duration, agent []string) error {
+	dir, err := os.MkdirTemp("", "sidecarload")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	l := &agentLog{}
+	l.cond = sync.NewCond(&l.mu)
+	srv := httptest.NewUnstartedServer(l)
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: %q, insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: x}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`, srv.URL)), 0o600); err != nil {
+		return err
+	}
+	if err := l.start(agent); err != nil {
+		return err
+	}
+	sc := exec.Command(sidecar, "run", "--kubeconfig", kubeconfig, "--termination-log", "")
+	sc.Env = append(os.Environ(), "TURNWATCH_FORMAT=pi", `TURNWATCH_GUARDS={"stepBudget":0}`, "TURNWATCH_POD_NAME=p",
+		"TURNWATCH_POD_NAMESPACE=ns", "TURNWATCH_AGENT_CONTAINER=agent", "TURNWATCH_STATE_DIR="+dir)
+	sc.Stderr = os.Stderr
+	if err := sc.Start(); err != nil {
+		return err
+	}
+	defer func() { _ = sc.Process.Kill(); _ = sc.Wait() }()
+	time.Sleep(3 * time.Second)
+	return sample(sc.Process.Pid, d)
+}
+
+// sample reports the process's CPU time and resident set over d.
+func sample(pid int, d time.Duration) error {
+	cpu0, at0 := procCPU(pid), time.Now()
+	var sum, n, peak int64
+	for time.Since(at0) < d {
+		time.Sleep(2 * time.Second)
+		rss, hwm := procRSS(pid)
+		sum, n, peak = sum+rss, n+1, max(peak, hwm)
+	}
+	cpu, wall := procCPU(pid)-cpu0, time.Since(at0)
+	if cpu < 0 || n == 0 {
+		return fmt.Errorf("the sidecar ended early")
+	}
+	fmt.Printf("sidecar over %s: CPU %.2f s = %.2f%% of a core; RSS mean %.1f MiB, peak %.1f MiB\n",
+		wall.Round(time.Second), cpu.Seconds(), 100*cpu.Seconds()/wall.Seconds(), float64(sum/n)/1024, float64(peak)/1024)
+	return nil
+}
+
+// procCPU is user + system CPU time; -1 once the process is gone.
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return -1
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+s) * 10 * time.Millisecond // clock ticks of 10 ms
+}
+
+// procRSS is VmRSS and VmHWM in KiB.
+func procRSS(pid int) (rss, hwm int64) {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		v, _ := strconv.ParseInt(f[1], 10, 64)
+		switch f[0] {
+		case "VmRSS:":
+			rss = v
+		case "VmHWM:":
+			hwm = v
+		}
+	}
+	return rss, hwm
+}
+
+// agentLog is the agent container's log and the two API calls on its Pod.
+type agentLog struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	lines [][]byte
+	times []time.Time
+	done  bool
+}
+
+// start runs the agent and logs its stdout, line by line, with the time read.
+func (l *agentLog) start(argv []string) error {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go func() {
+		br := bufio.NewReaderSize(out, 1<<20)
+		for {
+			line, err := br.ReadBytes('\n')
+			l.mu.Lock()
+			if len(line) > 0 {
+				l.lines, l.times = append(l.lines, line), append(l.times, time.Now().UTC())
+			}
+			l.done = err != nil
+			l.cond.Broadcast()
+			l.mu.Unlock()
+			if err != nil {
+				_ = cmd.Wait()
+				return
+			}
+		}
+	}()
+	return nil
+}
+
+func (l *agentLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPatch {
+		l.pod(w)
+		return
+	}
+	var since time.Time
+	if v := r.URL.Query().Get("sinceTime"); v != "" {
+		since, _ = time.Parse(time.RFC3339, v)
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(http.StatusOK)
+	f := w.(http.Flusher)
+	f.Flush()
+	for i := 0; ; i++ {
+		l.mu.Lock()
+		for i >= len(l.lines) && !l.done {
+			l.cond.Wait()
+		}
+		if i >= len(l.lines) {
+			l.mu.Unlock()
+			return
+		}
+		line, t := l.lines[i], l.times[i]
+		l.mu.Unlock()
+		if t.Before(since) {
+			continue
+		}
+		if _, err := fmt.Fprintf(w, "%s %s", t.Format("2006-01-02T15:04:05.000000000Z07:00"), line); err != nil {
+			return
+		}
+		f.Flush() // as the kubelet does: one write per line
+	}
+}
+
+// pod answers a status patch with the Pod: the agent runs until its output ends.
+func (l *agentLog) pod(w http.ResponseWriter) {
+	l.mu.Lock()
+	done := l.done
+	l.mu.Unlock()
+	state := map[string]any{"running": map[string]any{"startedAt": "2026-12-01T00:00:00Z"}}
+	if done {
+		state = map[string]any{"terminated": map[string]any{"exitCode": 0}}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": "p", "namespace": "ns"},
+		"status":   map[string]any{"containerStatuses": []any{map[string]any{"name": "agent", "state": state}}}})
+}
