@@ -53,6 +53,11 @@ type repeatTracker struct {
 	Best   int64
 	Period int
 	MaxP   int
+	// Pend holds NP decoded bytes not fed yet: while a message's text is
+	// shorter than the guard no run can reach it, so its deltas are only
+	// buffered, and fed a buffer at a time (feedDelta).
+	Pend [repChunk]byte
+	NP   int
 }
 
 // repCand is a period P and how many bytes in a row (M) equalled the byte
@@ -69,53 +74,17 @@ type repCand struct {
 // longest eligible run any byte of it reached, with its period. maxP bounds
 // the period (N/2 of the guard; 0 for none).
 func (t *repeatTracker) feedRaw(raw []byte, maxP int) (run int64, period int) {
+	t.flush()
 	t.Best, t.Period, t.MaxP = 0, 0, maxP
 	for k := 0; k < t.NC; k++ {
 		t.Cands[k].From = t.Cands[k].M
 	}
 	t.FullFrom = t.Full
-	// Decode into a buffer and feed it in chunks of up to repChunk bytes:
-	// feeding each stretch between escapes apart would cost a chunk each.
-	var buf [repChunk]byte
-	n := 0
-	for len(raw) > 0 {
-		j := bytes.IndexByte(raw, '\\')
-		if j < 0 && n == 0 {
-			t.feed(raw) // nothing (more) to decode
-			break
-		}
-		seg := raw
-		if j >= 0 {
-			seg = raw[:j]
-		}
-		for len(seg) > 0 {
-			k := copy(buf[n:], seg)
-			n += k
-			seg = seg[k:]
-			if n == len(buf) {
-				t.feed(buf[:n])
-				n = 0
-			}
-		}
-		if j < 0 {
-			break
-		}
-		raw = raw[j:]
-		if n > len(buf)-utf8.UTFMax {
-			t.feed(buf[:n])
-			n = 0
-		}
-		if len(raw) < 2 { // a lone backslash at the end
-			buf[n] = raw[0]
-			n++
-			break
-		}
-		r, k := unescapeAt(raw, 0)
-		n += utf8.EncodeRune(buf[n:], r)
-		raw = raw[k:]
-	}
-	if n > 0 {
-		t.feed(buf[:n])
+	if bytes.IndexByte(raw, '\\') < 0 {
+		t.feed(raw) // nothing to decode
+	} else {
+		t.pend(raw)
+		t.flush()
 	}
 	if t.NC == 0 && maxP > 0 && maxP < repEvery {
 		t.probe() // a small guard is judged at the end of each delta too
@@ -124,6 +93,69 @@ func (t *repeatTracker) feedRaw(raw []byte, maxP int) (run int64, period int) {
 		t.note(&t.Cands[k])
 	}
 	return t.Best, t.Period
+}
+
+// feedDelta feeds one streamed delta (raw, escaped) under a guard of n
+// bytes. A run is never longer than the text it is in, so while the
+// message's text, this delta included, is shorter than n, no run can trip:
+// the delta is only decoded into Pend, and reports no run. The tracker's
+// state does not depend on where the bytes are cut (chunks end at
+// multiples of repChunk, probes at multiples of repEvery), so from the
+// delta that could reach n on, it reports what feedRaw of every delta
+// would have. Small guards (n/2 < repEvery) probe at each delta's end and
+// are fed at once; so is every delta with the guard off (n = 0), where
+// calibration measures runs of any length.
+func (t *repeatTracker) feedDelta(raw []byte, n int) (run int64, period int) {
+	if n/2 < repEvery || t.N+int64(t.NP)+int64(len(raw)) >= int64(n) {
+		return t.feedRaw(raw, n/2)
+	}
+	t.pend(raw)
+	return 0, 0
+}
+
+// flush feeds what Pend holds.
+func (t *repeatTracker) flush() {
+	if t.NP > 0 {
+		np := t.NP
+		t.NP = 0
+		t.feed(t.Pend[:np])
+	}
+}
+
+// pend decodes raw JSON string contents into Pend, feeding it whenever it
+// fills: feeding each stretch between escapes apart would cost a chunk
+// each.
+func (t *repeatTracker) pend(raw []byte) {
+	for len(raw) > 0 {
+		j := bytes.IndexByte(raw, '\\')
+		seg := raw
+		if j >= 0 {
+			seg = raw[:j]
+		}
+		for len(seg) > 0 {
+			k := copy(t.Pend[t.NP:], seg)
+			t.NP += k
+			seg = seg[k:]
+			if t.NP == len(t.Pend) {
+				t.flush()
+			}
+		}
+		if j < 0 {
+			return
+		}
+		raw = raw[j:]
+		if t.NP > len(t.Pend)-utf8.UTFMax {
+			t.flush()
+		}
+		if len(raw) < 2 { // a lone backslash at the end
+			t.Pend[t.NP] = raw[0]
+			t.NP++
+			return
+		}
+		r, k := unescapeAt(raw, 0)
+		t.NP += utf8.EncodeRune(t.Pend[t.NP:], r)
+		raw = raw[k:]
+	}
 }
 
 // feed feeds decoded bytes, a chunk at a time.

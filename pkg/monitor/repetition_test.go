@@ -224,3 +224,49 @@ func TestRepetitionFold(t *testing.T) {
 		}
 	})
 }
+
+// feedDelta reports what feedRaw of every delta reports from the delta on
+// which the message's text could reach the guard, and never a run that
+// reaches it before: the same trips on the same deltas.
+func TestRepeatFeedDeltaAgrees(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for i := 0; i < 300; i++ {
+		var b strings.Builder
+		genText(r, &b, r.IntN(3000))
+		if r.IntN(2) == 0 {
+			pat := b.String()
+			pat = pat[:min(len(pat), 1+r.IntN(300))]
+			b.WriteString(strings.Repeat(pat+"\n\"é", 1+r.IntN(60)))
+		}
+		raw := rawJSON(b.String())
+		n := []int{512, 600, 2048, 4096, 6000}[r.IntN(5)]
+		var exact, lazy repeatTracker
+		fed := 0
+		for len(raw) > 0 {
+			k := min(len(raw), 1+r.IntN(150))
+			for k < len(raw) && (raw[k-1] == '\\' || raw[k]&0xc0 == 0x80) { // whole escapes
+				k++
+			}
+			if k < len(raw) && raw[k-1] == 'u' && k >= 2 && raw[k-2] == '\\' {
+				k += 4
+			}
+			d := raw[:min(k, len(raw))]
+			raw = raw[len(d):]
+			fed += len(d)
+			r1, p1 := exact.feedRaw(d, n/2)
+			r2, p2 := lazy.feedDelta(d, n)
+			if exact.N >= int64(n) && (r1 != r2 || p1 != p2) || r2 >= int64(n) != (r1 >= int64(n)) {
+				t.Fatalf("case %d, guard %d, %d raw bytes fed, %d decoded: feedRaw %d/%d, feedDelta %d/%d", i, n, fed, exact.N, r1, p1, r2, p2)
+			}
+		}
+		lazy.flush()
+		if lazy.N != exact.N || lazy.Buf != exact.Buf || lazy.NC != exact.NC || lazy.Full != exact.Full {
+			t.Fatalf("case %d: state differs after the text", i)
+		}
+		for k := range lazy.NC { // From is the last delta's; slots past NC are stale
+			if l, x := lazy.Cands[k], exact.Cands[k]; l.P != x.P || l.M != x.M || l.Text != x.Text {
+				t.Fatalf("case %d: candidate %d: %+v, want %+v", i, k, l, x)
+			}
+		}
+	}
+}
