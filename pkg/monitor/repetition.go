@@ -55,8 +55,9 @@ type repeatTracker struct {
 	MaxP   int
 	// Pend holds NP decoded bytes not fed yet: while a message's text is
 	// shorter than the guard no run can reach it, so its deltas are only
-	// buffered, and fed a buffer at a time (feedDelta).
-	Pend [repChunk]byte
+	// buffered, and fed when the buffer fills or the text could reach the
+	// guard (feedDelta). A message shorter than both is never fed.
+	Pend [repPend]byte
 	NP   int
 }
 
@@ -177,6 +178,10 @@ const (
 	repChunk = 256
 	repEvery = 256
 )
+
+// repPend is the text buffered before it is fed: the default guard, so
+// that a message shorter than it costs a copy.
+const repPend = 4096
 
 // chunk feeds decoded bytes up to the next multiple of repChunk: the
 // candidates are followed in bulk, the bytes written, then new candidates
