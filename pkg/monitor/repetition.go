@@ -53,7 +53,7 @@ type repeatTracker struct {
 	Best   int64
 	Period int
 	MaxP   int
-	// Pend holds NP decoded bytes not fed yet: while a message's text is
+	// Pend holds NP raw (escaped) bytes not fed yet: while a message's text is
 	// shorter than the guard no run can reach it, so its deltas are only
 	// buffered, and fed when the buffer fills or the text could reach the
 	// guard (feedDelta). A message shorter than both is never fed.
@@ -81,12 +81,7 @@ func (t *repeatTracker) feedRaw(raw []byte, maxP int) (run int64, period int) {
 		t.Cands[k].From = t.Cands[k].M
 	}
 	t.FullFrom = t.Full
-	if bytes.IndexByte(raw, '\\') < 0 {
-		t.feed(raw) // nothing to decode
-	} else {
-		t.pend(raw)
-		t.flush()
-	}
+	t.decode(raw)
 	if t.NC == 0 && maxP > 0 && maxP < repEvery {
 		t.probe() // a small guard is judged at the end of each delta too
 	}
@@ -99,7 +94,7 @@ func (t *repeatTracker) feedRaw(raw []byte, maxP int) (run int64, period int) {
 // feedDelta feeds one streamed delta (raw, escaped) under a guard of n
 // bytes. A run is never longer than the text it is in, so while the
 // message's text, this delta included, is shorter than n, no run can trip:
-// the delta is only decoded into Pend, and reports no run. The tracker's
+// the delta is only kept in Pend, and reports no run. The tracker's
 // state does not depend on where the bytes are cut (chunks end at
 // multiples of repChunk, probes at multiples of repEvery), so from the
 // delta that could reach n on, it reports what feedRaw of every delta
@@ -119,14 +114,39 @@ func (t *repeatTracker) flush() {
 	if t.NP > 0 {
 		np := t.NP
 		t.NP = 0
-		t.feed(t.Pend[:np])
+		t.decode(t.Pend[:np])
 	}
 }
 
-// pend decodes raw JSON string contents into Pend, feeding it whenever it
-// fills: feeding each stretch between escapes apart would cost a chunk
-// each.
+// pend keeps a delta's raw bytes in Pend, to be decoded when fed: a
+// buffer of deltas decodes as the deltas one by one, unless one ends in a
+// backslash or a \u escape (half of a surrogate pair, or a broken
+// escape); such a delta is fed at once.
 func (t *repeatTracker) pend(raw []byte) {
+	l := len(raw)
+	if l == 0 {
+		return
+	}
+	if l > len(t.Pend)-t.NP || raw[l-1] == '\\' || l >= 6 && raw[l-6] == '\\' && raw[l-5] == 'u' {
+		t.flush()
+		if l > len(t.Pend) || raw[l-1] == '\\' || l >= 6 && raw[l-6] == '\\' && raw[l-5] == 'u' {
+			t.decode(raw)
+			return
+		}
+	}
+	t.NP += copy(t.Pend[t.NP:], raw)
+}
+
+// decode feeds raw JSON string contents, decoded into a buffer fed in
+// chunks: feeding each stretch between escapes apart would cost a chunk
+// each.
+func (t *repeatTracker) decode(raw []byte) {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		t.feed(raw) // nothing to decode
+		return
+	}
+	var buf [repChunk]byte
+	n := 0
 	for len(raw) > 0 {
 		j := bytes.IndexByte(raw, '\\')
 		seg := raw
@@ -134,28 +154,33 @@ func (t *repeatTracker) pend(raw []byte) {
 			seg = raw[:j]
 		}
 		for len(seg) > 0 {
-			k := copy(t.Pend[t.NP:], seg)
-			t.NP += k
+			k := copy(buf[n:], seg)
+			n += k
 			seg = seg[k:]
-			if t.NP == len(t.Pend) {
-				t.flush()
+			if n == len(buf) {
+				t.feed(buf[:n])
+				n = 0
 			}
 		}
 		if j < 0 {
-			return
+			break
 		}
 		raw = raw[j:]
-		if t.NP > len(t.Pend)-utf8.UTFMax {
-			t.flush()
+		if n > len(buf)-utf8.UTFMax {
+			t.feed(buf[:n])
+			n = 0
 		}
 		if len(raw) < 2 { // a lone backslash at the end
-			t.Pend[t.NP] = raw[0]
-			t.NP++
-			return
+			buf[n] = raw[0]
+			n++
+			break
 		}
 		r, k := unescapeAt(raw, 0)
-		t.NP += utf8.EncodeRune(t.Pend[t.NP:], r)
+		n += utf8.EncodeRune(buf[n:], r)
 		raw = raw[k:]
+	}
+	if n > 0 {
+		t.feed(buf[:n])
 	}
 }
 
@@ -168,7 +193,7 @@ func (t *repeatTracker) feed(b []byte) {
 	}
 }
 
-// repChunk bounds a chunk fed at once (and the decoding buffer); repEvery
+// repChunk bounds a chunk fed at once; repEvery
 // is how often new periods are looked for (a multiple of it): a run is
 // found within repEvery bytes of matching repProbe bytes, and measured back
 // within the window. Every 512 bytes would save a fifth of the fold's time

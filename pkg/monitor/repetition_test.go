@@ -242,16 +242,25 @@ func TestRepeatFeedDeltaAgrees(t *testing.T) {
 		n := []int{512, 600, 2048, 4096, 6000}[r.IntN(5)]
 		var exact, lazy repeatTracker
 		fed := 0
+		cut := make([]bool, len(raw)+1) // deltas hold whole escapes and characters
+		for i := 0; i < len(raw); {
+			switch {
+			case raw[i] == '\\' && raw[i+1] == 'u':
+				i += 6
+			case raw[i] == '\\':
+				i += 2
+			default:
+				i++
+			}
+			cut[i] = i == len(raw) || raw[i]&0xc0 != 0x80
+		}
 		for len(raw) > 0 {
 			k := min(len(raw), 1+r.IntN(150))
-			for k < len(raw) && (raw[k-1] == '\\' || raw[k]&0xc0 == 0x80) { // whole escapes
+			for !cut[fed+k] {
 				k++
 			}
-			if k < len(raw) && raw[k-1] == 'u' && k >= 2 && raw[k-2] == '\\' {
-				k += 4
-			}
-			d := raw[:min(k, len(raw))]
-			raw = raw[len(d):]
+			d := raw[:k]
+			raw = raw[k:]
 			fed += len(d)
 			r1, p1 := exact.feedRaw(d, n/2)
 			r2, p2 := lazy.feedDelta(d, n)
@@ -268,5 +277,33 @@ func TestRepeatFeedDeltaAgrees(t *testing.T) {
 				t.Fatalf("case %d: candidate %d: %+v, want %+v", i, k, l, x)
 			}
 		}
+	}
+}
+
+// Deltas that end inside what decodes as one character (half a surrogate
+// pair, an escaped backslash) leave the tracker as feedRaw does.
+func TestRepeatFeedDeltaEscapes(t *testing.T) {
+	tests := []struct {
+		name   string
+		deltas []string
+	}{
+		{"split surrogate pairs", []string{`ab \ud83d`, `\ude00 cd`, `\ud83d`, `\ude00`}},
+		{"escaped backslashes", []string{`x\\`, `\\y`, `\\`, `n z`}},
+		{"escapes at the edges", []string{`\n`, `q\"`, `\u00e9`, `\t`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var exact, lazy repeatTracker
+			for i := 0; i < 400; i++ {
+				for _, d := range tt.deltas {
+					exact.feedRaw([]byte(d), 2048)
+					lazy.feedDelta([]byte(d), 1<<20)
+				}
+			}
+			lazy.flush()
+			if lazy.N != exact.N || lazy.Buf != exact.Buf || lazy.NC != exact.NC || lazy.Full != exact.Full {
+				t.Fatalf("state differs: N %d, want %d", lazy.N, exact.N)
+			}
+		})
 	}
 }
