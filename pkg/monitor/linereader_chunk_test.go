@@ -1,0 +1,32 @@
+package monitor
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+// Lines longer than one read (readChunk) come back whole, whatever the
+// reads return: the newline search resumes where the last one stopped.
+func TestLineReaderLinesOverReads(t *testing.T) {
+	lines := []string{strings.Repeat("a", 3*readChunk+5), "b", strings.Repeat("c", readChunk-1), strings.Repeat("d", readChunk), "", strings.Repeat("e", readChunk+1)}
+	in := strings.Join(lines, "\n") + "\n"
+	for name, r := range map[string]io.Reader{
+		"whole":  strings.NewReader(in),
+		"halves": iotest.HalfReader(strings.NewReader(in)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			lr := NewLineReader(r, 0)
+			for i, want := range lines {
+				l, ok := lr.Next()
+				if !ok || string(l) != want {
+					t.Fatalf("line %d: %d bytes (ok %v), want %d", i, len(l), ok, len(want))
+				}
+			}
+			if _, ok := lr.Next(); ok {
+				t.Fatal("a line past the end")
+			}
+		})
+	}
+}
