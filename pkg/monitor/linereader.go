@@ -102,16 +102,12 @@ func (l *LineReader) fill() {
 		copy(nb, l.buf[:l.end])
 		l.buf = nb
 	}
-	n, err := l.read(l.buf[l.end:min(len(l.buf), l.end+readChunk)])
+	n, err := l.read(l.buf[l.end:])
 	l.end += n
 	if err != nil {
 		l.err = err
 	}
 }
-
-// readChunk bounds one read: lines are parsed while the bytes just copied
-// in are still in the core's cache (a pipe gives no more at once anyway).
-const readChunk = 64 << 10
 
 // read reads at least one byte, or fails: like bufio, it gives up with
 // io.ErrNoProgress after many empty reads in a row.
