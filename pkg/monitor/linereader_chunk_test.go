@@ -7,10 +7,11 @@ import (
 	"testing/iotest"
 )
 
-// Lines longer than one read (readChunk) come back whole, whatever the
+// Lines longer than one read come back whole, whatever the
 // reads return: the newline search resumes where the last one stopped.
 func TestLineReaderLinesOverReads(t *testing.T) {
-	lines := []string{strings.Repeat("a", 3*readChunk+5), "b", strings.Repeat("c", readChunk-1), strings.Repeat("d", readChunk), "", strings.Repeat("e", readChunk+1)}
+	const piece = 64 << 10 // what a pipe gives at once
+	lines := []string{strings.Repeat("a", 3*piece+5), "b", strings.Repeat("c", piece-1), strings.Repeat("d", piece), "", strings.Repeat("e", piece+1)}
 	in := strings.Join(lines, "\n") + "\n"
 	for name, r := range map[string]io.Reader{
 		"whole":  strings.NewReader(in),
