@@ -14,8 +14,8 @@ func TestLineReaderLinesOverReads(t *testing.T) {
 	lines := []string{strings.Repeat("a", 3*piece+5), "b", strings.Repeat("c", piece-1), strings.Repeat("d", piece), "", strings.Repeat("e", piece+1)}
 	in := strings.Join(lines, "\n") + "\n"
 	for name, r := range map[string]io.Reader{
-		"whole":  strings.NewReader(in),
-		"halves": iotest.HalfReader(strings.NewReader(in)),
+		"pipe":    pieceReader{strings.NewReader(in), piece},
+		"onebyte": iotest.OneByteReader(strings.NewReader(in)),
 	} {
 		t.Run(name, func(t *testing.T) {
 			lr := NewLineReader(r, 0)
@@ -31,3 +31,11 @@ func TestLineReaderLinesOverReads(t *testing.T) {
 		})
 	}
 }
+
+// pieceReader returns at most n bytes a read, as a pipe does.
+type pieceReader struct {
+	r io.Reader
+	n int
+}
+
+func (p pieceReader) Read(b []byte) (int, error) { return p.r.Read(b[:min(len(b), p.n)]) }
