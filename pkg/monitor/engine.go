@@ -467,20 +467,26 @@ func (e *Engine) delta(raw []byte, isText bool) bool {
 		kind = kindText
 	}
 	e.msg.deltas = true
-	e.repeat(raw, kind)
+	e.repeat(raw, kind, true)
 	return e.evaluate(atDelta, e.lines)
 }
 
 // repeat folds streamed text of one kind into the open message's
 // repeated-text run; without an open message there is nothing to count
 // within.
-func (e *Engine) repeat(raw []byte, kind int) {
+func (e *Engine) repeat(raw []byte, kind int, delta bool) {
 	e.st.RepeatBytes, e.st.RepeatPeriod = 0, 0
 	if !e.msg.open || len(raw) == 0 {
 		return
 	}
-	maxP := e.st.Guards.RepeatedTextBytes / 2
-	run, p := e.msg.rep[kind].feedRaw(raw, maxP)
+	n := e.st.Guards.RepeatedTextBytes
+	var run int64
+	var p int
+	if delta {
+		run, p = e.msg.rep[kind].feedDelta(raw, n)
+	} else {
+		run, p = e.msg.rep[kind].feedRaw(raw, n/2)
+	}
 	e.st.RepeatBytes, e.st.RepeatPeriod = int(min(run, 1<<40)), p
 }
 
@@ -490,7 +496,7 @@ func (e *Engine) block(raw []byte, kind int) bool {
 	if e.msg.deltas || len(raw) == 0 {
 		return false
 	}
-	e.repeat(raw, kind)
+	e.repeat(raw, kind, false)
 	if e.st.RepeatBytes == 0 {
 		return false
 	}

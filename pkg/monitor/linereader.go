@@ -48,8 +48,10 @@ func NewLineReader(r io.Reader, maxLine int) *LineReader {
 // the following call; the rest was discarded unread.
 func (l *LineReader) Next() (line []byte, ok bool) {
 	l.skipped = false
+	seen := 0 // bytes of the line already searched
 	for {
-		if i := bytes.IndexByte(l.buf[l.start:l.end], '\n'); i >= 0 {
+		if i := bytes.IndexByte(l.buf[l.start+seen:l.end], '\n'); i >= 0 {
+			i += seen
 			line = l.buf[l.start : l.start+i]
 			l.start += i + 1
 			return trimCR(line), true
@@ -67,6 +69,7 @@ func (l *LineReader) Next() (line []byte, ok bool) {
 			l.skipLong()
 			return l.head[:l.headLen], true
 		}
+		seen = l.end - l.start
 		l.fill()
 	}
 }

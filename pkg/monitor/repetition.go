@@ -53,6 +53,12 @@ type repeatTracker struct {
 	Best   int64
 	Period int
 	MaxP   int
+	// Pend holds NP raw (escaped) bytes not fed yet: while a message's text is
+	// shorter than the guard no run can reach it, so its deltas are only
+	// buffered, and fed when the buffer fills or the text could reach the
+	// guard (feedDelta). A message shorter than both is never fed.
+	Pend [repPend]byte
+	NP   int
 }
 
 // repCand is a period P and how many bytes in a row (M) equalled the byte
@@ -69,21 +75,80 @@ type repCand struct {
 // longest eligible run any byte of it reached, with its period. maxP bounds
 // the period (N/2 of the guard; 0 for none).
 func (t *repeatTracker) feedRaw(raw []byte, maxP int) (run int64, period int) {
+	t.flush()
 	t.Best, t.Period, t.MaxP = 0, 0, maxP
 	for k := 0; k < t.NC; k++ {
 		t.Cands[k].From = t.Cands[k].M
 	}
 	t.FullFrom = t.Full
-	// Decode into a buffer and feed it in chunks of up to repChunk bytes:
-	// feeding each stretch between escapes apart would cost a chunk each.
+	t.decode(raw)
+	if t.NC == 0 && maxP > 0 && maxP < repEvery {
+		t.probe() // a small guard is judged at the end of each delta too
+	}
+	for k := 0; k < t.NC; k++ {
+		t.note(&t.Cands[k])
+	}
+	return t.Best, t.Period
+}
+
+// feedDelta feeds one streamed delta (raw, escaped) under a guard of n
+// bytes. A run is never longer than the text it is in, so while the
+// message's text, this delta included, is shorter than n, no run can trip:
+// the delta is only kept in Pend, and reports no run. The tracker's
+// state does not depend on where the bytes are cut (chunks end at
+// multiples of repChunk, probes at multiples of repEvery), so from the
+// delta that could reach n on, it reports what feedRaw of every delta
+// would have. Small guards (n/2 < repEvery) probe at each delta's end and
+// are fed at once; so is every delta with the guard off (n = 0), where
+// calibration measures runs of any length.
+func (t *repeatTracker) feedDelta(raw []byte, n int) (run int64, period int) {
+	if n/2 < repEvery || t.N+int64(t.NP)+int64(len(raw)) >= int64(n) {
+		return t.feedRaw(raw, n/2)
+	}
+	t.pend(raw)
+	return 0, 0
+}
+
+// flush feeds what Pend holds.
+func (t *repeatTracker) flush() {
+	if t.NP > 0 {
+		np := t.NP
+		t.NP = 0
+		t.decode(t.Pend[:np])
+	}
+}
+
+// pend keeps a delta's raw bytes in Pend, to be decoded when fed: a
+// buffer of deltas decodes as the deltas one by one, unless one ends in a
+// backslash or a \u escape (half of a surrogate pair, or a broken
+// escape); such a delta is fed at once.
+func (t *repeatTracker) pend(raw []byte) {
+	l := len(raw)
+	if l == 0 {
+		return
+	}
+	if l > len(t.Pend)-t.NP || raw[l-1] == '\\' || l >= 6 && raw[l-6] == '\\' && raw[l-5] == 'u' {
+		t.flush()
+		if l > len(t.Pend) || raw[l-1] == '\\' || l >= 6 && raw[l-6] == '\\' && raw[l-5] == 'u' {
+			t.decode(raw)
+			return
+		}
+	}
+	t.NP += copy(t.Pend[t.NP:], raw)
+}
+
+// decode feeds raw JSON string contents, decoded into a buffer fed in
+// chunks: feeding each stretch between escapes apart would cost a chunk
+// each.
+func (t *repeatTracker) decode(raw []byte) {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		t.feed(raw) // nothing to decode
+		return
+	}
 	var buf [repChunk]byte
 	n := 0
 	for len(raw) > 0 {
 		j := bytes.IndexByte(raw, '\\')
-		if j < 0 && n == 0 {
-			t.feed(raw) // nothing (more) to decode
-			break
-		}
 		seg := raw
 		if j >= 0 {
 			seg = raw[:j]
@@ -117,13 +182,6 @@ func (t *repeatTracker) feedRaw(raw []byte, maxP int) (run int64, period int) {
 	if n > 0 {
 		t.feed(buf[:n])
 	}
-	if t.NC == 0 && maxP > 0 && maxP < repEvery {
-		t.probe() // a small guard is judged at the end of each delta too
-	}
-	for k := 0; k < t.NC; k++ {
-		t.note(&t.Cands[k])
-	}
-	return t.Best, t.Period
 }
 
 // feed feeds decoded bytes, a chunk at a time.
@@ -135,7 +193,7 @@ func (t *repeatTracker) feed(b []byte) {
 	}
 }
 
-// repChunk bounds a chunk fed at once (and the decoding buffer); repEvery
+// repChunk bounds a chunk fed at once; repEvery
 // is how often new periods are looked for (a multiple of it): a run is
 // found within repEvery bytes of matching repProbe bytes, and measured back
 // within the window. Every 512 bytes would save a fifth of the fold's time
@@ -145,6 +203,10 @@ const (
 	repChunk = 256
 	repEvery = 256
 )
+
+// repPend is the text buffered before it is fed: the default guard, so
+// that a message shorter than it costs a copy.
+const repPend = 4096
 
 // chunk feeds decoded bytes up to the next multiple of repChunk: the
 // candidates are followed in bulk, the bytes written, then new candidates

@@ -224,3 +224,86 @@ func TestRepetitionFold(t *testing.T) {
 		}
 	})
 }
+
+// feedDelta reports what feedRaw of every delta reports from the delta on
+// which the message's text could reach the guard, and never a run that
+// reaches it before: the same trips on the same deltas.
+func TestRepeatFeedDeltaAgrees(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for i := 0; i < 300; i++ {
+		var b strings.Builder
+		genText(r, &b, r.IntN(3000))
+		if r.IntN(2) == 0 {
+			pat := b.String()
+			pat = pat[:min(len(pat), 1+r.IntN(300))]
+			b.WriteString(strings.Repeat(pat+"\n\"é", 1+r.IntN(60)))
+		}
+		raw := rawJSON(b.String())
+		n := []int{512, 600, 2048, 4096, 6000}[r.IntN(5)]
+		var exact, lazy repeatTracker
+		fed := 0
+		cut := make([]bool, len(raw)+1) // deltas hold whole escapes and characters
+		for i := 0; i < len(raw); {
+			switch {
+			case raw[i] == '\\' && raw[i+1] == 'u':
+				i += 6
+			case raw[i] == '\\':
+				i += 2
+			default:
+				i++
+			}
+			cut[i] = i == len(raw) || raw[i]&0xc0 != 0x80
+		}
+		for len(raw) > 0 {
+			k := min(len(raw), 1+r.IntN(150))
+			for !cut[fed+k] {
+				k++
+			}
+			d := raw[:k]
+			raw = raw[k:]
+			fed += len(d)
+			r1, p1 := exact.feedRaw(d, n/2)
+			r2, p2 := lazy.feedDelta(d, n)
+			if exact.N >= int64(n) && (r1 != r2 || p1 != p2) || r2 >= int64(n) != (r1 >= int64(n)) {
+				t.Fatalf("case %d, guard %d, %d raw bytes fed, %d decoded: feedRaw %d/%d, feedDelta %d/%d", i, n, fed, exact.N, r1, p1, r2, p2)
+			}
+		}
+		lazy.flush()
+		if lazy.N != exact.N || lazy.Buf != exact.Buf || lazy.NC != exact.NC || lazy.Full != exact.Full {
+			t.Fatalf("case %d: state differs after the text", i)
+		}
+		for k := range lazy.NC { // From is the last delta's; slots past NC are stale
+			if l, x := lazy.Cands[k], exact.Cands[k]; l.P != x.P || l.M != x.M || l.Text != x.Text {
+				t.Fatalf("case %d: candidate %d: %+v, want %+v", i, k, l, x)
+			}
+		}
+	}
+}
+
+// Deltas that end inside what decodes as one character (half a surrogate
+// pair, an escaped backslash) leave the tracker as feedRaw does.
+func TestRepeatFeedDeltaEscapes(t *testing.T) {
+	tests := []struct {
+		name   string
+		deltas []string
+	}{
+		{"split surrogate pairs", []string{`ab \ud83d`, `\ude00 cd`, `\ud83d`, `\ude00`}},
+		{"escaped backslashes", []string{`x\\`, `\\y`, `\\`, `n z`}},
+		{"escapes at the edges", []string{`\n`, `q\"`, `\u00e9`, `\t`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var exact, lazy repeatTracker
+			for i := 0; i < 400; i++ {
+				for _, d := range tt.deltas {
+					exact.feedRaw([]byte(d), 2048)
+					lazy.feedDelta([]byte(d), 1<<20)
+				}
+			}
+			lazy.flush()
+			if lazy.N != exact.N || lazy.Buf != exact.Buf || lazy.NC != exact.NC || lazy.Full != exact.Full {
+				t.Fatalf("state differs: N %d, want %d", lazy.N, exact.N)
+			}
+		})
+	}
+}

@@ -44,5 +44,7 @@ type State struct {
 	// RepeatBytes is the longest periodic run of streamed text (period
 	// RepeatPeriod, counting the first copy) the last delta or text block
 	// reached within its message and kind; 0 when none spans two copies.
+	// With the guard on, a delta's run is measured only once the message's
+	// text could hold a run as long as the guard (0 before).
 	RepeatBytes, RepeatPeriod int
 }
