@@ -104,9 +104,7 @@ func TestHeldCountsSurvivePodDeletion(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t)
 	startManager(t, ns, managerOpts{})
-	create(t, newRun(ns, "held", func(r *twv1.AgentRun) { r.Spec.Rerolls = &twv1.RerollPolicy{Max: ptrTo[int32](0)} }))
-	waitPod(t, ns, "held-0")
-	runPhase(t, ns, "held", twv1.RunRunning)
+	runningRun(t, newRun(ns, "held", func(r *twv1.AgentRun) { r.Spec.Rerolls = &twv1.RerollPolicy{Max: ptrTo[int32](0)} }))
 	if err := reportProgress(k8s, ns, "held", progressBody(9, "0.50", "held-0", 9, "0.5")); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,14 +68,18 @@ func TestRunProgressPolicy(t *testing.T) {
 	}
 	ns := newNamespace(t)
 	startManager(t, ns, managerOpts{})
-	create(t, newRun(ns, "mine"))
-	create(t, newRun(ns, "theirs"))
-	mine, theirs := waitPod(t, ns, "mine-0"), waitPod(t, ns, "theirs-0")
-	runPhase(t, ns, "mine", twv1.RunRunning)
-	runPhase(t, ns, "theirs", twv1.RunRunning)
+	mine, theirs := runningRun(t, newRun(ns, "mine")), runningRun(t, newRun(ns, "theirs"))
 	sidecar := sidecarOf(t, ns, mine.Spec.ServiceAccountName, mine)
 
-	// The policy and the binding the manager made take a moment to load.
+	// The policy and the binding the manager made take a moment to load:
+	// wait for a refusal of a patch that changes nothing if it is let
+	// through, then for the own report (RBAC).
+	eventually(t, "the policy loaded", func() error {
+		if err := reportProgress(sidecar, ns, "theirs", `{}`); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "turnwatch-sidecar-run-progress") {
+			return fmt.Errorf("an empty patch of another run: want Forbidden by the policy, got %v", err)
+		}
+		return nil
+	})
 	eventually(t, "the own run's progress taken", func() error {
 		return reportProgress(sidecar, ns, "mine", progressBody(5, "0.25", "mine-0", 5, "0.25"))
 	})
@@ -141,9 +146,7 @@ func TestRunProgressOneWrite(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t)
 	startManager(t, ns, managerOpts{})
-	create(t, newRun(ns, "one"))
-	waitPod(t, ns, "one-0")
-	runPhase(t, ns, "one", twv1.RunRunning)
+	runningRun(t, newRun(ns, "one"))
 
 	if err := reportProgress(k8s, ns, "one", progressBody(4, "0.20", "one-0", 4, "0.2")); err != nil {
 		t.Fatal(err)
@@ -233,9 +236,7 @@ func TestRunProgressSurvivesAbort(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t)
 	startManager(t, ns, managerOpts{})
-	create(t, newRun(ns, "held"))
-	waitPod(t, ns, "held-0")
-	runPhase(t, ns, "held", twv1.RunRunning)
+	runningRun(t, newRun(ns, "held"))
 	if err := reportProgress(k8s, ns, "held", progressBody(9, "0.50", "held-0", 9, "0.5")); err != nil {
 		t.Fatal(err)
 	}

@@ -237,6 +237,17 @@ func getPod(ns, name string) (*corev1.Pod, error) {
 	return p, k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, p)
 }
 
+// runningRun creates run (first turn's Pod name: name-0) and waits until
+// its Pod exists and the run is Running, so a test can play that turn's
+// sidecar; it returns the Pod.
+func runningRun(t testing.TB, run *twv1.AgentRun) *corev1.Pod {
+	t.Helper()
+	create(t, run)
+	pod := waitPod(t, run.Namespace, run.Name+"-0")
+	runPhase(t, run.Namespace, run.Name, twv1.RunRunning)
+	return pod
+}
+
 // waitPod waits for a turn's Pod.
 func waitPod(t testing.TB, ns, name string) *corev1.Pod {
 	t.Helper()

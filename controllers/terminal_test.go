@@ -93,9 +93,7 @@ func TestDeletedLiveTurnCounts(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t)
 	startManager(t, ns, managerOpts{})
-	create(t, newRun(ns, "gone"))
-	waitPod(t, ns, "gone-0")
-	runPhase(t, ns, "gone", twv1.RunRunning)
+	runningRun(t, newRun(ns, "gone"))
 	if err := reportProgress(k8s, ns, "gone", progressBody(3, "0.50", "gone-0", 3, "0.5")); err != nil {
 		t.Fatal(err)
 	}
