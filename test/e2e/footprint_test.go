@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"turnwatch.dev/turnwatch/pkg/protocol"
+	"turnwatch.dev/turnwatch/test/internal/proc"
 )
 
 // TestSidecarFootprint measures the sidecar under load on the real node:
@@ -49,7 +49,7 @@ func TestSidecarFootprint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cpu0, at0 := procCPU(pid), time.Now()
+	cpu0, at0 := proc.CPU(pid), time.Now()
 	var rss []int64
 	var peak int64
 	// The CPU counts up to the last sample the sidecar was there for: the
@@ -58,8 +58,8 @@ func TestSidecarFootprint(t *testing.T) {
 	cpu, wall := time.Duration(-1), time.Duration(0)
 	for time.Since(at0) < d {
 		time.Sleep(2 * time.Second)
-		c, at := procCPU(pid), time.Since(at0)
-		r, hwm, ok := procRSS(pid)
+		c, at := proc.CPU(pid), time.Since(at0)
+		r, hwm, ok := proc.RSS(pid)
 		if !ok || c < 0 {
 			break // the sidecar ended with the agent
 		}
@@ -102,45 +102,6 @@ func sidecarPID(pod string) int {
 		return pid
 	}
 	return 0
-}
-
-// procRSS is the process's resident set and its peak, in KiB.
-func procRSS(pid int) (rss, hwm int64, ok bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0, false
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		v, _ := strconv.ParseInt(f[1], 10, 64)
-		switch f[0] {
-		case "VmRSS:":
-			rss = v
-		case "VmHWM:":
-			hwm = v
-		}
-	}
-	return rss, hwm, true
-}
-
-// procCPU is the process's user + system CPU time (clock ticks of 10 ms);
-// -1 once it is gone.
-func procCPU(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return -1
-	}
-	// The command may hold spaces: fields count from after its ")".
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	if len(f) < 13 {
-		return -1
-	}
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	s, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+s) * 10 * time.Millisecond
 }
 
 // lastProgress is what the sidecar last reported: on its run's status

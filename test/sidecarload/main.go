@@ -19,10 +19,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
+
+	"turnwatch.dev/turnwatch/test/internal/proc"
 )
 
 func main() {
@@ -78,51 +78,20 @@ current-context: c
 
 // sample reports the process's CPU time and resident set over d.
 func sample(pid int, d time.Duration) error {
-	cpu0, at0 := procCPU(pid), time.Now()
+	cpu0, at0 := proc.CPU(pid), time.Now()
 	var sum, n, peak int64
 	for time.Since(at0) < d {
 		time.Sleep(2 * time.Second)
-		rss, hwm := procRSS(pid)
+		rss, hwm, _ := proc.RSS(pid)
 		sum, n, peak = sum+rss, n+1, max(peak, hwm)
 	}
-	cpu, wall := procCPU(pid)-cpu0, time.Since(at0)
+	cpu, wall := proc.CPU(pid)-cpu0, time.Since(at0)
 	if cpu < 0 || n == 0 {
 		return fmt.Errorf("the sidecar ended early")
 	}
 	fmt.Printf("sidecar over %s: CPU %.2f s = %.2f%% of a core; RSS mean %.1f MiB, peak %.1f MiB\n",
 		wall.Round(time.Second), cpu.Seconds(), 100*cpu.Seconds()/wall.Seconds(), float64(sum/n)/1024, float64(peak)/1024)
 	return nil
-}
-
-// procCPU is user + system CPU time; -1 once the process is gone.
-func procCPU(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return -1
-	}
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	s, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+s) * 10 * time.Millisecond // clock ticks of 10 ms
-}
-
-// procRSS is VmRSS and VmHWM in KiB.
-func procRSS(pid int) (rss, hwm int64) {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		v, _ := strconv.ParseInt(f[1], 10, 64)
-		switch f[0] {
-		case "VmRSS:":
-			rss = v
-		case "VmHWM:":
-			hwm = v
-		}
-	}
-	return rss, hwm
 }
 
 // agentLog is the agent container's log and the two API calls on its Pod.
