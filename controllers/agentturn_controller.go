@@ -83,8 +83,12 @@ func (r *AgentTurnReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	if !metav1.IsControlledBy(turn, run) {
 		return ctrl.Result{}, nil
 	}
-	// The sidecar's latest report, kept for a settle that has no summary.
-	r.counts.observe(turn.UID, runProgressFor(run, turn.Name))
+	// The sidecar's latest report, kept for a settle that has no summary
+	// (only while the turn runs: settle forgets it, and a settled turn's
+	// passes must not bring it back).
+	if turn.Status.Outcome == "" {
+		r.counts.observe(turn.UID, runProgressFor(run, turn.Name))
+	}
 	pod := &corev1.Pod{}
 	err := r.Get(ctx, types.NamespacedName{Namespace: turn.Namespace, Name: turn.Name}, pod)
 	if err != nil && !apierrors.IsNotFound(err) {

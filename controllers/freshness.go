@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
@@ -175,7 +176,9 @@ func liveCounts(ref twv1.TurnRef, p *twv1.RunProgress) (int64, string) {
 // runProgressFor is what the run's status.progress says of the named turn,
 // or nil.
 func runProgressFor(run *twv1.AgentRun, turn string) *protocol.Progress {
-	if p := run.Status.Progress; p != nil && p.Turn == turn {
+	// A report with another run's UID is from a sidecar of an earlier run
+	// of the same name (the admission policy refuses it where installed).
+	if p := run.Status.Progress; p != nil && p.Turn == turn && (p.RunUID == "" || p.RunUID == string(run.UID)) {
 		return &protocol.Progress{Steps: int(p.Steps), CostUSD: p.CostUSD}
 	}
 	return nil
@@ -185,8 +188,13 @@ func runProgressFor(run *twv1.AgentRun, turn string) *protocol.Progress {
 // status) and what the earlier turns counted, so that it writes the run's
 // totals itself.
 func sidecarProgressEnv(turn *twv1.AgentTurn) []corev1.EnvVar {
+	var runUID string
+	if owner := metav1.GetControllerOf(turn); owner != nil {
+		runUID = string(owner.UID)
+	}
 	return []corev1.EnvVar{
 		{Name: protocol.EnvRunName, Value: turn.Spec.RunName},
+		{Name: protocol.EnvRunUID, Value: runUID},
 		{Name: protocol.EnvPriorSteps, Value: strconv.FormatInt(turn.Spec.PriorSteps, 10)},
 	}
 }

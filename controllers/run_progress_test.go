@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -52,6 +53,11 @@ func reportProgress(c client.Client, ns, run, body string) error {
 	return c.Status().Patch(context.Background(), obj, client.RawPatch(types.MergePatchType, []byte(body)))
 }
 
+// withRunUID puts a run's UID into a progress report, as the sidecar does.
+func withRunUID(body, uid string) string {
+	return strings.Replace(body, `"progress":{`, `"progress":{"runUID":`+strconv.Quote(uid)+`,`, 1)
+}
+
 func progressBody(total int64, totalCost, turn string, steps int64, cost string) string {
 	return fmt.Sprintf(`{"status":{"steps":%d,"costUSD":%q,"progress":{"turn":%q,"steps":%d,"costUSD":%q,"time":%q}}}`,
 		total, totalCost, turn, steps, cost, time.Now().UTC().Format(time.RFC3339))
@@ -70,6 +76,11 @@ func TestRunProgressPolicy(t *testing.T) {
 	startManager(t, ns, managerOpts{})
 	mine, theirs := runningRun(t, newRun(ns, "mine")), runningRun(t, newRun(ns, "theirs"))
 	sidecar := sidecarOf(t, ns, mine.Spec.ServiceAccountName, mine)
+	mineRun, err := getRun(ns, "mine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid := string(mineRun.UID)
 
 	// The policy and the binding the manager made take a moment to load:
 	// wait for a refusal of a patch that changes nothing if it is let
@@ -81,7 +92,7 @@ func TestRunProgressPolicy(t *testing.T) {
 		return nil
 	})
 	eventually(t, "the own run's progress taken", func() error {
-		return reportProgress(sidecar, ns, "mine", progressBody(5, "0.25", "mine-0", 5, "0.25"))
+		return reportProgress(sidecar, ns, "mine", withRunUID(progressBody(5, "0.25", "mine-0", 5, "0.25"), uid))
 	})
 	run, err := getRun(ns, "mine")
 	if err != nil {
@@ -98,16 +109,19 @@ func TestRunProgressPolicy(t *testing.T) {
 		body   string
 		want   string
 	}{
-		{"another run", sidecar, "theirs", progressBody(7, "0.3", "theirs-0", 7, "0.3"),
+		{"another run", sidecar, "theirs", withRunUID(progressBody(7, "0.3", "theirs-0", 7, "0.3"), uid),
 			"takes progress only from the sidecar of its current turn (theirs-0)"},
 		{"another run, changing nothing", sidecar, "theirs", `{}`, "bound to Pod mine-0"},
 		{"a token bound to no Pod", sidecarOf(t, ns, mine.Spec.ServiceAccountName, nil), "mine",
 			progressBody(6, "0.3", "mine-0", 6, "0.3"), "bound to no Pod"},
 		{"a non-progress field", sidecar, "mine", `{"status":{"phase":"Succeeded"}}`, "also changes status.phase"},
 		{"the turns list", sidecar, "mine", `{"status":{"turns":null}}`, "also changes status.turns"},
-		{"a decrease of steps", sidecar, "mine", progressBody(4, "0.25", "mine-0", 4, "0.25"), "never go down"},
-		{"a decrease of cost", sidecar, "mine", progressBody(5, "0.2", "mine-0", 5, "0.2"), "never go down"},
-		{"a report naming another turn", sidecar, "mine", progressBody(9, "0.5", "theirs-0", 9, "0.5"), "names its own turn"},
+		{"a decrease of steps", sidecar, "mine", withRunUID(progressBody(4, "0.25", "mine-0", 4, "0.25"), uid), "never go down"},
+		{"a decrease of cost", sidecar, "mine", withRunUID(progressBody(5, "0.2", "mine-0", 5, "0.2"), uid), "never go down"},
+		{"a report that drops the run's UID", sidecar, "mine", strings.Replace(progressBody(6, "0.3", "mine-0", 6, "0.3"), `"progress":{`, `"progress":{"runUID":null,`, 1), "with the UID of that run"},
+		{"a sidecar of an earlier run of the same name", sidecar, "mine", withRunUID(progressBody(6, "0.3", "mine-0", 6, "0.3"), "an-earlier-uid"),
+			"a sidecar of an earlier run of the same name is refused"},
+		{"a report naming another turn", sidecar, "mine", withRunUID(progressBody(9, "0.5", "theirs-0", 9, "0.5"), uid), "names its own turn"},
 	}
 	for _, c := range refused {
 		t.Run(c.name, func(t *testing.T) {
@@ -128,7 +142,7 @@ func TestRunProgressPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	runPhase(t, ns, "mine", twv1.RunAborted)
-	err = reportProgress(sidecar, ns, "mine", progressBody(50, "5", "mine-0", 50, "5"))
+	err = reportProgress(sidecar, ns, "mine", withRunUID(progressBody(50, "5", "mine-0", 50, "5"), uid))
 	if !apierrors.IsForbidden(err) {
 		t.Fatalf("a report on a finished run: want Forbidden, got %v", err)
 	}

@@ -43,6 +43,7 @@ type runConfig struct {
 	// progress goes to the own Pod's Progress condition); PriorSteps are
 	// its earlier turns' steps.
 	RunName    string
+	RunUID     string
 	PriorSteps int64
 	// ProgressPeriod is the least time between two Progress writes.
 	ProgressPeriod time.Duration
@@ -91,6 +92,7 @@ func parseRunConfig(args []string, getenv func(string) string, stderr io.Writer)
 	fs.StringVar(&prices, "prices", getenv(protocol.EnvPrices), "price table: JSON, or a file holding it [$"+protocol.EnvPrices+"]")
 	fs.StringVar(&c.PriorCostUSD, "prior-cost-usd", getenv(protocol.EnvPriorCostUSD), "what earlier turns of the run cost [$"+protocol.EnvPriorCostUSD+"]")
 	fs.StringVar(&c.RunName, "run", getenv(protocol.EnvRunName), "the run whose status shows this turn's progress; \"\" writes it on the own Pod [$"+protocol.EnvRunName+"]")
+	fs.StringVar(&c.RunUID, "run-uid", getenv(protocol.EnvRunUID), "the run's UID, carried in each progress report [$"+protocol.EnvRunUID+"]")
 	fs.Int64Var(&c.PriorSteps, "prior-steps", envInt(getenv(protocol.EnvPriorSteps)), "the steps of the run's earlier turns [$"+protocol.EnvPriorSteps+"]")
 	fs.StringVar(&c.PodName, "pod", getenv(protocol.EnvPodName), "the own Pod's name [$"+protocol.EnvPodName+"]")
 	fs.StringVar(&c.Namespace, "namespace", getenv(protocol.EnvPodNamespace), "the own Pod's namespace [$"+protocol.EnvPodNamespace+"]")

@@ -31,6 +31,7 @@ type runProgress struct {
 	client     *kubeClient
 	namespace  string
 	run, turn  string // the run, and this turn (the own Pod's name)
+	runUID     string // the run's UID: the policy takes a report only with it
 	priorSteps int64
 	priorCost  string
 	last       protocol.Progress // the last report the run took
@@ -41,6 +42,9 @@ func (rp *runProgress) body(p protocol.Progress, now time.Time) []byte {
 	own := decimal(p.CostUSD)
 	progress := map[string]any{"turn": rp.turn, "steps": p.Steps, "costUSD": own.String(),
 		"time": now.UTC().Truncate(time.Second).Format(time.RFC3339)}
+	if rp.runUID != "" {
+		progress["runUID"] = rp.runUID
+	}
 	b, _ := json.Marshal(map[string]any{"status": map[string]any{
 		"steps":    rp.priorSteps + int64(p.Steps),
 		"costUSD":  decimal(rp.priorCost).Add(own).String(),
@@ -64,7 +68,7 @@ func runProgressOf(cfg runConfig, client *kubeClient) *runProgress {
 	if cfg.RunName == "" {
 		return nil
 	}
-	return &runProgress{client: client, namespace: cfg.Namespace, run: cfg.RunName, turn: cfg.PodName,
+	return &runProgress{client: client, namespace: cfg.Namespace, run: cfg.RunName, runUID: cfg.RunUID, turn: cfg.PodName,
 		priorSteps: cfg.PriorSteps, priorCost: cfg.PriorCostUSD}
 }
 

@@ -52,7 +52,7 @@ func TestProgressToRun(t *testing.T) {
 	pod := &podPatcher{t: t}
 	c := &clock{t: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}
 	r := newTestReporter(t, pod, c)
-	cfg := runConfig{RunName: "fix", PodName: "fix-1", Namespace: "team", PriorSteps: 3, PriorCostUSD: "0.10"}
+	cfg := runConfig{RunName: "fix", RunUID: "uid-fix", PodName: "fix-1", Namespace: "team", PriorSteps: 3, PriorCostUSD: "0.10"}
 	r.run = runProgressOf(cfg, mustKubeClient(&rest.Config{Host: ts.URL}))
 	ctx := context.Background()
 
@@ -81,7 +81,7 @@ func TestProgressToRun(t *testing.T) {
 		t.Errorf("request %s (%s)", srv.paths[0], srv.types[0])
 	}
 	got, _ := json.Marshal(srv.bodies[1])
-	want := `{"status":{"costUSD":"0.17","progress":{"costUSD":"0.07","steps":4,"time":"2026-03-01T10:00:31Z","turn":"fix-1"},"steps":7}}`
+	want := `{"status":{"costUSD":"0.17","progress":{"costUSD":"0.07","runUID":"uid-fix","steps":4,"time":"2026-03-01T10:00:31Z","turn":"fix-1"},"steps":7}}`
 	if string(got) != want {
 		t.Errorf("patch\n%s\nwant\n%s", got, want)
 	}

@@ -145,6 +145,10 @@ type TurnRef struct {
 type RunProgress struct {
 	// Turn is the reporting turn's name (its Pod's name).
 	Turn string `json:"turn"`
+	// RunUID is the UID of the run the reporting sidecar was started for, so
+	// that a sidecar of an earlier run of the same name is told apart.
+	// +optional
+	RunUID string `json:"runUID,omitempty"`
 	// Steps is the turn's own tool calls so far.
 	Steps int64 `json:"steps"`
 	// CostUSD is the turn's own cost so far, a decimal string.

@@ -86,8 +86,11 @@ const (
 	EnvProgressPeriod = "TURNWATCH_PROGRESS_SECONDS" // optional: progress write period
 	EnvStateDir       = "TURNWATCH_STATE_DIR"        // optional: the sidecar's own volume for its checkpoint
 	// The run whose status.progress the sidecar writes, and what its earlier
-	// turns counted; without a run name it reports progress on its Pod.
+	// turns counted; without a run name it reports progress on its Pod. The
+	// run's UID goes into each report, so that a sidecar of an earlier run of
+	// the same name cannot write into this one (the admission policy checks).
 	EnvRunName    = "TURNWATCH_RUN_NAME"
+	EnvRunUID     = "TURNWATCH_RUN_UID"
 	EnvPriorSteps = "TURNWATCH_PRIOR_STEPS"
 )
 
