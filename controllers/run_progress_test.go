@@ -118,7 +118,7 @@ func TestRunProgressPolicy(t *testing.T) {
 		{"the turns list", sidecar, "mine", `{"status":{"turns":null}}`, "also changes status.turns"},
 		{"a decrease of steps", sidecar, "mine", withRunUID(progressBody(4, "0.25", "mine-0", 4, "0.25"), uid), "never go down"},
 		{"a decrease of cost", sidecar, "mine", withRunUID(progressBody(5, "0.2", "mine-0", 5, "0.2"), uid), "never go down"},
-		{"a report that drops the run's UID", sidecar, "mine", strings.Replace(progressBody(6, "0.3", "mine-0", 6, "0.3"), `"progress":{`, `"progress":{"runUID":null,`, 1), "with the UID of that run"},
+		{"a report that drops the run's UID", sidecar, "mine", strings.Replace(progressBody(6, "0.3", "mine-0", 6, "0.3"), `"progress":{`, `"progress":{"runUID":null,`, 1), "the UID of that run in status.progress.runUID"},
 		{"a sidecar of an earlier run of the same name", sidecar, "mine", withRunUID(progressBody(6, "0.3", "mine-0", 6, "0.3"), "an-earlier-uid"),
 			"a sidecar of an earlier run of the same name is refused"},
 		{"a report naming another turn", sidecar, "mine", withRunUID(progressBody(9, "0.5", "theirs-0", 9, "0.5"), uid), "names its own turn"},
