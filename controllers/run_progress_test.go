@@ -53,6 +53,24 @@ func reportProgress(c client.Client, ns, run, body string) error {
 	return c.Status().Patch(context.Background(), obj, client.RawPatch(types.MergePatchType, []byte(body)))
 }
 
+// runNotWritten checks that nobody writes the run again after the
+// reported copy (a progress report costs the controller no write).
+func runNotWritten(t *testing.T, reported *twv1.AgentRun) {
+	t.Helper()
+	consistently(t, "no write of the run after the report", 3*time.Second, func() error {
+		run, err := getRun(reported.Namespace, reported.Name)
+		if err != nil {
+			return err
+		}
+		if run.ResourceVersion != reported.ResourceVersion {
+			a, _ := json.Marshal(reported)
+			b, _ := json.Marshal(run)
+			return fmt.Errorf("the run was written again:\n%s\n%s", a, b)
+		}
+		return nil
+	})
+}
+
 // withRunUID puts a run's UID into a progress report, as the sidecar does.
 func withRunUID(body, uid string) string {
 	return strings.Replace(body, `"progress":{`, `"progress":{"runUID":`+strconv.Quote(uid)+`,`, 1)
@@ -169,18 +187,7 @@ func TestRunProgressOneWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	consistently(t, "no write of the run after the report", 3*time.Second, func() error {
-		run, err := getRun(ns, "one")
-		if err != nil {
-			return err
-		}
-		if run.ResourceVersion != reported.ResourceVersion {
-			a, _ := json.Marshal(reported)
-			b, _ := json.Marshal(run)
-			return fmt.Errorf("the run was written again:\n%s\n%s", a, b)
-		}
-		return nil
-	})
+	runNotWritten(t, reported)
 	if turn, _ := getTurn(ns, "one-0"); turn.Status.Steps != 0 {
 		t.Errorf("the turn's own counts were written while it runs: %d steps", turn.Status.Steps)
 	}
@@ -228,18 +235,7 @@ func TestRunProgressAfterReroll(t *testing.T) {
 		t.Fatal(err)
 	}
 	reported, _ := getRun(ns, "again")
-	consistently(t, "no write of the run after the report", 3*time.Second, func() error {
-		run, err := getRun(ns, "again")
-		if err != nil {
-			return err
-		}
-		if run.ResourceVersion != reported.ResourceVersion {
-			a, _ := json.Marshal(reported)
-			b, _ := json.Marshal(run)
-			return fmt.Errorf("the run was written again:\n%s\n%s", a, b)
-		}
-		return nil
-	})
+	runNotWritten(t, reported)
 }
 
 // A turn that settles without its sidecar's summary (the run cancelled)
