@@ -22,6 +22,7 @@ type Engine struct {
 	sc    scanner
 	obj   obj
 	canon []byte // the line rewritten without ASCII \u escapes, when it had any (spelling.go)
+	pi    piMemo // what the last pi message left for the next line's (format_pi_memo.go)
 
 	lines, unparsed int
 	ignored         int // known lines that carry nothing (Report.Ignored)

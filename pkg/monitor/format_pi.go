@@ -81,11 +81,15 @@ var (
 func piMessageEvent(e *Engine, s *scanner, o *obj, typ string, ev *event) bool {
 	var m piMessage
 	var a piAME
+	memo := &e.pi
+	if !piMemoOn {
+		memo = nil
+	}
 	o.order = piTopOrder
 	for s.next(o) {
 		switch string(o.key) {
 		case "message":
-			readPiMessage(s, &m)
+			readPiMessage(s, &m, memo)
 		case "assistantMessageEvent":
 			readPiAME(s, &a, m.raw)
 		default:
@@ -136,15 +140,17 @@ func piMessageEvent(e *Engine, s *scanner, o *obj, typ string, ev *event) bool {
 	return true
 }
 
-func readPiMessage(s *scanner, m *piMessage) {
+// readPiMessage reads a message; memo (nil for none) carries what the
+// line before left (format_pi_memo.go).
+func readPiMessage(s *scanner, m *piMessage, memo *piMemo) {
 	s.ws()
-	if !readPiMessageInOrder(s, m) {
-		readPiMembers(s, m)
+	if !readPiMessageInOrder(s, m, memo) {
+		readPiMembers(s, m, memo)
 	}
 }
 
 // readPiMembers is readPiMessage for any spelling, member by member.
-func readPiMembers(s *scanner, m *piMessage) {
+func readPiMembers(s *scanner, m *piMessage, memo *piMemo) {
 	start := s.i
 	if !s.enter() {
 		return
@@ -159,7 +165,7 @@ func readPiMembers(s *scanner, m *piMessage) {
 		case "content":
 			m.content, _ = s.value()
 		case "usage":
-			strict = readPiUsage(s, m) && strict
+			strict = readPiUsage(s, m, memo) && strict
 		case "stopReason":
 			m.stop, _ = s.strOrNull()
 			m.hasStop = true
@@ -187,7 +193,7 @@ var piInOrder = true
 // readPiMessage reads the message member by member (to the same result
 // wherever both read it). A value's reader that fails leaves the scanner
 // failed, as in readPiMessage.
-func readPiMessageInOrder(s *scanner, m *piMessage) bool {
+func readPiMessageInOrder(s *scanner, m *piMessage, memo *piMemo) bool {
 	b, start := s.b, s.i
 	t := *m
 	i := start
@@ -201,7 +207,7 @@ func readPiMessageInOrder(s *scanner, m *piMessage) bool {
 	}
 	t.assistant = string(b[i:end]) == "assistant"
 	s.i = end + 1 + len(`,"content":`)
-	t.content, _ = s.value()
+	t.content = readPiContent(s, memo)
 	for _, k := range [...]string{`,"api":`, `,"provider":`, `,"model":`} {
 		if s.bad || !hasLit(b, s.i, k) {
 			return s.bad || s.rewind(start)
@@ -213,7 +219,7 @@ func readPiMessageInOrder(s *scanner, m *piMessage) bool {
 		return s.bad || s.rewind(start)
 	}
 	s.i += len(`,"usage":`)
-	strict := readPiUsage(s, &t)
+	strict := readPiUsage(s, &t, memo)
 	if s.bad || !hasLit(b, s.i, `,"stopReason":`) {
 		return s.bad || s.rewind(start)
 	}
@@ -262,23 +268,17 @@ var piUsageKeys = [...]string{`{"input":`, `,"output":`, `,"cacheRead":`, `,"cac
 // bytes in place and checking each number, where readPiUsage reads member
 // by member. At the first byte that differs (or a total that is not a
 // plain number) it returns false, having moved nothing and set nothing.
-func readPiUsageInOrder(s *scanner, m *piMessage) bool {
+func readPiUsageInOrder(s *scanner, m *piMessage, memo *piMemo) bool {
 	b, start := s.b, s.i
 	if s.bad || !piInOrder {
 		return false
 	}
-	i := start
-	for k, key := range piUsageKeys {
-		if !hasLit(b, i, key) {
+	i := memo.usageHead(b, start)
+	if i < 0 {
+		if i = piUsageHead(b, start); i < 0 {
 			return false
 		}
-		i += len(key)
-		if k == len(piUsageKeys)-1 {
-			break
-		}
-		if i = numberEnd(b, i); i < 0 {
-			return false
-		}
+		memo.setUsage(b[start:i])
 	}
 	if i >= len(b) || b[i]-'0' >= 10 { // a total of another kind: the general readers
 		return false
@@ -293,10 +293,29 @@ func readPiUsageInOrder(s *scanner, m *piMessage) bool {
 	return true
 }
 
+// piUsageHead returns the end of a usage's head at i as pi writes it (the
+// keys in piUsageKeys' order, each number checked, up to the total's
+// value), or -1.
+func piUsageHead(b []byte, i int) int {
+	for k, key := range piUsageKeys {
+		if !hasLit(b, i, key) {
+			return -1
+		}
+		i += len(key)
+		if k == len(piUsageKeys)-1 {
+			break
+		}
+		if i = numberEnd(b, i); i < 0 {
+			return -1
+		}
+	}
+	return i
+}
+
 // readPiUsage reads usage.cost.total. It returns false when a total was
 // one of the non-JSON literals only readMoney accepts (NaN, Infinity).
-func readPiUsage(s *scanner, m *piMessage) bool {
-	if readPiUsageInOrder(s, m) {
+func readPiUsage(s *scanner, m *piMessage, memo *piMemo) bool {
+	if readPiUsageInOrder(s, m, memo) {
 		return true
 	}
 	if !s.object() {

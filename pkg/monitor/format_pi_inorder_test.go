@@ -34,9 +34,9 @@ func TestPiMessageInOrderAgrees(t *testing.T) {
 		var ma, mb piMessage
 		a.reset(line)
 		b.reset(line)
-		readPiMessage(&a, &ma)
+		readPiMessage(&a, &ma, nil)
 		piInOrder = false
-		readPiMessage(&b, &mb)
+		readPiMessage(&b, &mb, nil)
 		piInOrder = true
 		// A failed line is unparsed whatever was read: only its escape
 		// flag still counts (it is read again from a decoded copy).

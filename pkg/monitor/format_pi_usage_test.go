@@ -28,7 +28,7 @@ func TestPiUsageSpellings(t *testing.T) {
 		var m piMessage
 		// As in a line: more members follow (the fast paths look ahead).
 		s.reset([]byte(c.usage + `,"stopReason":"toolUse","timestamp":1767401001200}`))
-		readPiUsage(&s, &m)
+		readPiUsage(&s, &m, nil)
 		ok := !s.bad && s.i == len(c.usage)
 		got := ""
 		if m.hasCost {

@@ -1,0 +1,167 @@
+package monitor
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestPiMemoAgrees: a message read with the memo of the messages before it
+// reads as without one (the same fields, position, failure and escape
+// flag), over sequences in which each message grows its text from the one
+// before, as pi's do, or changes anywhere: in the text the memo holds, at
+// its end (escapes cut or kept there), in the usage, or after them.
+func TestPiMemoAgrees(t *testing.T) {
+	const usage = `{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0.0023140000000000003}}`
+	msg := func(text, usage string) string {
+		return `{"role":"assistant","content":[{"type":"text","text":"` + text + `"},{"type":"toolCall","id":"t1","name":"bash","arguments":{}}],` +
+			`"api":"openai-responses","provider":"openai","model":"gpt-5.1-codex","usage":` + usage + `,"stopReason":"toolUse","timestamp":1767401001200}`
+	}
+	r := rand.New(rand.NewPCG(21, 22))
+	pieces := []string{`a`, `b `, `\"`, `\\`, `\n`, `\u00e9`, `"`, `\`, `}`, `]`, `,`, `{`, `:`, ` `, `é`}
+	alphabet := []string{`"`, `\`, `{`, `}`, `[`, `]`, `,`, `:`, ` `, `0`, `-`, `n`, `u`, `x`, `.`}
+	var memo piMemo
+	check := func(m string) {
+		line := []byte(m + `,"assistantMessageEvent":{"type":"text_delta"}}`)
+		var a, b scanner
+		var ma, mb piMessage
+		a.reset(line)
+		b.reset(line)
+		readPiMessage(&a, &ma, &memo)
+		readPiMessage(&b, &mb, nil)
+		if a.bad != b.bad || a.esc != b.esc || !a.bad && (a.i != b.i || !reflect.DeepEqual(ma, mb)) {
+			t.Fatalf("%s\nmemo text %q usage %q:\nwith memo: %+v at %d bad %v esc %v\nwithout:   %+v at %d bad %v esc %v",
+				m, memo.text, memo.usage, ma, a.i, a.bad, a.esc, mb, b.i, b.bad, b.esc)
+		}
+	}
+	hits := 0
+	for seq := 0; seq < 400; seq++ {
+		text, u := "", usage
+		for step := 0; step < 40; step++ {
+			switch k := r.IntN(10); {
+			case k < 6: // the text grows, as a delta does
+				for range 1 + r.IntN(4) {
+					text += pieces[r.IntN(len(pieces))]
+				}
+			case k == 6 && len(text) > 0: // it is cut
+				text = text[:r.IntN(len(text))]
+			case k == 7 && len(text) > 0: // a byte in it changes
+				p := r.IntN(len(text))
+				text = text[:p] + alphabet[r.IntN(len(alphabet))] + text[p+1:]
+			case k == 8: // the usage changes, or comes back
+				u = usage
+				if r.IntN(2) == 0 {
+					p := r.IntN(len(u))
+					u = u[:p] + alphabet[r.IntN(len(alphabet))] + u[p+1:]
+				}
+			}
+			m := msg(text, u)
+			if r.IntN(8) == 0 { // a byte anywhere else changes, or goes
+				p := r.IntN(len(m))
+				m = m[:p] + alphabet[r.IntN(len(alphabet))] + m[p+min(1+r.IntN(2), len(m)-p):]
+			}
+			if len(memo.text) > 0 && strings.HasPrefix(m, `{"role":"assistant","content":`+piTextHead+string(memo.text)) {
+				hits++
+			}
+			check(m)
+		}
+	}
+	if hits < 4000 {
+		t.Fatalf("the memo was used on %d messages, want most of 16,000", hits)
+	}
+}
+
+// TestPiMemoResumes pins where a memo's text ends: between escapes, so the
+// text scan resumes there as at a string's start.
+func TestPiMemoResumes(t *testing.T) {
+	for _, c := range []struct{ before, after string }{
+		{`ab\\`, `ab\\x`},   // the memo ends after an escaped backslash
+		{`ab\\`, `ab\\\"c`}, // and an escaped quote follows
+		{`ab\"`, `ab\"c\\`},
+		{`ab`, `ab\u0022c`},
+		{``, `x`},
+	} {
+		var memo piMemo
+		for _, text := range []string{c.before, c.after} {
+			line := []byte(`[{"type":"text","text":"` + text + `"}],"api":"x"`)
+			var s scanner
+			s.reset(line)
+			got := readPiContent(&s, &memo)
+			want := line[:len(line)-len(`,"api":"x"`)]
+			if s.bad || !bytes.Equal(got, want) || string(memo.text) != text {
+				t.Errorf("%q then %q: read %q (bad %v), memo %q; want %q, memo %q", c.before, c.after, got, s.bad, memo.text, want, text)
+			}
+		}
+	}
+}
+
+// TestPiMemoStreams: an engine with the memo and one without read pi's
+// recorded streams, the fake agent's and both benchmark generators' to the
+// same State and Report after every line.
+func TestPiMemoStreams(t *testing.T) {
+	files, _ := filepath.Glob("testdata/corpus/pi/*.jsonl")
+	scen, _ := filepath.Glob("../../test/fakeagent/scenarios/pi/*.log")
+	streams := map[string][]byte{
+		"short": genPiShortStream(1 << 20).data,
+		"long":  genPiStream(4 << 20).data,
+	}
+	for _, name := range append(files, scen...) {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		streams[name] = data
+	}
+	for name, data := range streams {
+		if n := memoAgrees(t, data); n == 0 {
+			t.Errorf("%s: no line read", name)
+		}
+	}
+}
+
+// FuzzPiMemo: on any input, the engine with the memo reads what the engine
+// without it reads, line by line.
+func FuzzPiMemo(f *testing.F) {
+	seedCorpus(f, "pi")
+	f.Add(genPiShortStream(64 << 10).data)
+	f.Fuzz(func(t *testing.T, data []byte) { memoAgrees(t, data) })
+}
+
+// memoAgrees feeds data to two pi engines, one with the memo, and fails at
+// the first line after which their State or Report differ. It returns the
+// number of lines.
+func memoAgrees(t *testing.T, data []byte) int {
+	t.Helper()
+	var es [2]*Engine
+	for k := range es {
+		e, err := New(Options{Format: FormatPi, Guards: benchGuards()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		es[k] = e
+	}
+	lr := NewLineReader(bytes.NewReader(data), 1<<20)
+	n := 0
+	for {
+		line, ok := lr.Next()
+		if !ok || lr.Skipped() {
+			return n
+		}
+		n++
+		es[0].Feed(line, time.Time{})
+		piMemoOn = false
+		es[1].Feed(line, time.Time{})
+		piMemoOn = true
+		if a, b := es[0].State(), es[1].State(); !reflect.DeepEqual(a, b) {
+			t.Fatalf("line %d %.200q: with the memo %+v, without %+v", n, line, a, b)
+		}
+		if a, b := es[0].Report(), es[1].Report(); !reflect.DeepEqual(a, b) {
+			t.Fatalf("line %d %.200q: with the memo %+v, without %+v", n, line, a, b)
+		}
+	}
+}
