@@ -1,8 +1,10 @@
 package monitor
 
 // A check is one detector: a small pure function of State that says
-// whether it fails, why (the detector name) and a legible message.
-type check func(s State) (reason, message string, failed bool)
+// whether it fails, why (the detector name) and a legible message. It
+// reads s and never changes it (a pointer: the fold judges a few checks
+// on every delta, and State is some 300 bytes).
+type check func(s *State) (reason, message string, failed bool)
 
 // phase is the point of the fold at which a check is judged.
 type phase uint8
@@ -15,6 +17,7 @@ const (
 	atFinish                  // at the end of input
 	atMessageEnd              // after a model message ended
 	atAnswer                  // after each tool answer
+	numPhases
 )
 
 type link struct {
@@ -42,3 +45,12 @@ var chain = [...]link{
 	{at: atFinish, check: lengthStop},
 	{at: atMessageEnd, check: silentRun, nudge: true},
 }
+
+// chainAt is the chain split by phase, each in chain order: the fold
+// judges one phase at a time.
+var chainAt = func() (by [numPhases][]link) {
+	for _, l := range chain {
+		by[l.at] = append(by[l.at], l)
+	}
+	return by
+}()

@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -9,7 +10,7 @@ import (
 func TestChainOrder(t *testing.T) {
 	var got []string
 	for _, l := range chain {
-		reason, _, _ := l.check(State{Guards: Guards{StepBudget: 1, IdenticalCalls: 1, SilentTurns: 1, StallTimeout: 1, ToolTimeout: 1,
+		reason, _, _ := l.check(&State{Guards: Guards{StepBudget: 1, IdenticalCalls: 1, SilentTurns: 1, StallTimeout: 1, ToolTimeout: 1,
 			WhitespaceDeltas: 1, WhitespaceBytes: 1, CycleRepeats: 2, ErrorRepeats: 1, RepeatedTextBytes: 1}, Steps: 2, Streak: 1,
 			Silent: 2, WhitespaceDeltas: 1, Cost: 2, Cap: 1, StopReason: StopLength, Gap: 2, Cycle: 2, CyclePeriod: 2,
 			ErrorStreak: 1, RepeatBytes: 1, RepeatPeriod: 1})
@@ -22,6 +23,34 @@ func TestChainOrder(t *testing.T) {
 	for _, l := range chain {
 		if l.nudge != (l.at == atMessageEnd) {
 			t.Error("only the silent run nudges")
+		}
+	}
+	var split []string
+	for p := range chainAt {
+		for _, l := range chainAt[p] {
+			if l.at != phase(p) {
+				t.Errorf("a check of phase %d is judged at %d", l.at, p)
+			}
+			r, _, _ := l.check(&State{Guards: Guards{StepBudget: 1}, Steps: 2, StopReason: StopLength})
+			split = append(split, r)
+		}
+	}
+	if len(split) != len(chain) {
+		t.Errorf("the phases hold %d checks, the chain %d", len(split), len(chain))
+	}
+}
+
+// A check reads State and never changes it: the fold passes its own.
+func TestChecksDoNotChangeState(t *testing.T) {
+	s := State{Guards: Guards{StepBudget: 1, IdenticalCalls: 1, SilentTurns: 1, StallTimeout: 1, ToolTimeout: 1,
+		WhitespaceDeltas: 1, WhitespaceBytes: 1, CycleRepeats: 2, ErrorRepeats: 1, RepeatedTextBytes: 1}, Steps: 2, Streak: 1,
+		Silent: 2, WhitespaceDeltas: 1, Cost: 2, Cap: 1, StopReason: StopLength, Gap: 2, Cycle: 2, CyclePeriod: 2,
+		ErrorStreak: 1, RepeatBytes: 1, RepeatPeriod: 1, Outstanding: 1}
+	for _, l := range chain {
+		c := s
+		l.check(&c)
+		if !reflect.DeepEqual(c, s) {
+			t.Errorf("a check changed State: %+v, was %+v", c, s)
 		}
 	}
 }

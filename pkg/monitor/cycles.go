@@ -13,7 +13,7 @@ const (
 // times in a row: A B A B A B A B for p = 2, R = 4. The fold keeps the count
 // (cycleTrack); restated parts and the worldTools reset behave as for
 // identical calls.
-func cycles(s State) (reason, message string, failed bool) {
+func cycles(s *State) (reason, message string, failed bool) {
 	r := s.Guards.CycleRepeats
 	if r == 0 || s.Cycle < r {
 		return "", "", false

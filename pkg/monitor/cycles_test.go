@@ -12,7 +12,7 @@ func TestCyclesCheck(t *testing.T) {
 		want             bool
 	}{{4, 3, 2, false}, {4, 4, 2, true}, {4, 5, 3, true}, {2, 2, 5, true}, {0, 99, 2, false}}
 	for _, tt := range tests {
-		reason, msg, failed := cycles(State{Guards: Guards{CycleRepeats: tt.r}, Cycle: tt.cycle, CyclePeriod: tt.period})
+		reason, msg, failed := cycles(&State{Guards: Guards{CycleRepeats: tt.r}, Cycle: tt.cycle, CyclePeriod: tt.period})
 		if failed != tt.want {
 			t.Errorf("r %d cycle %d: failed=%v want %v", tt.r, tt.cycle, failed, tt.want)
 		}

@@ -7,7 +7,7 @@ import "strconv"
 // run to 8192 bytes (inclusive). Any delta with a non-space character
 // resets the run; empty deltas are ignored; the run carries across message
 // boundaries.
-func degeneration(s State) (reason, message string, failed bool) {
+func degeneration(s *State) (reason, message string, failed bool) {
 	n, b := s.Guards.WhitespaceDeltas, s.Guards.WhitespaceBytes
 	if (n == 0 || s.WhitespaceDeltas < n) && (b == 0 || s.WhitespaceBytes < b) {
 		return "", "", false

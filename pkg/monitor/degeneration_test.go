@@ -17,12 +17,12 @@ func TestDegenerationCheck(t *testing.T) {
 		{2, 8192, true}, // the delta that brings the run to 8 KiB
 	}
 	for _, tt := range tests {
-		reason, _, failed := degeneration(State{Guards: g, WhitespaceDeltas: tt.deltas, WhitespaceBytes: tt.bytes})
+		reason, _, failed := degeneration(&State{Guards: g, WhitespaceDeltas: tt.deltas, WhitespaceBytes: tt.bytes})
 		if failed != tt.want || failed && reason != DetectorDegeneration {
 			t.Errorf("%d deltas %d bytes: failed=%v, want %v", tt.deltas, tt.bytes, failed, tt.want)
 		}
 	}
-	if _, _, failed := degeneration(State{WhitespaceDeltas: 1e6, WhitespaceBytes: 1e9}); failed {
+	if _, _, failed := degeneration(&State{WhitespaceDeltas: 1e6, WhitespaceBytes: 1e9}); failed {
 		t.Error("zero guards switch it off")
 	}
 }

@@ -247,7 +247,7 @@ func (e *Engine) StallDue(now time.Time) bool {
 	}
 	st := e.st
 	st.Gap = now.Sub(e.lastTime)
-	_, _, due := stall(st)
+	_, _, due := stall(&st)
 	return due
 }
 
@@ -300,12 +300,9 @@ func (e *Engine) State() State { return e.st }
 // evaluate runs the checks of one phase in chain order. A nudge is recorded
 // and evaluation goes on; the first other failure trips and ends it.
 func (e *Engine) evaluate(p phase, line int) bool {
-	for i := range chain {
-		l := &chain[i]
-		if l.at != p {
-			continue
-		}
-		reason, msg, failed := l.check(e.st)
+	for i := range chainAt[p] {
+		l := &chainAt[p][i]
+		reason, msg, failed := l.check(&e.st)
 		if !failed {
 			continue
 		}
@@ -384,7 +381,7 @@ func (e *Engine) apply() {
 	if ev.hasText && e.msg.open && e.block(ev.text, kindText) {
 		return
 	}
-	if ev.content != nil && e.content(ev.content, ev.contentComplete) {
+	if ev.content != nil && e.content(ev.content, ev.contentComplete, ev.contentText) {
 		return
 	}
 	for i := 0; i < ev.ncalls; i++ {
@@ -720,10 +717,12 @@ func (t *tokens) merge(u tokens, set tokenFields) {
 
 // content reads a raw array of content blocks (pi and claude messages) in
 // order: tool calls (toolCall, tool_use, server_tool_use, ...), text that
-// speaks, and tool results (claude user lines).
-func (e *Engine) content(raw []byte, complete bool) bool {
+// speaks, and tool results (claude user lines). text is where the parser
+// found the first text block's contents in raw (event.contentText).
+func (e *Engine) content(raw []byte, complete bool, text [2]int) bool {
 	var s scanner
 	s.reset(raw)
+	s.known = text
 	if s.peek() != '[' {
 		return false // claude user content may be a plain string
 	}

@@ -45,6 +45,7 @@ func parsePi(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 type piMessage struct {
 	assistant bool
 	content   []byte
+	text      [2]int // where content's first text block's contents are in content (readPiContent), or 0, 0
 	cost      Money
 	hasCost   bool
 	stop      []byte
@@ -99,6 +100,9 @@ func piMessageEvent(e *Engine, s *scanner, o *obj, typ string, ev *event) bool {
 	if s.bad {
 		return false
 	}
+	if !piMemoOn {
+		m.text = [2]int{} // the fold finds the text itself
+	}
 	if !m.assistant {
 		return true // user and toolResult messages are not model messages
 	}
@@ -112,7 +116,7 @@ func piMessageEvent(e *Engine, s *scanner, o *obj, typ string, ev *event) bool {
 	}
 	switch {
 	case final:
-		ev.content, ev.contentComplete = m.content, true
+		ev.content, ev.contentComplete, ev.contentText = m.content, true, m.text
 		ev.msgEnd = true
 		if m.hasStop {
 			ev.setStop(piStop(m.stop))
@@ -121,7 +125,7 @@ func piMessageEvent(e *Engine, s *scanner, o *obj, typ string, ev *event) bool {
 			ev.errNote = m.errMsg
 		}
 	case typ == "message_start":
-		ev.content = m.content
+		ev.content, ev.contentText = m.content, m.text
 	default: // message_update
 		switch string(a.typ) {
 		case "text_delta":
@@ -129,9 +133,9 @@ func piMessageEvent(e *Engine, s *scanner, o *obj, typ string, ev *event) bool {
 		case "thinking_delta":
 			ev.delta, ev.hasDelta = a.delta, a.hasDelta
 		case "toolcall_start", "toolcall_delta":
-			ev.content = m.content
+			ev.content, ev.contentText = m.content, m.text
 		case "toolcall_end":
-			ev.content = m.content
+			ev.content, ev.contentText = m.content, m.text
 			if a.hasCall {
 				ev.addCall(a.callID, a.callName, a.callArgs, true)
 			}
@@ -163,7 +167,7 @@ func readPiMembers(s *scanner, m *piMessage, memo *piMemo) {
 			r, _ := s.str()
 			m.assistant = string(r) == "assistant"
 		case "content":
-			m.content, _ = s.value()
+			m.content, m.text = readPiContent(s, memo)
 		case "usage":
 			strict = readPiUsage(s, m, memo) && strict
 		case "stopReason":
@@ -207,7 +211,7 @@ func readPiMessageInOrder(s *scanner, m *piMessage, memo *piMemo) bool {
 	}
 	t.assistant = string(b[i:end]) == "assistant"
 	s.i = end + 1 + len(`,"content":`)
-	t.content = readPiContent(s, memo)
+	t.content, t.text = readPiContent(s, memo)
 	for _, k := range [...]string{`,"api":`, `,"provider":`, `,"model":`} {
 		if s.bad || !hasLit(b, s.i, k) {
 			return s.bad || s.rewind(start)

@@ -22,8 +22,9 @@ type piMemo struct {
 	usage []byte
 }
 
-// piMemoOn enables the memo; tests turn it off to compare engines with
-// and without it.
+// piMemoOn enables the memo, and the fold's use of the text's extent the
+// parser found (event.contentText); tests turn both off to compare
+// engines with and without them.
 var piMemoOn = true
 
 // piMemoMax bounds each part of the memo; a longer text is read whole.
@@ -37,22 +38,23 @@ const piTextHead = `[{"type":"text","text":"`
 // whose first block is text, as pi writes it, has that text read from
 // where the memo's text ends, when the text starts with the memo's; what
 // follows the text is read with the full grammar. Any other content is
-// one value, read whole.
-func readPiContent(s *scanner, memo *piMemo) []byte {
+// one value, read whole. text is where that text's contents start and end
+// (its closing quote) in the content returned, or 0, 0.
+func readPiContent(s *scanner, memo *piMemo) (v []byte, text [2]int) {
 	b, start := s.b, s.i
-	if memo == nil || !hasLit(b, start, piTextHead) {
-		v, _ := s.value()
-		return v
+	if !hasLit(b, start, piTextHead) {
+		v, _ = s.value()
+		return v, text
 	}
 	from := start + len(piTextHead)
 	j := from
-	if n := len(memo.text); n > 0 && len(b)-from > n && bytes.Equal(b[from:from+n], memo.text) {
+	if n := memo.textLen(); n > 0 && len(b)-from > n && bytes.Equal(b[from:from+n], memo.text) {
 		j = from + n // the memo's text ends between escapes: scan on as from a string's start
 	}
 	end, _ := scanString(b, j)
 	if end < 0 {
 		s.fail()
-		return nil
+		return nil, text
 	}
 	memo.setText(b[from:end], j-from)
 	s.i = end + 1
@@ -65,14 +67,24 @@ func readPiContent(s *scanner, memo *piMemo) []byte {
 		s.skip()
 	}
 	if s.bad {
-		return nil
+		return nil, text
 	}
-	return b[start:s.i]
+	return b[start:s.i], [2]int{from - start, end - start}
+}
+
+func (m *piMemo) textLen() int {
+	if m == nil {
+		return 0
+	}
+	return len(m.text)
 }
 
 // setText keeps text (the contents of a string) as the memo's, of which
 // the first kept bytes are the memo's already.
 func (m *piMemo) setText(text []byte, kept int) {
+	if m == nil {
+		return
+	}
 	if len(text) > piMemoMax {
 		m.text = m.text[:0]
 		return

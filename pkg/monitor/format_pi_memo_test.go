@@ -91,9 +91,9 @@ func TestPiMemoResumes(t *testing.T) {
 			line := []byte(`[{"type":"text","text":"` + text + `"}],"api":"x"`)
 			var s scanner
 			s.reset(line)
-			got := readPiContent(&s, &memo)
+			got, at := readPiContent(&s, &memo)
 			want := line[:len(line)-len(`,"api":"x"`)]
-			if s.bad || !bytes.Equal(got, want) || string(memo.text) != text {
+			if s.bad || !bytes.Equal(got, want) || string(memo.text) != text || string(got[at[0]:at[1]]) != text {
 				t.Errorf("%q then %q: read %q (bad %v), memo %q; want %q, memo %q", c.before, c.after, got, s.bad, memo.text, want, text)
 			}
 		}

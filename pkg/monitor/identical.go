@@ -7,7 +7,7 @@ import "strconv"
 // The fold keeps the streak: a different signature resets it to 1, a
 // restated call id neither extends nor breaks it, and a successful answer of
 // a worldTools tool resets it to 0.
-func identicalCalls(s State) (reason, message string, failed bool) {
+func identicalCalls(s *State) (reason, message string, failed bool) {
 	k := s.Guards.IdenticalCalls
 	if k == 0 || s.Streak < k {
 		return "", "", false

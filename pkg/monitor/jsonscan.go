@@ -21,6 +21,10 @@ type scanner struct {
 	// parsers compare) writes a printable ASCII character as a \u escape:
 	// the line is then read again from a canonical copy (spelling.go).
 	esc bool
+	// known, when not 0, 0, is where the contents of one string of b
+	// start and end (its closing quote), as found on the same bytes
+	// before: text jumps to that end.
+	known [2]int
 }
 
 // maxDepth bounds the nesting that call signatures hash structurally
@@ -29,7 +33,7 @@ type scanner struct {
 // arguments, which the model writes.
 const maxDepth = 128
 
-func (s *scanner) reset(b []byte) { s.b, s.i, s.bad, s.esc = b, 0, false, false }
+func (s *scanner) reset(b []byte) { s.b, s.i, s.bad, s.esc, s.known = b, 0, false, false, [2]int{} }
 
 func (s *scanner) fail() bool { s.bad = true; return false }
 
@@ -338,7 +342,10 @@ func (s *scanner) text() ([]byte, bool) {
 		return nil, s.fail()
 	}
 	start := s.i + 1
-	end := stringEnd(s.b, start)
+	end := s.known[1]
+	if start != s.known[0] {
+		end = stringEnd(s.b, start)
+	}
 	if end < 0 {
 		return nil, s.fail()
 	}

@@ -9,7 +9,7 @@ var zeroTime time.Time
 
 func TestLengthStopCheck(t *testing.T) {
 	for stop, want := range map[string]bool{StopLength: true, StopEnd: false, StopToolUse: false, "": false, StopError: false} {
-		reason, _, failed := lengthStop(State{StopReason: stop})
+		reason, _, failed := lengthStop(&State{StopReason: stop})
 		if failed != want || failed && reason != DetectorLengthStop {
 			t.Errorf("%q: failed=%v, want %v", stop, failed, want)
 		}

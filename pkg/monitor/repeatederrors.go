@@ -6,7 +6,7 @@ import "strconv"
 // an error with a byte-identical answer text, whatever the calls were (the
 // 6th of 6). A successful answer or an error with another text resets the
 // streak; the fold keeps it per agent, and a restated answer counts once.
-func repeatedErrors(s State) (reason, message string, failed bool) {
+func repeatedErrors(s *State) (reason, message string, failed bool) {
 	r := s.Guards.ErrorRepeats
 	if r == 0 || s.ErrorStreak < r {
 		return "", "", false

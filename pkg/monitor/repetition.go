@@ -14,7 +14,7 @@ import (
 // have a period p of 1..256 bytes, p <= N/2, and whose pattern is not
 // whitespace only (that is degeneration's): the event that carries the Nth
 // such byte trips. The fold measures the run (repeatTracker).
-func repetition(s State) (reason, message string, failed bool) {
+func repetition(s *State) (reason, message string, failed bool) {
 	n := s.Guards.RepeatedTextBytes
 	if n == 0 || s.RepeatBytes < n {
 		return "", "", false

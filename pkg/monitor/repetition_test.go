@@ -14,7 +14,7 @@ func TestRepetitionCheck(t *testing.T) {
 		want   bool
 	}{{4096, 4095, false}, {4096, 4096, true}, {4096, 5000, true}, {0, 99999, false}}
 	for _, tt := range tests {
-		reason, msg, failed := repetition(State{Guards: Guards{RepeatedTextBytes: tt.n}, RepeatBytes: tt.run, RepeatPeriod: 37})
+		reason, msg, failed := repetition(&State{Guards: Guards{RepeatedTextBytes: tt.n}, RepeatBytes: tt.run, RepeatPeriod: 37})
 		if failed != tt.want {
 			t.Errorf("n %d run %d: failed=%v want %v", tt.n, tt.run, failed, tt.want)
 		}

@@ -7,7 +7,7 @@ import "strconv"
 // back to the last message that spoke: whitespace-only text is not
 // speaking, and a message with neither text nor tools neither resets nor
 // extends the streak.
-func silentRun(s State) (reason, message string, failed bool) {
+func silentRun(s *State) (reason, message string, failed bool) {
 	n := s.Guards.SilentTurns
 	if n == 0 || s.Nudged || s.Silent <= n {
 		return "", "", false

@@ -4,7 +4,7 @@ package monitor
 // turn so far) is strictly above the cap. No cap, no check. The message names
 // both parts when there are earlier turns, since the turn's reported cost is
 // its own only.
-func spend(s State) (reason, message string, failed bool) {
+func spend(s *State) (reason, message string, failed bool) {
 	total := s.Prior.Add(s.Cost)
 	if s.Cap < 0 || total <= s.Cap {
 		return "", "", false

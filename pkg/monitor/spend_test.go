@@ -13,12 +13,12 @@ func TestSpendCheck(t *testing.T) {
 		{"0.51", "0.5", "spent $0.51, over the $0.50 cap"},
 	}
 	for _, tt := range tests {
-		_, msg, failed := spend(State{Cost: m(tt.cost), Cap: m(tt.cap)})
+		_, msg, failed := spend(&State{Cost: m(tt.cost), Cap: m(tt.cap)})
 		if failed != (tt.want != "") || msg != tt.want {
 			t.Errorf("cost %s cap %s: %q, want %q", tt.cost, tt.cap, msg, tt.want)
 		}
 	}
-	if _, _, failed := spend(State{Cost: m("1e6"), Cap: -1}); failed {
+	if _, _, failed := spend(&State{Cost: m("1e6"), Cap: -1}); failed {
 		t.Error("no cap, no check")
 	}
 }

@@ -4,7 +4,7 @@ package monitor
 // toolTimeout while a tool call is outstanding, stallTimeout while the
 // model is generating. The fold judges the gap before the line that ends it
 // (or from the clock alone, Tick), never after the turn ended.
-func stall(s State) (reason, message string, failed bool) {
+func stall(s *State) (reason, message string, failed bool) {
 	budget, while := s.Guards.StallTimeout, "the model was generating"
 	if s.Outstanding > 0 {
 		budget, while = s.Guards.ToolTimeout, "a tool call was outstanding"

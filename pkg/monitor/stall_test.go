@@ -19,12 +19,12 @@ func TestStallCheck(t *testing.T) {
 		{30*time.Minute + time.Second, 2, "no output for more than 30m0s while a tool call was outstanding"},
 	}
 	for _, tt := range tests {
-		_, msg, failed := stall(State{Guards: g, Gap: tt.gap, Outstanding: tt.outstanding})
+		_, msg, failed := stall(&State{Guards: g, Gap: tt.gap, Outstanding: tt.outstanding})
 		if failed != (tt.want != "") || msg != tt.want {
 			t.Errorf("gap %v outstanding %d: %q, want %q", tt.gap, tt.outstanding, msg, tt.want)
 		}
 	}
-	if _, _, failed := stall(State{Gap: time.Hour}); failed {
+	if _, _, failed := stall(&State{Gap: time.Hour}); failed {
 		t.Error("a zero budget switches the stall off")
 	}
 }

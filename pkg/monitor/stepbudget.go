@@ -4,7 +4,7 @@ import "strconv"
 
 // stepBudget trips runaway when the turn starts more tool calls than the
 // budget: the 257th step exceeds 256 (strict where it bounds).
-func stepBudget(s State) (reason, message string, failed bool) {
+func stepBudget(s *State) (reason, message string, failed bool) {
 	b := s.Guards.StepBudget
 	if b == 0 || s.Steps <= b {
 		return "", "", false

@@ -15,7 +15,7 @@ func TestStepBudget(t *testing.T) {
 	}
 	for _, tt := range tests {
 		s := State{Guards: Guards{StepBudget: tt.budget}, Steps: tt.steps}
-		reason, msg, failed := stepBudget(s)
+		reason, msg, failed := stepBudget(&s)
 		if failed != tt.want {
 			t.Errorf("budget %d steps %d: failed=%v, want %v", tt.budget, tt.steps, failed, tt.want)
 		}
