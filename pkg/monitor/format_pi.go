@@ -1,5 +1,7 @@
 package monitor
 
+import "bytes"
+
 // pi --mode json: one JSON object per AgentEvent (pi-mono
 // packages/agent/src/types.ts AgentEvent; packages/ai/src/types.ts
 // AssistantMessage and AssistantMessageEvent), plus the coding agent's
@@ -148,7 +150,7 @@ func piMessageEvent(e *Engine, s *scanner, o *obj, typ string, ev *event) bool {
 // line before left (format_pi_memo.go).
 func readPiMessage(s *scanner, m *piMessage, memo *piMemo) {
 	s.ws()
-	if !readPiMessageInOrder(s, m, memo) {
+	if !readPiMessageMemo(s, m, memo) && !readPiMessageInOrder(s, m, memo) {
 		readPiMembers(s, m, memo)
 	}
 }
@@ -211,6 +213,8 @@ func readPiMessageInOrder(s *scanner, m *piMessage, memo *piMemo) bool {
 	}
 	t.assistant = string(b[i:end]) == "assistant"
 	s.i = end + 1 + len(`,"content":`)
+	var cut piCut
+	cut.content = s.i
 	t.content, t.text = readPiContent(s, memo)
 	for _, k := range [...]string{`,"api":`, `,"provider":`, `,"model":`} {
 		if s.bad || !hasLit(b, s.i, k) {
@@ -223,7 +227,14 @@ func readPiMessageInOrder(s *scanner, m *piMessage, memo *piMemo) bool {
 		return s.bad || s.rewind(start)
 	}
 	s.i += len(`,"usage":`)
-	strict := readPiUsage(s, &t, memo)
+	cut.usage = s.i
+	strict := true
+	if readPiUsageInOrder(s, &t, memo) {
+		end := s.i - len("}}") // the total, a plain number, follows the head's last colon
+		cut.total = [2]int{cut.usage + bytes.LastIndexByte(b[cut.usage:end], ':') + 1, end}
+	} else {
+		strict = readPiUsage(s, &t, memo)
+	}
 	if s.bad || !hasLit(b, s.i, `,"stopReason":`) {
 		return s.bad || s.rewind(start)
 	}
@@ -237,6 +248,7 @@ func readPiMessageInOrder(s *scanner, m *piMessage, memo *piMemo) bool {
 			return s.rewind(start)
 		}
 		t.stop, i = b[i+1:end], end+1
+		cut.stop = [2]int{i - 1 - len(t.stop), i - 1}
 	default:
 		return s.rewind(start)
 	}
@@ -244,7 +256,10 @@ func readPiMessageInOrder(s *scanner, m *piMessage, memo *piMemo) bool {
 	s.i = i
 	if hasLit(b, s.i, `,"errorMessage":`) {
 		s.i += len(`,"errorMessage":`)
-		t.errMsg, _ = s.textOrNull()
+		at := s.i
+		if t.errMsg, _ = s.textOrNull(); t.errMsg != nil {
+			cut.errMsg = [2]int{at + 1, s.i - 1}
+		}
 	}
 	if s.bad || !hasLit(b, s.i, `,"timestamp":`) {
 		return s.bad || s.rewind(start)
@@ -257,6 +272,9 @@ func readPiMessageInOrder(s *scanner, m *piMessage, memo *piMemo) bool {
 	s.i++
 	if strict {
 		t.raw = b[start:s.i]
+	}
+	if cut.total[1] > 0 && t.text[1] > 0 && !s.esc {
+		memo.setTemplate(b, start, s.i, &t, cut)
 	}
 	*m = t
 	return true

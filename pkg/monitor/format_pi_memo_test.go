@@ -18,9 +18,14 @@ import (
 // its end (escapes cut or kept there), in the usage, or after them.
 func TestPiMemoAgrees(t *testing.T) {
 	const usage = `{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0.0023140000000000003}}`
-	msg := func(text, usage string) string {
-		return `{"role":"assistant","content":[{"type":"text","text":"` + text + `"},{"type":"toolCall","id":"t1","name":"bash","arguments":{}}],` +
-			`"api":"openai-responses","provider":"openai","model":"gpt-5.1-codex","usage":` + usage + `,"stopReason":"toolUse","timestamp":1767401001200}`
+	// The pieces around the text and the total, as pi writes them and not.
+	blocks := []string{``, `,{"type":"toolCall","id":"t1","name":"bash","arguments":{}}`, `,{"type":"toolCall","id":"t1","n\u0061me":"bash","arguments":{"a":[1]}}`}
+	firsts := []string{``, `,"textSignature":"sig"`, `,"t\u0065xt":"y"`}
+	stops := []string{`"toolUse"`, `""`, `null`, `"error","errorMessage":"rate limited"`, `"error","errorMessage":null`, `"error","errorMessage":""`, `"st\u006fp"`}
+	totals := []string{`0.0023140000000000003`, `0.25`, `1e-3`, `0`, `NaN`, `"1"`, `-1`, `01`}
+	msg := func(role, text, first, block, usage, stop string) string {
+		return `{"role":"` + role + `","content":[{"type":"text","text":"` + text + `"` + first + `}` + block + `],` +
+			`"api":"openai-responses","provider":"openai","model":"gpt-5.1-codex","usage":` + usage + `,"stopReason":` + stop + `,"timestamp":1767401001200}`
 	}
 	r := rand.New(rand.NewPCG(21, 22))
 	pieces := []string{`a`, `b `, `\"`, `\\`, `\n`, `\u00e9`, `"`, `\`, `}`, `]`, `,`, `{`, `:`, ` `, `é`}
@@ -35,45 +40,58 @@ func TestPiMemoAgrees(t *testing.T) {
 		readPiMessage(&a, &ma, &memo)
 		readPiMessage(&b, &mb, nil)
 		if a.bad != b.bad || a.esc != b.esc || !a.bad && (a.i != b.i || !reflect.DeepEqual(ma, mb)) {
-			t.Fatalf("%s\nmemo text %q usage %q:\nwith memo: %+v at %d bad %v esc %v\nwithout:   %+v at %d bad %v esc %v",
-				m, memo.text, memo.usage, ma, a.i, a.bad, a.esc, mb, b.i, b.bad, b.esc)
+			t.Fatalf("%s\nmemo text %q usage %q template %q %q %q:\nwith memo: %+v at %d bad %v esc %v\nwithout:   %+v at %d bad %v esc %v",
+				m, memo.text, memo.usage, memo.tmpl.head, memo.tmpl.mid, memo.tmpl.tail, ma, a.i, a.bad, a.esc, mb, b.i, b.bad, b.esc)
 		}
 	}
-	hits := 0
+	texts, templates := 0, 0
 	for seq := 0; seq < 400; seq++ {
-		text, u := "", usage
+		role, text, first, block, u, stop := "assistant", "", firsts[0], blocks[0], usage, stops[0]
 		for step := 0; step < 40; step++ {
-			switch k := r.IntN(10); {
-			case k < 6: // the text grows, as a delta does
+			switch k := r.IntN(14); {
+			case k < 7: // the text grows, as a delta does
 				for range 1 + r.IntN(4) {
 					text += pieces[r.IntN(len(pieces))]
 				}
-			case k == 6 && len(text) > 0: // it is cut
+			case k == 7 && len(text) > 0: // it is cut
 				text = text[:r.IntN(len(text))]
-			case k == 7 && len(text) > 0: // a byte in it changes
+			case k == 8 && len(text) > 0: // a byte in it changes
 				p := r.IntN(len(text))
 				text = text[:p] + alphabet[r.IntN(len(alphabet))] + text[p+1:]
-			case k == 8: // the usage changes, or comes back
+			case k == 9: // the usage changes, or comes back
 				u = usage
 				if r.IntN(2) == 0 {
 					p := r.IntN(len(u))
 					u = u[:p] + alphabet[r.IntN(len(alphabet))] + u[p+1:]
 				}
+			case k == 10: // the total changes
+				u = strings.Replace(usage, `0.0023140000000000003`, totals[r.IntN(len(totals))], 1)
+			case k == 11:
+				first, block = firsts[r.IntN(len(firsts))], blocks[r.IntN(len(blocks))]
+			case k == 12:
+				stop = stops[r.IntN(len(stops))]
+			case k == 13:
+				role = []string{"assistant", "user"}[r.IntN(2)]
 			}
-			m := msg(text, u)
+			m := msg(role, text, first, block, u, stop)
 			if r.IntN(8) == 0 { // a byte anywhere else changes, or goes
 				p := r.IntN(len(m))
 				m = m[:p] + alphabet[r.IntN(len(alphabet))] + m[p+min(1+r.IntN(2), len(m)-p):]
 			}
-			if len(memo.text) > 0 && strings.HasPrefix(m, `{"role":"assistant","content":`+piTextHead+string(memo.text)) {
-				hits++
+			head := `{"role":"` + role + `","content":` + piTextHead
+			if len(memo.text) > 0 && strings.HasPrefix(m, head+string(memo.text)) {
+				texts++
+			}
+			if len(memo.tmpl.head) > 0 && strings.HasPrefix(m, string(memo.tmpl.head)+string(memo.text)) && strings.Contains(m, string(memo.tmpl.mid)) {
+				templates++
 			}
 			check(m)
 		}
 	}
-	if hits < 4000 {
-		t.Fatalf("the memo was used on %d messages, want most of 16,000", hits)
+	if texts < 4000 || templates < 2000 {
+		t.Fatalf("the memo's text was used on %d messages, its template on %d; want most of 16,000", texts, templates)
 	}
+	t.Logf("the memo's text was used on %d messages, its template on %d", texts, templates)
 }
 
 // TestPiMemoResumes pins where a memo's text ends: between escapes, so the
