@@ -84,6 +84,7 @@ var (
 func piMessageEvent(e *Engine, s *scanner, o *obj, typ string, ev *event) bool {
 	var m piMessage
 	var a piAME
+	var grown []byte
 	memo := &e.pi
 	if !piMemoOn {
 		memo = nil
@@ -92,9 +93,9 @@ func piMessageEvent(e *Engine, s *scanner, o *obj, typ string, ev *event) bool {
 	for s.next(o) {
 		switch string(o.key) {
 		case "message":
-			readPiMessage(s, &m, memo)
+			grown = readPiMessage(s, &m, memo)
 		case "assistantMessageEvent":
-			readPiAME(s, &a, m.raw)
+			readPiAME(s, &a, m.raw, grown)
 		default:
 			s.skip()
 		}
@@ -147,12 +148,18 @@ func piMessageEvent(e *Engine, s *scanner, o *obj, typ string, ev *event) bool {
 }
 
 // readPiMessage reads a message; memo (nil for none) carries what the
-// line before left (format_pi_memo.go).
-func readPiMessage(s *scanner, m *piMessage, memo *piMemo) {
+// line before left (format_pi_memo.go). grown is what the message's text
+// gained since the memo's when the memo's template read it (else nil):
+// the contents of a string on their own.
+func readPiMessage(s *scanner, m *piMessage, memo *piMemo) (grown []byte) {
 	s.ws()
-	if !readPiMessageMemo(s, m, memo) && !readPiMessageInOrder(s, m, memo) {
+	if grown, ok := readPiMessageMemo(s, m, memo); ok {
+		return grown
+	}
+	if !readPiMessageInOrder(s, m, memo) {
 		readPiMembers(s, m, memo)
 	}
+	return nil
 }
 
 // readPiMembers is readPiMessage for any spelling, member by member.
@@ -358,8 +365,13 @@ func readPiUsage(s *scanner, m *piMessage, memo *piMemo) bool {
 }
 
 // readPiAME reads an assistantMessageEvent; msg is the line's message as
-// read (piMessage.raw), which the event's partial restates.
-func readPiAME(s *scanner, a *piAME, msg []byte) {
+// read (piMessage.raw), which the event's partial restates, and grown
+// what its text gained (readPiMessage), which a delta restates.
+func readPiAME(s *scanner, a *piAME, msg, grown []byte) {
+	s.ws()
+	if readPiAMEInOrder(s, a, msg, grown) {
+		return
+	}
 	if !s.enter() {
 		return
 	}
@@ -380,6 +392,50 @@ func readPiAME(s *scanner, a *piAME, msg []byte) {
 			s.skip()
 		}
 	}
+}
+
+// readPiAMEInOrder reads a delta event as pi writes it,
+// {"type":"<word>","contentIndex":<number>,"delta":"<text>","partial":<value>}
+// with no spaces and a type without a backslash, matching the keys in
+// place, to what readPiAME reads member by member. A delta whose bytes
+// are grown's is that string, checked on the message (its bytes decide
+// where it ends). At the first byte that differs it returns false, having
+// moved nothing and set nothing in a.
+func readPiAMEInOrder(s *scanner, a *piAME, msg, grown []byte) bool {
+	b, start := s.b, s.i
+	if s.bad || !piInOrder || !hasLit(b, start, `{"type":"`) {
+		return false
+	}
+	i := start + len(`{"type":"`)
+	end, bs := scanString(b, i)
+	if end < 0 || bs || !hasLit(b, end+1, `,"contentIndex":`) {
+		return false
+	}
+	typ := b[i:end]
+	i = numberEnd(b, end+1+len(`,"contentIndex":`))
+	if i < 0 || !hasLit(b, i, `,"delta":"`) {
+		return false
+	}
+	i += len(`,"delta":"`)
+	if n := len(grown); n > 0 && len(b)-i > n && b[i+n] == '"' && bytes.Equal(b[i:i+n], grown) {
+		end = i + n
+	} else if end = stringEnd(b, i); end < 0 {
+		return false
+	}
+	if !hasLit(b, end+1, `,"partial":`) {
+		return false
+	}
+	delta := b[i:end]
+	s.i = end + 1 + len(`,"partial":`)
+	if !s.restated(msg) && !s.skip() {
+		return true // as readPiAME fails on these same bytes
+	}
+	if !hasLit(b, s.i, `}`) {
+		return s.rewind(start)
+	}
+	s.i++
+	a.typ, a.delta, a.hasDelta = typ, delta, true
+	return true
 }
 
 func readPiToolCall(s *scanner, a *piAME) {

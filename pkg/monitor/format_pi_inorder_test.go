@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -61,6 +62,67 @@ func TestPiMessageInOrderAgrees(t *testing.T) {
 				}
 			}
 			check(string(mut))
+		}
+	}
+}
+
+// TestPiAMEInOrderAgrees: an assistantMessageEvent read in place
+// (readPiAMEInOrder, with the message's grown text as a hint or without)
+// reads as member by member, on pi's events and mutations of them.
+func TestPiAMEInOrderAgrees(t *testing.T) {
+	msg := `{"role":"assistant","content":[],"api":"x","provider":"y","model":"z","usage":{},"stopReason":"stop","timestamp":1}`
+	base := []struct{ ame, grown string }{
+		{`{"type":"text_delta","contentIndex":0,"delta":"a \"b\" \\ c","partial":` + msg + `}`, `a \"b\" \\ c`},
+		{`{"type":"thinking_delta","contentIndex":12,"delta":"hmm\\","partial":` + msg + `}`, `hmm\\`},
+		{`{"type":"text_delta","contentIndex":0,"delta":"","partial":` + msg + `}`, ``},
+		{`{"type":"toolcall_end","contentIndex":1,"toolCall":{"type":"toolCall","id":"t","name":"bash","arguments":{}},"partial":` + msg + `}`, ``},
+		{`{"type":"text_delta","contentIndex":0,"delta":"x","partial":{"role":"user"},"extra":1}`, `x`},
+		{`{"type":"text_d\u0065lta","contentIndex":0,"delta":"x","partial":null}`, `x`},
+	}
+	r := rand.New(rand.NewPCG(17, 18))
+	alphabet := []string{`"`, `\`, `{`, `}`, `[`, `]`, `,`, `:`, ` `, `0`, `-`, `n`, `u`, `x`}
+	check := func(ame, grown string) {
+		line := []byte(`{"type":"message_update","message":` + msg + `,"assistantMessageEvent":` + ame + `}`)
+		var sa, sb scanner
+		var ma, mb piMessage
+		var a, b piAME
+		sa.reset(line)
+		sb.reset(line)
+		sa.i, sb.i = len(`{"type":"message_update","message":`), len(`{"type":"message_update","message":`)
+		readPiMessage(&sa, &ma, nil)
+		readPiMessage(&sb, &mb, nil)
+		sa.i += len(`,"assistantMessageEvent":`)
+		sb.i += len(`,"assistantMessageEvent":`)
+		// grown as the message reader hands it: bytes of this line.
+		var g []byte
+		if k := bytes.Index(line[sa.i:], []byte(grown)); grown != "" && k >= 0 {
+			g = line[sa.i+k : sa.i+k+len(grown)]
+		}
+		readPiAME(&sa, &a, ma.raw, g)
+		piInOrder = false
+		readPiAME(&sb, &b, mb.raw, nil)
+		piInOrder = true
+		if sa.bad != sb.bad || sa.esc != sb.esc || !sa.bad && (sa.i != sb.i || !reflect.DeepEqual(a, b)) {
+			t.Fatalf("%s:\nin order: %+v at %d bad %v esc %v\nmembers:  %+v at %d bad %v esc %v", ame, a, sa.i, sa.bad, sa.esc, b, sb.i, sb.bad, sb.esc)
+		}
+	}
+	for _, c := range base {
+		check(c.ame, c.grown)
+		check(strings.ReplaceAll(c.ame, ",", " , "), c.grown)
+		for n := 0; n < 3000; n++ {
+			mut := []byte(c.ame)
+			for k := 0; k < 1+r.IntN(2); k++ {
+				p := r.IntN(len(mut))
+				switch r.IntN(3) {
+				case 0:
+					mut = append(mut[:p], mut[p+1:]...)
+				case 1:
+					mut = append(mut[:p], append([]byte(alphabet[r.IntN(len(alphabet))]), mut[p:]...)...)
+				default:
+					mut[p] = alphabet[r.IntN(len(alphabet))][0]
+				}
+			}
+			check(string(mut), c.grown)
 		}
 	}
 }

@@ -163,34 +163,34 @@ func (m *piMemo) setTemplate(b []byte, start, end int, t *piMessage, c piCut) {
 // around a text that starts with the memo's text (pi's next restatement
 // of the message before), to what readPiMessageInOrder reads. At the
 // first byte that differs it returns false, having moved nothing and set
-// nothing in m.
-func readPiMessageMemo(s *scanner, m *piMessage, memo *piMemo) bool {
+// nothing in m. grown is the text's bytes past the memo's.
+func readPiMessageMemo(s *scanner, m *piMessage, memo *piMemo) (grown []byte, ok bool) {
 	if memo == nil || len(memo.tmpl.head) == 0 || s.bad || !piInOrder {
-		return false
+		return nil, false
 	}
 	p := &memo.tmpl
 	b, start := s.b, s.i
 	from := start + len(p.head)
 	n := len(memo.text)
 	if len(b)-from <= n || !bytes.HasPrefix(b[start:], p.head) || !bytes.Equal(b[from:from+n], memo.text) {
-		return false
+		return nil, false
 	}
 	end, _ := scanString(b, from+n) // the memo's text ends between escapes
 	if end < 0 || !bytes.HasPrefix(b[end:], p.mid) {
-		return false
+		return nil, false
 	}
 	at := end + len(p.mid)
 	if at >= len(b) || b[at]-'0' >= 10 || numberEnd(b, at) < 0 {
-		return false // a total of another kind: the in-order reader decides
+		return nil, false // a total of another kind: the in-order reader decides
 	}
 	s.i = at
 	cost, ok := readMoney(s)
 	if s.bad {
-		return true // as the in-order reader fails on these same bytes
+		return nil, true // as the in-order reader fails on these same bytes
 	}
 	tail := s.i
 	if !bytes.HasPrefix(b[tail:], p.tail) {
-		return s.rewind(start)
+		return nil, s.rewind(start)
 	}
 	t := *m
 	content := from - len(piTextHead)
@@ -208,5 +208,5 @@ func readPiMessageMemo(s *scanner, m *piMessage, memo *piMemo) bool {
 	t.raw = b[start:s.i]
 	memo.setText(b[from:end], n)
 	*m = t
-	return true
+	return b[from+n : end], true
 }
