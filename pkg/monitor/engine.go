@@ -381,7 +381,7 @@ func (e *Engine) apply() {
 	if ev.hasText && e.msg.open && e.block(ev.text, kindText) {
 		return
 	}
-	if ev.content != nil && e.content(ev.content, ev.contentComplete, ev.contentText) {
+	if ev.content != nil && e.content(ev.content, ev.contentComplete, ev.contentStrs) {
 		return
 	}
 	for i := 0; i < ev.ncalls; i++ {
@@ -717,12 +717,12 @@ func (t *tokens) merge(u tokens, set tokenFields) {
 
 // content reads a raw array of content blocks (pi and claude messages) in
 // order: tool calls (toolCall, tool_use, server_tool_use, ...), text that
-// speaks, and tool results (claude user lines). text is where the parser
-// found the first text block's contents in raw (event.contentText).
-func (e *Engine) content(raw []byte, complete bool, text [2]int) bool {
+// speaks, and tool results (claude user lines). strs are the strings the
+// parser found in raw (event.contentStrs).
+func (e *Engine) content(raw []byte, complete bool, strs spans) bool {
 	var s scanner
 	s.reset(raw)
-	s.known = text
+	s.known = strs
 	if s.peek() != '[' {
 		return false // claude user content may be a plain string
 	}

@@ -34,11 +34,10 @@ type event struct {
 	// text, tool results, read in order by the fold.
 	content         []byte
 	contentComplete bool // the calls in it carry complete arguments
-	// contentText is where the contents of content's first text block
-	// start and end (its closing quote) in content, when the parser read
-	// them on this line (0, 0 when it did not): the fold does not scan
-	// that text again.
-	contentText [2]int
+	// contentStrs are the strings of content's text and thinking blocks
+	// that the parser read on this line (positions in content): the fold
+	// does not scan them again.
+	contentStrs spans
 
 	// Single tool calls and results of the flat formats.
 	calls    [2]callRef

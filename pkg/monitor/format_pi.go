@@ -47,7 +47,7 @@ func parsePi(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 type piMessage struct {
 	assistant bool
 	content   []byte
-	text      [2]int // where content's first text block's contents are in content (readPiContent), or 0, 0
+	strs      spans // content's text and thinking strings, in content (readPiContent)
 	cost      Money
 	hasCost   bool
 	stop      []byte
@@ -104,7 +104,7 @@ func piMessageEvent(e *Engine, s *scanner, o *obj, typ string, ev *event) bool {
 		return false
 	}
 	if !piMemoOn {
-		m.text = [2]int{} // the fold finds the text itself
+		m.strs = spans{} // the fold finds the strings itself
 	}
 	if !m.assistant {
 		return true // user and toolResult messages are not model messages
@@ -119,7 +119,7 @@ func piMessageEvent(e *Engine, s *scanner, o *obj, typ string, ev *event) bool {
 	}
 	switch {
 	case final:
-		ev.content, ev.contentComplete, ev.contentText = m.content, true, m.text
+		ev.content, ev.contentComplete, ev.contentStrs = m.content, true, m.strs
 		ev.msgEnd = true
 		if m.hasStop {
 			ev.setStop(piStop(m.stop))
@@ -128,7 +128,7 @@ func piMessageEvent(e *Engine, s *scanner, o *obj, typ string, ev *event) bool {
 			ev.errNote = m.errMsg
 		}
 	case typ == "message_start":
-		ev.content, ev.contentText = m.content, m.text
+		ev.content, ev.contentStrs = m.content, m.strs
 	default: // message_update
 		switch string(a.typ) {
 		case "text_delta":
@@ -136,9 +136,9 @@ func piMessageEvent(e *Engine, s *scanner, o *obj, typ string, ev *event) bool {
 		case "thinking_delta":
 			ev.delta, ev.hasDelta = a.delta, a.hasDelta
 		case "toolcall_start", "toolcall_delta":
-			ev.content, ev.contentText = m.content, m.text
+			ev.content, ev.contentStrs = m.content, m.strs
 		case "toolcall_end":
-			ev.content, ev.contentText = m.content, m.text
+			ev.content, ev.contentStrs = m.content, m.strs
 			if a.hasCall {
 				ev.addCall(a.callID, a.callName, a.callArgs, true)
 			}
@@ -176,7 +176,7 @@ func readPiMembers(s *scanner, m *piMessage, memo *piMemo) {
 			r, _ := s.str()
 			m.assistant = string(r) == "assistant"
 		case "content":
-			m.content, m.text = readPiContent(s, memo)
+			m.content, m.strs = readPiContent(s, memo)
 		case "usage":
 			strict = readPiUsage(s, m, memo) && strict
 		case "stopReason":
@@ -222,7 +222,7 @@ func readPiMessageInOrder(s *scanner, m *piMessage, memo *piMemo) bool {
 	s.i = end + 1 + len(`,"content":`)
 	var cut piCut
 	cut.content = s.i
-	t.content, t.text = readPiContent(s, memo)
+	t.content, t.strs = readPiContent(s, memo)
 	for _, k := range [...]string{`,"api":`, `,"provider":`, `,"model":`} {
 		if s.bad || !hasLit(b, s.i, k) {
 			return s.bad || s.rewind(start)
@@ -280,7 +280,7 @@ func readPiMessageInOrder(s *scanner, m *piMessage, memo *piMemo) bool {
 	if strict {
 		t.raw = b[start:s.i]
 	}
-	if cut.total[1] > 0 && t.text[1] > 0 && !s.esc {
+	if cut.total[1] > 0 && t.strs.n > 0 && !s.esc {
 		memo.setTemplate(b, start, s.i, &t, cut)
 	}
 	*m = t

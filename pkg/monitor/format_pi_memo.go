@@ -13,10 +13,6 @@ import "bytes"
 // that differs is read as before and replaces it, its contents never
 // reach State, and a checkpoint does not keep it.
 type piMemo struct {
-	// text is the contents of the last content's first text block, as
-	// written between its quotes: no quote unescaped in it, and it ends
-	// between escapes (the quote after it closed the string).
-	text []byte
 	// usage is the last usage read in pi's order, from its '{' to its
 	// total's value (piUsageHead): keys and numbers checked.
 	usage []byte
@@ -32,66 +28,76 @@ var piMemoOn = true
 // piMemoMax bounds each part of the memo; a longer text is read whole.
 const piMemoMax = 1 << 20
 
-// piTextHead opens a content whose first block is text, as pi writes it.
-const piTextHead = `[{"type":"text","text":"`
+// piBlockHeads open the content blocks whose strings pi streams as
+// deltas, as pi writes them.
+var piBlockHeads = [...]string{`{"type":"text","text":"`, `{"type":"thinking","thinking":"`}
+
+// piBlockHead returns the length of the block head at i, or 0.
+func piBlockHead(b []byte, i int) int {
+	for _, h := range piBlockHeads {
+		if hasLit(b, i, h) {
+			return len(h)
+		}
+	}
+	return 0
+}
 
 // readPiContent reads a message's content value, the scanner at it, and
-// returns its raw bytes (nil on an error, the scanner failed). A content
-// whose first block is text, as pi writes it, has that text read from
-// where the memo's text ends, when the text starts with the memo's; what
-// follows the text is read with the full grammar. Any other content is
-// one value, read whole. text is where that text's contents start and end
-// (its closing quote) in the content returned, or 0, 0.
-func readPiContent(s *scanner, memo *piMemo) (v []byte, text [2]int) {
+// returns its raw bytes (nil on an error, the scanner failed) and where
+// the strings of its text and thinking blocks are in it. A content that
+// opens with such a block, as pi writes it, is read block by block: each
+// of those strings on its own (the first one from where the memo's text
+// ends, when it starts with the memo's), the rest of each block and the
+// other blocks with the full grammar; the string of the block the memo's
+// template cut is read from where the template's ends, when it starts
+// with the template's. Any other content is one value, read whole, and
+// reports no strings.
+func readPiContent(s *scanner, memo *piMemo) (v []byte, strs spans) {
 	b, start := s.b, s.i
-	if !hasLit(b, start, piTextHead) {
+	if !hasLit(b, start, "[") || piBlockHead(b, start+1) == 0 {
 		v, _ = s.value()
-		return v, text
+		return v, strs
 	}
-	from := start + len(piTextHead)
-	j := from
-	if n := memo.textLen(); n > 0 && len(b)-from > n && bytes.Equal(b[from:from+n], memo.text) {
-		j = from + n // the memo's text ends between escapes: scan on as from a string's start
-	}
-	end, _ := scanString(b, j)
-	if end < 0 {
-		s.fail()
-		return nil, text
-	}
-	memo.setText(b[from:end], j-from)
-	s.i = end + 1
-	o := obj{n: 2} // the rest of the block, after "type" and "text"
-	for s.next(&o) {
-		s.skip()
-	}
-	a := arr{n: 1} // the blocks after it
+	s.i++
+	var a arr
 	for s.elem(&a) {
-		s.skip()
+		h := piBlockHead(b, s.i)
+		if h == 0 {
+			s.skip()
+			continue
+		}
+		from := s.i + h
+		end, _ := scanString(b, memo.resume(b, from, strs.n))
+		if end < 0 {
+			s.fail()
+			return nil, spans{}
+		}
+		strs.add(from-start, end-start)
+		s.i = end + 1
+		o := obj{n: 2} // the rest of the block, after "type" and its string
+		for s.next(&o) {
+			s.skip()
+		}
 	}
 	if s.bad {
-		return nil, text
+		return nil, spans{}
 	}
-	return b[start:s.i], [2]int{from - start, end - start}
+	return b[start:s.i], strs
 }
 
-func (m *piMemo) textLen() int {
-	if m == nil {
-		return 0
+// resume returns where to scan on the string whose contents start at
+// from, the content's k-th text or thinking string: past the template's
+// string when the template cut its k-th and the bytes at from start with it (a string's whole contents, so
+// it ends between escapes: the scan goes on as from a string's start),
+// else from.
+func (m *piMemo) resume(b []byte, from, k int) int {
+	if m == nil || len(m.tmpl.head) == 0 || k != m.tmpl.block {
+		return from
 	}
-	return len(m.text)
-}
-
-// setText keeps text (the contents of a string) as the memo's, of which
-// the first kept bytes are the memo's already.
-func (m *piMemo) setText(text []byte, kept int) {
-	if m == nil {
-		return
+	if n := len(m.tmpl.str); n > 0 && len(b)-from > n && bytes.Equal(b[from:from+n], m.tmpl.str) {
+		return from + n
 	}
-	if len(text) > piMemoMax {
-		m.text = m.text[:0]
-		return
-	}
-	m.text = append(m.text[:kept], text[kept:]...)
+	return from
 }
 
 // usageHead returns the end of the memo's usage head if b holds it at i,
@@ -109,24 +115,28 @@ func (m *piMemo) setUsage(head []byte) {
 	}
 }
 
-// piTemplate is a message read in order (readPiMessageInOrder) whose
-// content starts with a text block, cut where pi's restatements of one
-// message differ from line to line: the text grows, the usage's total
-// changes. Each piece was checked where it stood, and what a piece holds
-// does not depend on what stands before it (the scanner is in the same
-// place at each cut, whatever the text or the total), so a message made
-// of the same pieces around any text and any plain number is the same
+// piTemplate is a message read in order (readPiMessageInOrder), cut
+// where pi's restatements of one message differ from line to line: the
+// string of the block being streamed grows, the usage's total changes.
+// Each piece was checked where it stood, and what a piece holds does not
+// depend on what stands before it (the scanner is in the same place at
+// each cut, whatever the string or the total), so a message made of the
+// same pieces around any string contents and any plain number is the same
 // valid message: readPiMessageMemo reads it with four comparisons, a scan
-// of the text's new bytes and the total.
+// of the string's new bytes and the total.
 type piTemplate struct {
-	head []byte // from the message's '{' to its text's contents
-	mid  []byte // from the text's closing quote to the total's value
+	head []byte // from the message's '{' to the contents of the string cut
+	str  []byte // that string's contents, as written
+	mid  []byte // from its closing quote to the total's value
 	tail []byte // from after the total to the message's closing brace
 	// What the pieces say, as offsets into them.
-	assistant  bool
-	contentEnd int    // content's end in mid
-	stop       [2]int // stopReason's contents in tail, or 0, 0 for null
-	errMsg     [2]int // errorMessage's contents in tail, or 0, 0 when absent or null
+	assistant     bool
+	block         int    // which of the message's strs is cut
+	content       int    // content's start in head
+	contentEnd    int    // content's end in mid
+	before, after spans  // the other blocks' strings: in content (before the cut) or in mid
+	stop          [2]int // stopReason's contents in tail, or 0, 0 for null
+	errMsg        [2]int // errorMessage's contents in tail, or 0, 0 when absent or null
 }
 
 // piCut is where readPiMessageInOrder found the pieces of a template in
@@ -138,18 +148,37 @@ type piCut struct {
 }
 
 // setTemplate keeps the message b[start:end], read in order into t with
-// the cuts c, as the memo's template.
+// the cuts c, as the memo's template, cut at the string most likely to
+// grow on the next line: the last one with contents (pi streams its
+// blocks in order), else the first.
 func (m *piMemo) setTemplate(b []byte, start, end int, t *piMessage, c piCut) {
-	if m == nil || end-start > piMemoMax {
+	if m == nil || end-start > piMemoMax || t.strs.n == 0 {
 		return
 	}
+	k := 0
+	for j := t.strs.n - 1; j > 0; j-- {
+		if t.strs.at[j][1] > t.strs.at[j][0] {
+			k = j
+			break
+		}
+	}
+	from, to := c.content+t.strs.at[k][0], c.content+t.strs.at[k][1]
 	p := &m.tmpl
-	textAt, textEnd := c.content+t.text[0], c.content+t.text[1]
-	p.head = append(p.head[:0], b[start:textAt]...)
-	p.mid = append(p.mid[:0], b[textEnd:c.total[0]]...)
+	p.head = append(p.head[:0], b[start:from]...)
+	p.str = append(p.str[:0], b[from:to]...)
+	p.mid = append(p.mid[:0], b[to:c.total[0]]...)
 	p.tail = append(p.tail[:0], b[c.total[1]:end]...)
-	p.assistant = t.assistant
-	p.contentEnd = c.content + len(t.content) - textEnd
+	p.assistant, p.block = t.assistant, k
+	p.content, p.contentEnd = c.content-start, c.content+len(t.content)-to
+	p.before, p.after = spans{}, spans{}
+	for j := 0; j < t.strs.n; j++ {
+		switch at := t.strs.at[j]; {
+		case j < k:
+			p.before.add(at[0], at[1])
+		case j > k:
+			p.after.add(c.content+at[0]-to, c.content+at[1]-to)
+		}
+	}
 	p.stop, p.errMsg = [2]int{}, [2]int{}
 	if t.stop != nil {
 		p.stop = [2]int{c.stop[0] - c.total[1], c.stop[1] - c.total[1]}
@@ -160,10 +189,10 @@ func (m *piMemo) setTemplate(b []byte, start, end int, t *piMessage, c piCut) {
 }
 
 // readPiMessageMemo reads a message made of the memo's template pieces
-// around a text that starts with the memo's text (pi's next restatement
+// around a string that starts with the template's (pi's next restatement
 // of the message before), to what readPiMessageInOrder reads. At the
 // first byte that differs it returns false, having moved nothing and set
-// nothing in m. grown is the text's bytes past the memo's.
+// nothing in m. grown is the string's bytes past the template's.
 func readPiMessageMemo(s *scanner, m *piMessage, memo *piMemo) (grown []byte, ok bool) {
 	if memo == nil || len(memo.tmpl.head) == 0 || s.bad || !piInOrder {
 		return nil, false
@@ -171,11 +200,11 @@ func readPiMessageMemo(s *scanner, m *piMessage, memo *piMemo) (grown []byte, ok
 	p := &memo.tmpl
 	b, start := s.b, s.i
 	from := start + len(p.head)
-	n := len(memo.text)
-	if len(b)-from <= n || !bytes.HasPrefix(b[start:], p.head) || !bytes.Equal(b[from:from+n], memo.text) {
+	n := len(p.str)
+	if len(b)-from <= n || !bytes.HasPrefix(b[start:], p.head) || !bytes.Equal(b[from:from+n], p.str) {
 		return nil, false
 	}
-	end, _ := scanString(b, from+n) // the memo's text ends between escapes
+	end, _ := scanString(b, from+n) // the template's string ends between escapes
 	if end < 0 || !bytes.HasPrefix(b[end:], p.mid) {
 		return nil, false
 	}
@@ -184,7 +213,7 @@ func readPiMessageMemo(s *scanner, m *piMessage, memo *piMemo) (grown []byte, ok
 		return nil, false // a total of another kind: the in-order reader decides
 	}
 	s.i = at
-	cost, ok := readMoney(s)
+	cost, costOK := readMoney(s)
 	if s.bad {
 		return nil, true // as the in-order reader fails on these same bytes
 	}
@@ -193,10 +222,15 @@ func readPiMessageMemo(s *scanner, m *piMessage, memo *piMemo) (grown []byte, ok
 		return nil, s.rewind(start)
 	}
 	t := *m
-	content := from - len(piTextHead)
+	content := start + p.content
 	t.assistant = p.assistant
-	t.content, t.text = b[content:end+p.contentEnd], [2]int{len(piTextHead), end - content}
-	t.cost, t.hasCost = cost, ok
+	t.content = b[content : end+p.contentEnd]
+	t.strs = p.before
+	t.strs.add(from-content, end-content)
+	for j := 0; j < p.after.n; j++ {
+		t.strs.add(end+p.after.at[j][0]-content, end+p.after.at[j][1]-content)
+	}
+	t.cost, t.hasCost = cost, costOK
 	t.stop, t.hasStop = nil, true
 	if p.stop[1] > 0 {
 		t.stop = b[tail+p.stop[0] : tail+p.stop[1]]
@@ -206,7 +240,11 @@ func readPiMessageMemo(s *scanner, m *piMessage, memo *piMemo) (grown []byte, ok
 	}
 	s.i = tail + len(p.tail)
 	t.raw = b[start:s.i]
-	memo.setText(b[from:end], n)
+	if end-from <= piMemoMax {
+		p.str = append(p.str[:n], b[from+n:end]...)
+	} else {
+		p.head = p.head[:0] // too long to keep: the next line is read in order
+	}
 	*m = t
 	return b[from+n : end], true
 }

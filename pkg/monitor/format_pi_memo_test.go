@@ -23,8 +23,13 @@ func TestPiMemoAgrees(t *testing.T) {
 	firsts := []string{``, `,"textSignature":"sig"`, `,"t\u0065xt":"y"`}
 	stops := []string{`"toolUse"`, `""`, `null`, `"error","errorMessage":"rate limited"`, `"error","errorMessage":null`, `"error","errorMessage":""`, `"st\u006fp"`}
 	totals := []string{`0.0023140000000000003`, `0.25`, `1e-3`, `0`, `NaN`, `"1"`, `-1`, `01`}
-	msg := func(role, text, first, block, usage, stop string) string {
-		return `{"role":"` + role + `","content":[{"type":"text","text":"` + text + `"` + first + `}` + block + `],` +
+	// think, when set, opens the content with a thinking block.
+	msg := func(role, think, text, first, block, usage, stop string) string {
+		thinking := ""
+		if think != "" {
+			thinking = `{"type":"thinking","thinking":"` + think[1:] + `","thinkingSignature":"sig"},`
+		}
+		return `{"role":"` + role + `","content":[` + thinking + `{"type":"text","text":"` + text + `"` + first + `}` + block + `],` +
 			`"api":"openai-responses","provider":"openai","model":"gpt-5.1-codex","usage":` + usage + `,"stopReason":` + stop + `,"timestamp":1767401001200}`
 	}
 	r := rand.New(rand.NewPCG(21, 22))
@@ -40,17 +45,24 @@ func TestPiMemoAgrees(t *testing.T) {
 		readPiMessage(&a, &ma, &memo)
 		readPiMessage(&b, &mb, nil)
 		if a.bad != b.bad || a.esc != b.esc || !a.bad && (a.i != b.i || !reflect.DeepEqual(ma, mb)) {
-			t.Fatalf("%s\nmemo text %q usage %q template %q %q %q:\nwith memo: %+v at %d bad %v esc %v\nwithout:   %+v at %d bad %v esc %v",
-				m, memo.text, memo.usage, memo.tmpl.head, memo.tmpl.mid, memo.tmpl.tail, ma, a.i, a.bad, a.esc, mb, b.i, b.bad, b.esc)
+			t.Fatalf("%s\nusage %q template %q %q %q %q:\nwith memo: %+v at %d bad %v esc %v\nwithout:   %+v at %d bad %v esc %v",
+				m, memo.usage, memo.tmpl.head, memo.tmpl.str, memo.tmpl.mid, memo.tmpl.tail, ma, a.i, a.bad, a.esc, mb, b.i, b.bad, b.esc)
 		}
 	}
 	texts, templates := 0, 0
 	for seq := 0; seq < 400; seq++ {
-		role, text, first, block, u, stop := "assistant", "", firsts[0], blocks[0], usage, stops[0]
+		role, think, text, first, block, u, stop := "assistant", "", "", firsts[0], blocks[0], usage, stops[0]
+		if seq%2 == 1 {
+			think = "+" // a thinking block first, which streams before the text
+		}
 		for step := 0; step < 40; step++ {
 			switch k := r.IntN(14); {
-			case k < 7: // the text grows, as a delta does
+			case k < 7: // the text grows, as a delta does, or the thinking before it
 				for range 1 + r.IntN(4) {
+					if think != "" && text == "" && r.IntN(4) > 0 {
+						think += pieces[r.IntN(len(pieces))]
+						continue
+					}
 					text += pieces[r.IntN(len(pieces))]
 				}
 			case k == 7 && len(text) > 0: // it is cut
@@ -73,16 +85,19 @@ func TestPiMemoAgrees(t *testing.T) {
 			case k == 13:
 				role = []string{"assistant", "user"}[r.IntN(2)]
 			}
-			m := msg(role, text, first, block, u, stop)
+			m := msg(role, think, text, first, block, u, stop)
 			if r.IntN(8) == 0 { // a byte anywhere else changes, or goes
 				p := r.IntN(len(m))
 				m = m[:p] + alphabet[r.IntN(len(alphabet))] + m[p+min(1+r.IntN(2), len(m)-p):]
 			}
-			head := `{"role":"` + role + `","content":` + piTextHead
-			if len(memo.text) > 0 && strings.HasPrefix(m, head+string(memo.text)) {
+			head := `{"role":"` + role + `","content":[` + piBlockHeads[0]
+			if think != "" {
+				head = `{"role":"` + role + `","content":[` + piBlockHeads[1]
+			}
+			if len(memo.tmpl.str) > 0 && strings.HasPrefix(m, head+string(memo.tmpl.str)) {
 				texts++
 			}
-			if len(memo.tmpl.head) > 0 && strings.HasPrefix(m, string(memo.tmpl.head)+string(memo.text)) && strings.Contains(m, string(memo.tmpl.mid)) {
+			if len(memo.tmpl.head) > 0 && strings.HasPrefix(m, string(memo.tmpl.head)+string(memo.tmpl.str)) && strings.Contains(m, string(memo.tmpl.mid)) {
 				templates++
 			}
 			check(m)
@@ -94,26 +109,40 @@ func TestPiMemoAgrees(t *testing.T) {
 	t.Logf("the memo's text was used on %d messages, its template on %d", texts, templates)
 }
 
-// TestPiMemoResumes pins where a memo's text ends: between escapes, so the
-// text scan resumes there as at a string's start.
+// TestPiMemoResumes pins where a template's string ends: between
+// escapes, so a scan of the next line's string resumes there as at a
+// string's start.
 func TestPiMemoResumes(t *testing.T) {
 	for _, c := range []struct{ before, after string }{
-		{`ab\\`, `ab\\x`},   // the memo ends after an escaped backslash
+		{`ab\\`, `ab\\x`},    // the string ends after an escaped backslash
 		{`ab\\`, `ab\\\"c`}, // and an escaped quote follows
 		{`ab\"`, `ab\"c\\`},
 		{`ab`, `ab\u0022c`},
 		{``, `x`},
 	} {
 		var memo piMemo
+		var resumed bool
 		for _, text := range []string{c.before, c.after} {
-			line := []byte(`[{"type":"text","text":"` + text + `"}],"api":"x"`)
+			line := []byte(`{"role":"assistant","content":[{"type":"text","text":"` + text + `"}],"api":"x","provider":"y","model":"z",` +
+				`"usage":{"input":1,"output":2,"cacheRead":3,"cacheWrite":4,"totalTokens":10,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":1}},` +
+				`"stopReason":"stop","timestamp":1}`)
 			var s scanner
 			s.reset(line)
+			s.i = len(`{"role":"assistant","content":`)
+			resumed = memo.resume(line, s.i+len(`[`+piBlockHeads[0]), 0) > s.i+len(`[`+piBlockHeads[0])
 			got, at := readPiContent(&s, &memo)
-			want := line[:len(line)-len(`,"api":"x"`)]
-			if s.bad || !bytes.Equal(got, want) || string(memo.text) != text || string(got[at[0]:at[1]]) != text {
-				t.Errorf("%q then %q: read %q (bad %v), memo %q; want %q, memo %q", c.before, c.after, got, s.bad, memo.text, want, text)
+			want := line[len(`{"role":"assistant","content":`) : len(`{"role":"assistant","content":[{"type":"text","text":"`)+len(text)+3]
+			if s.bad || !bytes.Equal(got, want) || at.n != 1 || string(got[at.at[0][0]:at.at[0][1]]) != text {
+				t.Errorf("%q then %q: read %q (bad %v) at %v; want %q", c.before, c.after, got, s.bad, at, want)
 			}
+			s.reset(line)
+			var m piMessage
+			if grown := readPiMessage(&s, &m, &memo); s.bad || grown != nil && string(memo.tmpl.str) != text {
+				t.Errorf("%q then %q: the template keeps %q", c.before, c.after, memo.tmpl.str)
+			}
+		}
+		if c.before != "" && !resumed {
+			t.Errorf("%q then %q: the scan did not resume", c.before, c.after)
 		}
 	}
 }

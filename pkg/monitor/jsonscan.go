@@ -21,10 +21,34 @@ type scanner struct {
 	// parsers compare) writes a printable ASCII character as a \u escape:
 	// the line is then read again from a canonical copy (spelling.go).
 	esc bool
-	// known, when not 0, 0, is where the contents of one string of b
-	// start and end (its closing quote), as found on the same bytes
-	// before: text jumps to that end.
-	known [2]int
+	// known are strings of b found on the same bytes before: text jumps
+	// to their ends.
+	known spans
+}
+
+// spans are where the contents of a few strings start and end (their
+// closing quote), in the order they were found.
+type spans struct {
+	n  int
+	at [4][2]int
+}
+
+// add records a string's contents from..end; past the fourth, none.
+func (p *spans) add(from, end int) {
+	if p.n < len(p.at) {
+		p.at[p.n] = [2]int{from, end}
+		p.n++
+	}
+}
+
+// end returns the end of the string whose contents start at from, or -1.
+func (p *spans) end(from int) int {
+	for k := 0; k < p.n; k++ {
+		if p.at[k][0] == from {
+			return p.at[k][1]
+		}
+	}
+	return -1
 }
 
 // maxDepth bounds the nesting that call signatures hash structurally
@@ -33,7 +57,7 @@ type scanner struct {
 // arguments, which the model writes.
 const maxDepth = 128
 
-func (s *scanner) reset(b []byte) { s.b, s.i, s.bad, s.esc, s.known = b, 0, false, false, [2]int{} }
+func (s *scanner) reset(b []byte) { s.b, s.i, s.bad, s.esc, s.known = b, 0, false, false, spans{} }
 
 func (s *scanner) fail() bool { s.bad = true; return false }
 
@@ -342,8 +366,11 @@ func (s *scanner) text() ([]byte, bool) {
 		return nil, s.fail()
 	}
 	start := s.i + 1
-	end := s.known[1]
-	if start != s.known[0] {
+	end := -1
+	if s.known.n > 0 {
+		end = s.known.end(start)
+	}
+	if end < 0 {
 		end = stringEnd(s.b, start)
 	}
 	if end < 0 {
