@@ -114,7 +114,7 @@ func TestPiMemoAgrees(t *testing.T) {
 // string's start.
 func TestPiMemoResumes(t *testing.T) {
 	for _, c := range []struct{ before, after string }{
-		{`ab\\`, `ab\\x`},    // the string ends after an escaped backslash
+		{`ab\\`, `ab\\x`},   // the string ends after an escaped backslash
 		{`ab\\`, `ab\\\"c`}, // and an escaped quote follows
 		{`ab\"`, `ab\"c\\`},
 		{`ab`, `ab\u0022c`},
