@@ -209,7 +209,7 @@ func readPiMessageMemo(s *scanner, m *piMessage, memo *piMemo) (grown []byte, ok
 		return nil, false
 	}
 	at := end + len(p.mid)
-	if at >= len(b) || b[at]-'0' >= 10 || numberEnd(b, at) < 0 {
+	if at >= len(b) || b[at]-'0' >= 10 {
 		return nil, false // a total of another kind: the in-order reader decides
 	}
 	s.i = at
