@@ -170,7 +170,9 @@ func (e *Engine) Feed(line []byte, now time.Time) Verdicts {
 		}
 		e.lastTime = t
 	}
-	rest = bytes.TrimSpace(rest)
+	if n := len(rest); n == 0 || rest[0] != '{' || rest[n-1] != '}' { // else there is nothing to trim
+		rest = bytes.TrimSpace(rest)
+	}
 	if len(rest) == 0 {
 		return e.cur // a blank line carries nothing and is not counted as unparsed
 	}

@@ -90,6 +90,16 @@ func piMessageEvent(e *Engine, s *scanner, o *obj, typ string, ev *event) bool {
 		memo = nil
 	}
 	o.order = piTopOrder
+	if o.n == 1 && hasLit(s.b, s.i, `,"message":`) { // after "type", as pi writes them: read in place
+		s.i += len(`,"message":`)
+		o.n++
+		grown = readPiMessage(s, &m, memo)
+		if !s.bad && hasLit(s.b, s.i, `,"assistantMessageEvent":`) {
+			s.i += len(`,"assistantMessageEvent":`)
+			o.n++
+			readPiAME(s, &a, m.raw, grown)
+		}
+	}
 	for s.next(o) {
 		switch string(o.key) {
 		case "message":

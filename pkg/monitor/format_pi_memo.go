@@ -157,12 +157,13 @@ func (m *piMemo) setTemplate(b []byte, start, end int, t *piMessage, c piCut) {
 	}
 	k := 0
 	for j := t.strs.n - 1; j > 0; j-- {
-		if t.strs.at[j][1] > t.strs.at[j][0] {
+		if from, end := t.strs.span(j); end > from {
 			k = j
 			break
 		}
 	}
-	from, to := c.content+t.strs.at[k][0], c.content+t.strs.at[k][1]
+	from, to := t.strs.span(k)
+	from, to = c.content+from, c.content+to
 	p := &m.tmpl
 	p.head = append(p.head[:0], b[start:from]...)
 	p.str = append(p.str[:0], b[from:to]...)
@@ -172,11 +173,11 @@ func (m *piMemo) setTemplate(b []byte, start, end int, t *piMessage, c piCut) {
 	p.content, p.contentEnd = c.content-start, c.content+len(t.content)-to
 	p.before, p.after = spans{}, spans{}
 	for j := 0; j < t.strs.n; j++ {
-		switch at := t.strs.at[j]; {
+		switch a, z := t.strs.span(j); {
 		case j < k:
-			p.before.add(at[0], at[1])
+			p.before.add(a, z)
 		case j > k:
-			p.after.add(c.content+at[0]-to, c.content+at[1]-to)
+			p.after.add(c.content+a-to, c.content+z-to)
 		}
 	}
 	p.stop, p.errMsg = [2]int{}, [2]int{}
@@ -228,7 +229,8 @@ func readPiMessageMemo(s *scanner, m *piMessage, memo *piMemo) (grown []byte, ok
 	t.strs = p.before
 	t.strs.add(from-content, end-content)
 	for j := 0; j < p.after.n; j++ {
-		t.strs.add(end+p.after.at[j][0]-content, end+p.after.at[j][1]-content)
+		a, z := p.after.span(j)
+		t.strs.add(end+a-content, end+z-content)
 	}
 	t.cost, t.hasCost = cost, costOK
 	t.stop, t.hasStop = nil, true

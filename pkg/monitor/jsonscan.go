@@ -3,6 +3,7 @@ package monitor
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 	"math/bits"
 	"strings"
 )
@@ -30,22 +31,26 @@ type scanner struct {
 // closing quote), in the order they were found.
 type spans struct {
 	n  int
-	at [4][2]int
+	at [4][2]int32
 }
 
-// add records a string's contents from..end; past the fourth, none.
+// add records a string's contents from..end; past the fourth, or past
+// what an int32 holds, none.
 func (p *spans) add(from, end int) {
-	if p.n < len(p.at) {
-		p.at[p.n] = [2]int{from, end}
+	if p.n < len(p.at) && end <= math.MaxInt32 {
+		p.at[p.n] = [2]int32{int32(from), int32(end)}
 		p.n++
 	}
 }
 
+// span returns the k-th span.
+func (p *spans) span(k int) (from, end int) { return int(p.at[k][0]), int(p.at[k][1]) }
+
 // end returns the end of the string whose contents start at from, or -1.
 func (p *spans) end(from int) int {
 	for k := 0; k < p.n; k++ {
-		if p.at[k][0] == from {
-			return p.at[k][1]
+		if int(p.at[k][0]) == from {
+			return int(p.at[k][1])
 		}
 	}
 	return -1
