@@ -137,12 +137,20 @@ func waitRun(t *testing.T, name string, timeout time.Duration) *unstructured.Uns
 	return run
 }
 
-// turnsOf returns the run's AgentTurns ordered by attempt.
+// turnsOf returns the run's AgentTurns ordered by attempt, as the API
+// server has them now. Not from the observer's informer: the runs and the
+// turns are two watches, and nothing orders their events, so a run seen
+// Faulted there can come before its turn's Failed, which the API server
+// stored first (TestTrips read a settled run's turn without its outcome).
 func turnsOf(run string) []*unstructured.Unstructured {
-	objs, _ := env.obs.turns.ByNamespace(env.ns).List(labels.SelectorFromSet(labels.Set{labelRun: run}))
+	list, err := env.dyn.Resource(agentTurnGVR).Namespace(env.ns).List(context.Background(),
+		metav1.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set{labelRun: run}).String()})
+	if err != nil {
+		return nil
+	}
 	var out []*unstructured.Unstructured
-	for _, o := range objs {
-		out = append(out, o.(*unstructured.Unstructured))
+	for i := range list.Items {
+		out = append(out, &list.Items[i])
 	}
 	sort.Slice(out, func(i, j int) bool { return num(out[i], "spec", "attempt") < num(out[j], "spec", "attempt") })
 	return out
