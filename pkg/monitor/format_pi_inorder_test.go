@@ -49,19 +49,7 @@ func TestPiMessageInOrderAgrees(t *testing.T) {
 		check(m)
 		check(strings.ReplaceAll(m, ",", " , "))
 		for n := 0; n < 3000; n++ {
-			mut := []byte(m)
-			for k := 0; k < 1+r.IntN(2); k++ {
-				p := r.IntN(len(mut))
-				switch r.IntN(3) {
-				case 0:
-					mut = append(mut[:p], mut[p+1:]...)
-				case 1:
-					mut = append(mut[:p], append([]byte(alphabet[r.IntN(len(alphabet))]), mut[p:]...)...)
-				default:
-					mut[p] = alphabet[r.IntN(len(alphabet))][0]
-				}
-			}
-			check(string(mut))
+			check(mutate(r, m, alphabet))
 		}
 	}
 }
@@ -110,19 +98,25 @@ func TestPiAMEInOrderAgrees(t *testing.T) {
 		check(c.ame, c.grown)
 		check(strings.ReplaceAll(c.ame, ",", " , "), c.grown)
 		for n := 0; n < 3000; n++ {
-			mut := []byte(c.ame)
-			for k := 0; k < 1+r.IntN(2); k++ {
-				p := r.IntN(len(mut))
-				switch r.IntN(3) {
-				case 0:
-					mut = append(mut[:p], mut[p+1:]...)
-				case 1:
-					mut = append(mut[:p], append([]byte(alphabet[r.IntN(len(alphabet))]), mut[p:]...)...)
-				default:
-					mut[p] = alphabet[r.IntN(len(alphabet))][0]
-				}
-			}
-			check(string(mut), c.grown)
+			check(mutate(r, c.ame, alphabet), c.grown)
 		}
 	}
+}
+
+// mutate changes one or two bytes of s: one goes, one from alphabet comes
+// in, or one is replaced by one of alphabet's.
+func mutate(r *rand.Rand, s string, alphabet []string) string {
+	mut := []byte(s)
+	for k := 0; k < 1+r.IntN(2); k++ {
+		p := r.IntN(len(mut))
+		switch r.IntN(3) {
+		case 0:
+			mut = append(mut[:p], mut[p+1:]...)
+		case 1:
+			mut = append(mut[:p], append([]byte(alphabet[r.IntN(len(alphabet))]), mut[p:]...)...)
+		default:
+			mut[p] = alphabet[r.IntN(len(alphabet))][0]
+		}
+	}
+	return string(mut)
 }
