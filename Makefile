@@ -227,7 +227,10 @@ deploy: manifests ## Deploy the operator (IMG, SIDECAR_IMG) with DEPLOY_OVERLAY 
 
 .PHONY: undeploy
 undeploy: ## Remove what deploy applied: the runs first (the manager releases their finalizers), then the rest.
-	$(KUBECTL) delete --ignore-not-found agentruns --all --all-namespaces
+	# In the foreground: the runs go only once their turns and Pods have. A Pod
+	# whose turn's CRD goes first stays: the garbage collector waits for the
+	# owner's type to come back to see the owner is gone.
+	$(KUBECTL) delete --ignore-not-found --cascade=foreground agentruns --all --all-namespaces
 	$(KUBECTL) delete --ignore-not-found -k config/sidecar
 	$(KUBECTL) delete --ignore-not-found -k $(DEPLOY_OVERLAY)
 	$(KUBECTL) delete --ignore-not-found serviceaccounts,rolebindings -A -l turnwatch.dev/component=sidecar-rbac

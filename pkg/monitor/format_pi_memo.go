@@ -3,13 +3,14 @@ package monitor
 import "bytes"
 
 // piMemo is what one line's pi message leaves for the next line's. pi
-// restates the whole partial message on every message_update: the text
-// written so far starts the next line's text, and the usage's counts
-// before its total seldom change within a message. Both are bytes this
-// engine read and checked on a line before: where the next line holds the
-// same bytes at the same place, they are the same valid JSON (a value's
-// extent and validity follow from its bytes), and reading them again
-// would only repeat the work. The memo is a cache and nothing else: a line
+// restates the whole partial message on every message_update: the next
+// line's message is the same bytes but for a longer string in the block
+// being streamed and a new usage total (piTemplate), and the usage's
+// counts before its total seldom change within a message. These are bytes
+// this engine read and checked on a line before: where the next line holds
+// the same bytes at the same place, they are the same valid JSON (a
+// value's extent and validity follow from its bytes), and reading them
+// again would only repeat the work. The memo is a cache and nothing else: a line
 // that differs is read as before and replaces it, its contents never
 // reach State, and a checkpoint does not keep it.
 type piMemo struct {
@@ -20,12 +21,12 @@ type piMemo struct {
 	tmpl piTemplate
 }
 
-// piMemoOn enables the memo, and the fold's use of the text's extent the
-// parser found (event.contentText); tests turn both off to compare
+// piMemoOn enables the memo, and the fold's use of the strings' extents
+// the parser found (event.contentStrs); tests turn both off to compare
 // engines with and without them.
 var piMemoOn = true
 
-// piMemoMax bounds each part of the memo; a longer text is read whole.
+// piMemoMax bounds the memo: a longer message or usage is not kept.
 const piMemoMax = 1 << 20
 
 // piBlockHeads open the content blocks whose strings pi streams as
@@ -46,12 +47,10 @@ func piBlockHead(b []byte, i int) int {
 // returns its raw bytes (nil on an error, the scanner failed) and where
 // the strings of its text and thinking blocks are in it. A content that
 // opens with such a block, as pi writes it, is read block by block: each
-// of those strings on its own (the first one from where the memo's text
-// ends, when it starts with the memo's), the rest of each block and the
-// other blocks with the full grammar; the string of the block the memo's
-// template cut is read from where the template's ends, when it starts
-// with the template's. Any other content is one value, read whole, and
-// reports no strings.
+// of those strings on its own (the one the memo's template cut from where
+// the template's ends, when it starts with the template's), the rest of
+// each block and the other blocks with the full grammar. Any other
+// content is one value, read whole, and reports no strings.
 func readPiContent(s *scanner, memo *piMemo) (v []byte, strs spans) {
 	b, start := s.b, s.i
 	if !hasLit(b, start, "[") || piBlockHead(b, start+1) == 0 {
@@ -87,9 +86,9 @@ func readPiContent(s *scanner, memo *piMemo) (v []byte, strs spans) {
 
 // resume returns where to scan on the string whose contents start at
 // from, the content's k-th text or thinking string: past the template's
-// string when the template cut its k-th and the bytes at from start with it (a string's whole contents, so
-// it ends between escapes: the scan goes on as from a string's start),
-// else from.
+// string when the template cut its k-th and the bytes at from start with
+// it (a string's whole contents, so it ends between escapes: the scan goes
+// on as from a string's start), else from.
 func (m *piMemo) resume(b []byte, from, k int) int {
 	if m == nil || len(m.tmpl.head) == 0 || k != m.tmpl.block {
 		return from

@@ -104,9 +104,9 @@ func TestPiMemoAgrees(t *testing.T) {
 		}
 	}
 	if texts < 4000 || templates < 2000 {
-		t.Fatalf("the memo's text was used on %d messages, its template on %d; want most of 16,000", texts, templates)
+		t.Fatalf("the template's string was matched on %d messages, its pieces on %d; want most of 16,000", texts, templates)
 	}
-	t.Logf("the memo's text was used on %d messages, its template on %d", texts, templates)
+	t.Logf("the template's string was matched on %d messages, its pieces on %d", texts, templates)
 }
 
 // TestPiMemoResumes pins where a template's string ends: between

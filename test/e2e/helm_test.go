@@ -67,8 +67,9 @@ func TestHelmChart(t *testing.T) {
 	checkUpgrade(t, managerPod)
 
 	// The uninstall, as README tells it: the runs first, while the manager
-	// runs and can release their finalizers.
-	if _, err := kubectl("delete", "agentruns", "--all", "--all-namespaces", "--timeout=2m"); err != nil {
+	// runs and can release their finalizers, in the foreground (their Pods
+	// go before the CRDs).
+	if _, err := kubectl("delete", "agentruns", "--all", "--all-namespaces", "--cascade=foreground", "--timeout=2m"); err != nil {
 		t.Fatal(err)
 	}
 	checkSidecarRBACOwned(t)
