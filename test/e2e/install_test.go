@@ -278,5 +278,21 @@ func waitNothingLeft(t *testing.T, before map[objectKey]bool) {
 		}
 		time.Sleep(3 * time.Second)
 	}
-	t.Errorf("after the uninstall, %d objects that were not there before the install are left:\n  %s", len(left), strings.Join(left, "\n  "))
+	t.Errorf("after the uninstall, %d objects that were not there before the install are left:\n  %s%s", len(left), strings.Join(left, "\n  "), leftPods(left))
+}
+
+// leftPods says, for each Pod left, what holds it: its owners, finalizers,
+// deletion and phase.
+func leftPods(left []string) string {
+	var b strings.Builder
+	for _, l := range left {
+		ns, name, ok := strings.Cut(strings.TrimPrefix(l, "pods "), "/")
+		if !ok || !strings.HasPrefix(l, "pods ") {
+			continue
+		}
+		out, _ := kubectl("-n", ns, "get", "pod", name, "-o",
+			`jsonpath={.metadata.ownerReferences} finalizers={.metadata.finalizers} deleted={.metadata.deletionTimestamp} phase={.status.phase}`)
+		fmt.Fprintf(&b, "\n  pod %s/%s: %s", ns, name, out)
+	}
+	return b.String()
 }
