@@ -250,7 +250,7 @@ func readPiMessageInOrder(s *scanner, m *piMessage, memo *piMemo) bool {
 		end := s.i - len("}}") // the total, a plain number, follows the head's last colon
 		cut.total = [2]int{cut.usage + bytes.LastIndexByte(b[cut.usage:end], ':') + 1, end}
 	} else {
-		strict = readPiUsage(s, &t, memo)
+		strict = readPiUsageMembers(s, &t) // the in-order reader gave up above
 	}
 	if s.bad || !hasLit(b, s.i, `,"stopReason":`) {
 		return s.bad || s.rewind(start)
@@ -354,9 +354,11 @@ func piUsageHead(b []byte, i int) int {
 // readPiUsage reads usage.cost.total. It returns false when a total was
 // one of the non-JSON literals only readMoney accepts (NaN, Infinity).
 func readPiUsage(s *scanner, m *piMessage, memo *piMemo) bool {
-	if readPiUsageInOrder(s, m, memo) {
-		return true
-	}
+	return readPiUsageInOrder(s, m, memo) || readPiUsageMembers(s, m)
+}
+
+// readPiUsageMembers is readPiUsage for any spelling, member by member.
+func readPiUsageMembers(s *scanner, m *piMessage) bool {
 	if !s.object() {
 		return true
 	}
