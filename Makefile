@@ -76,6 +76,10 @@ bench-engine: ## Engine benchmarks (throughput vs naive encoding/json, memory 1 
 	go test ./pkg/monitor -run '^$$' -bench 'Throughput|Memory' -benchmem -count 6 | tee $(BIN)/bench-engine.txt
 	$(TOOLS) benchstat -col /impl $(BIN)/bench-engine.txt
 
+.PHONY: test-cli
+test-cli: ## The five real agent CLIs (pinned in hack/clis.tsv, installed by hack/clis.sh) against the scripted model, sealed off the network (needs root).
+	TURNWATCH_CLIS="$$(hack/clis.sh | tail -n1)" go test -tags realcli ./test/realcli/ -count=1 -v -timeout 30m
+
 .PHONY: test-envtest
 test-envtest: ## Everything that needs a real kube-apiserver and etcd (envtest): controllers, sidecar RBAC/reporting, chart, samples.
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test -count=1 -tags envtest ./api/... ./controllers/... ./sidecar/... ./charts/... ./test/samples/...

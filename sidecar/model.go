@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"turnwatch.dev/turnwatch/pkg/scriptedmodel"
+)
+
+func init() {
+	commands["model"] = command{
+		summary: "serve the scripted model (a scenario, no real model) on loopback",
+		run:     runModel,
+	}
+}
+
+// runModel: model --scenario NAME [--listen ADDR] [--log FILE] [--error-status N] [--pause D]
+//
+// It prints the address it listens on as its first stdout line, then serves
+// until SIGTERM or SIGINT. Only loopback addresses are accepted: the model
+// is for CLIs on the same host or Pod.
+func runModel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("model", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	scenario := fs.String("scenario", "healthy", "scenario to play: "+strings.Join(scriptedmodel.Names(), ", "))
+	listen := fs.String("listen", "127.0.0.1:0", "loopback address to listen on (port 0 picks one)")
+	logPath := fs.String("log", "", "append one JSON line per request to this file")
+	status := fs.Int("error-status", 400, "HTTP status the apiError scenario answers with")
+	pause := fs.Duration("pause", 10*time.Minute, "how long the stall scenario pauses mid-stream")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	sc, err := scriptedmodel.Lookup(*scenario)
+	if err != nil {
+		fmt.Fprintln(stderr, "model:", err)
+		return 2
+	}
+	if err := loopbackOnly(*listen); err != nil {
+		fmt.Fprintln(stderr, "model:", err)
+		return 2
+	}
+	srv, err := scriptedmodel.New(scriptedmodel.Options{Scenario: sc, LogPath: *logPath, ErrorStatus: *status, Pause: *pause})
+	if err != nil {
+		fmt.Fprintln(stderr, "model:", err)
+		return 1
+	}
+	defer srv.Close()
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		fmt.Fprintln(stderr, "model:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "http://%s\n", ln.Addr())
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		hs.Shutdown(shut)
+	}()
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintln(stderr, "model:", err)
+		return 1
+	}
+	return 0
+}
+
+// loopbackOnly refuses a listen address that is not a loopback IP.
+func loopbackOnly(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--listen %q: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("--listen %q: the scripted model listens on a loopback IP only (127.0.0.0/8 or ::1)", addr)
+	}
+	return nil
+}

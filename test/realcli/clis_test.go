@@ -1,0 +1,151 @@
+//go:build realcli
+
+package realcli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// cli is how one real CLI is run headless against the scripted model: the
+// same flags and switches as its sample (config/samples/cli_*.yaml), with
+// every endpoint on the model and every call home switched off.
+type cli struct {
+	name, format string
+	// env is the CLI's environment besides PATH and HOME.
+	env func(model string) []string
+	// files are written before the run, relative to HOME ("~/...") or to
+	// the working folder.
+	files func(model string) map[string]string
+	// args are the command's arguments for a fresh turn.
+	args func(prompt string) []string
+	// skip names scenarios this CLI cannot show, with why.
+	skip map[string]string
+	// own names scenarios the CLI's own guard ends first, with the text its
+	// final result must then report (resultError: agent-error).
+	own map[string]string
+}
+
+// model is the model name each CLI asks the scripted model for.
+const modelName = "claude-sonnet-4-5"
+
+var clis = []cli{
+	{
+		name: "claude", format: "claude",
+		env: func(model string) []string {
+			return []string{
+				"ANTHROPIC_BASE_URL=" + model, "ANTHROPIC_API_KEY=scripted",
+				"IS_SANDBOX=1", // bypass mode as root
+				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1",
+				"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1",
+			}
+		},
+		args: func(prompt string) []string {
+			return []string{"-p", prompt, "--output-format", "stream-json", "--verbose",
+				"--include-partial-messages", "--dangerously-skip-permissions", "--model", modelName}
+		},
+	},
+	{
+		name: "pi", format: "pi",
+		env: func(string) []string { return []string{"PI_OFFLINE=1", "PI_SKIP_VERSION_CHECK=1", "PI_TELEMETRY=0"} },
+		files: func(model string) map[string]string {
+			return map[string]string{"~/.pi/agent/models.json": mustJSON(map[string]any{"providers": map[string]any{
+				"scripted": map[string]any{"baseUrl": model, "api": "anthropic-messages", "apiKey": "scripted",
+					"models": []any{map[string]any{"id": modelName, "cost": map[string]any{"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}}}},
+			}})}
+		},
+		args: func(prompt string) []string {
+			return []string{"--mode", "json", "--provider", "scripted", "--model", modelName, prompt}
+		},
+	},
+	{
+		name: "codex", format: "codex",
+		skip: map[string]string{"whitespace": "codex exec --json prints whole messages, no deltas: degeneration is blind (DeltasHidden)"},
+		env:  func(string) []string { return []string{"SCRIPTED_API_KEY=scripted"} },
+		args: func(prompt string) []string {
+			return append(append([]string{"exec", "--json", "--skip-git-repo-check",
+				"--dangerously-bypass-approvals-and-sandbox", "-m", "gpt-5.5"}, codexProvider...), prompt)
+		},
+		files: func(model string) map[string]string {
+			// The built-in provider ignores OPENAI_BASE_URL: a provider of
+			// our own, in config.toml, is what points codex at the model.
+			return map[string]string{"~/.codex/config.toml": `model_provider = "scripted"
+check_for_update_on_startup = false
+
+[model_providers.scripted]
+name = "scripted"
+base_url = "` + model + `/v1"
+env_key = "SCRIPTED_API_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+
+[features]
+plugins = false
+
+[analytics]
+enabled = false
+`}
+		},
+	},
+	{
+		name: "gemini", format: "gemini",
+		own: map[string]string{
+			"whitespace": "Loop detected", // Gemini CLI's loop guard, on repeated chunks
+			"repetition": "Loop detected",
+		},
+		skip: map[string]string{"lengthStop": "gemini's stream-json carries no finish reason: a MAX_TOKENS answer prints a success result"},
+		env: func(model string) []string {
+			return []string{"GEMINI_API_KEY=scripted", "GOOGLE_GEMINI_BASE_URL=" + model,
+				"GEMINI_CLI_TRUST_WORKSPACE=true", "GEMINI_CLI_NO_RELAUNCH=true"}
+		},
+		files: func(string) map[string]string {
+			return map[string]string{"~/.gemini/settings.json": mustJSON(map[string]any{
+				"security":  map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
+				"privacy":   map[string]any{"usageStatisticsEnabled": false},
+				"telemetry": map[string]any{"enabled": false},
+				"general":   map[string]any{"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+			})}
+		},
+		args: func(prompt string) []string {
+			return []string{"-p", prompt, "--output-format", "stream-json", "--approval-mode", "yolo", "-m", "gemini-2.5-flash"}
+		},
+	},
+}
+
+// codexProvider switches off what codex fetches at start (plugins).
+var codexProvider = []string{"--disable", "plugins"}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// writeFiles writes a CLI's files under home and work.
+func writeFiles(files map[string]string, home, work string) error {
+	for p, content := range files {
+		dst := filepath.Join(work, p)
+		if rest, ok := cutPrefix(p, "~/"); ok {
+			dst = filepath.Join(home, rest)
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(dst, []byte(content), 0o644); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+func cutPrefix(s, p string) (string, bool) {
+	if len(s) >= len(p) && s[:len(p)] == p {
+		return s[len(p):], true
+	}
+	return s, false
+}

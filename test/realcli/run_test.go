@@ -1,0 +1,186 @@
+//go:build realcli
+
+package realcli
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"turnwatch.dev/turnwatch/pkg/monitor"
+	"turnwatch.dev/turnwatch/pkg/scriptedmodel"
+)
+
+// prompt is the samples' own task.
+const prompt = "Read /etc/os-release and say in one sentence which Linux distribution this container runs."
+
+// outcome is what one run of a CLI gave.
+type outcome struct {
+	report monitor.Report // replay of the whole stream, as the sidecar reads it
+	trip   *monitor.Trip  // what watch stopped the CLI for (nil: none)
+	nudges []monitor.Nudge
+	exit   int // watch's exit code (3: tripped)
+	// stopped is how long the CLI took to be gone after watch's trip.
+	stopped time.Duration
+	model   *scriptedmodel.Server
+	stream  string // the CLI's stdout, as recorded
+}
+
+// run plays scenario to a CLI through `turnwatch-sidecar watch`, then
+// replays what it printed. guards are the guards file's fields.
+func run(t *testing.T, c cli, sc scriptedmodel.Scenario, opts scriptedmodel.Options, guards map[string]any) outcome {
+	t.Helper()
+	opts.Scenario = sc
+	model, err := scriptedmodel.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: model}
+	go hs.Serve(ln)
+	t.Cleanup(func() { hs.Close() })
+	url := "http://" + ln.Addr().String()
+
+	dir := t.TempDir()
+	home, work := filepath.Join(dir, "home"), filepath.Join(dir, "work")
+	for _, d := range []string{home, work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.files != nil {
+		if err := writeFiles(c.files(url), home, work); err != nil {
+			t.Fatal(err)
+		}
+	}
+	guardsFile := filepath.Join(dir, "guards.json")
+	if err := os.WriteFile(guardsFile, []byte(mustJSON(guards)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	streamFile := filepath.Join(dir, "stream.jsonl")
+	stream, err := os.Create(streamFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Close()
+
+	mark := calls.mark()
+	argv := append([]string{"watch", "--format", c.format, "--guards", guardsFile, "--grace", "10s", "--tick", "200ms", "--",
+		filepath.Join(clisDir, c.name)}, c.args(prompt)...)
+	cmd := exec.Command(sidecarBin, argv...)
+	cmd.Dir = work
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TERM=dumb", "LANG=C.UTF-8"}, c.env(url)...)
+	cmd.Stdout = stream
+	cmd.Stdin = nil
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o outcome
+	o.model = model
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var tripAt time.Time
+	var errText bytes.Buffer
+	sc2 := bufio.NewScanner(stderr)
+	sc2.Buffer(make([]byte, 1<<20), 1<<20)
+	// A CLI that hangs is stopped by watch (SIGTERM to its group, SIGKILL
+	// after the grace), so the test ends and says so.
+	timer := time.AfterFunc(3*time.Minute, func() {
+		t.Errorf("%s/%s still running after 3m: stopping it", c.name, sc.Name)
+		cmd.Process.Signal(syscall.SIGTERM)
+	})
+	defer timer.Stop()
+	for sc2.Scan() {
+		line := sc2.Bytes()
+		var n struct {
+			Nudge *monitor.Nudge `json:"nudge"`
+		}
+		var tr monitor.Trip
+		switch {
+		case json.Unmarshal(line, &n) == nil && n.Nudge != nil:
+			o.nudges = append(o.nudges, *n.Nudge)
+		case o.trip == nil && json.Unmarshal(line, &tr) == nil && tr.Detector != "":
+			o.trip, tripAt = &tr, time.Now()
+		default:
+			errText.Write(line)
+			errText.WriteByte('\n')
+		}
+	}
+	waitErr := cmd.Wait()
+	if o.trip != nil {
+		o.stopped = time.Since(tripAt)
+	}
+	o.exit = cmd.ProcessState.ExitCode()
+	if waitErr != nil && o.exit != 3 {
+		t.Logf("%s exited %d: %v\nstderr:\n%s", c.name, o.exit, waitErr, tail(errText.String(), 3000))
+	}
+	if got := calls.since(mark); len(got) > 0 {
+		t.Errorf("%s tried to reach something besides the scripted model: %v", c.name, got)
+	}
+	b, err := os.ReadFile(streamFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.stream = string(b)
+	keep(t, c.name, sc.Name, b)
+	o.report = replay(t, c.format, guardsFile, streamFile)
+	return o
+}
+
+// replay is the sidecar's replay of a recorded stream.
+func replay(t *testing.T, format, guards, file string) monitor.Report {
+	t.Helper()
+	out, err := exec.Command(sidecarBin, "replay", "--format", format, "--guards", guards, file).Output()
+	if err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	var r monitor.Report
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("replay's report: %v: %s", err, out)
+	}
+	return r
+}
+
+// keep copies a recorded stream to TURNWATCH_REALCLI_RECORD/<cli>/<scenario>.jsonl
+// when that is set: the fixtures of pkg/monitor/testdata/real come from here.
+func keep(t *testing.T, cliName, scenario string, b []byte) {
+	dir := os.Getenv("TURNWATCH_REALCLI_RECORD")
+	if dir == "" {
+		return
+	}
+	p := filepath.Join(dir, cliName, scenario+".jsonl")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
+		os.WriteFile(p, b, 0o644)
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
+}
+
+// guardValue reads a scenario's Guard ("name=value") into a guards field.
+func guardValue(g string) (string, any) {
+	name, v, _ := strings.Cut(g, "=")
+	if n, err := strconv.Atoi(v); err == nil {
+		return name, n
+	}
+	return name, v
+}

@@ -1,0 +1,97 @@
+//go:build realcli
+
+package realcli
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"turnwatch.dev/turnwatch/pkg/scriptedmodel"
+)
+
+// TestScenarios runs every CLI through every scenario that applies to it
+// and checks the verdict the scenario names (scriptedmodel.Scenarios).
+func TestScenarios(t *testing.T) {
+	for _, c := range clis {
+		t.Run(c.name, func(t *testing.T) {
+			for _, sc := range scriptedmodel.Scenarios {
+				t.Run(sc.Name, func(t *testing.T) {
+					if !sc.Applies(c.format) {
+						t.Skipf("%s plays to %v only", sc.Name, sc.Formats)
+					}
+					if why, ok := c.skip[sc.Name]; ok {
+						t.Skip(why)
+					}
+					checkScenario(t, c, sc)
+				})
+			}
+		})
+	}
+}
+
+func checkScenario(t *testing.T, c cli, sc scriptedmodel.Scenario) {
+	guards := map[string]any{}
+	if sc.Guard != "" {
+		k, v := guardValue(sc.Guard)
+		guards[k] = v
+	}
+	opts := scriptedmodel.Options{Pause: 60 * time.Second}
+	o := run(t, c, sc, opts, guards)
+	r := o.report
+	t.Logf("%s/%s: exit %d, report %+v, stopped in %v", c.name, sc.Name, o.exit, r, o.stopped)
+	for _, q := range o.model.Requests() {
+		t.Logf("  request %d %s %s side=%v step=%d prompts=%d: %s", q.Seq, q.API, q.Path, q.Side, q.Step, q.Prompts, q.Reply)
+	}
+	main := o.model.Main()
+	if len(main) == 0 {
+		t.Fatalf("the model got no request of the main conversation")
+	}
+	if first := main[0].Conversation; !first.Fresh() {
+		t.Errorf("first request carries %d earlier messages: want a fresh conversation", len(first.Messages))
+	}
+	if r.Unparsed != 0 {
+		t.Errorf("unparsed lines: %d", r.Unparsed)
+	}
+	switch ownText, own := c.own[sc.Name]; {
+	case own:
+		if !r.Result || !strings.Contains(r.ResultError, ownText) {
+			t.Errorf("result %v, resultError %q; want the CLI's own guard (%q) reported as a failure", r.Result, r.ResultError, ownText)
+		}
+	case sc.Detector == "silentRun":
+		if len(o.nudges) == 0 || o.nudges[0].Detector != "silentRun" {
+			t.Errorf("nudges %+v, want silentRun", o.nudges)
+		}
+		fallthrough
+	case sc.Detector == "" && sc.Class == "":
+		if o.trip != nil || len(r.Trips) > 0 {
+			t.Errorf("tripped: %+v", r.Trips)
+		}
+		if !r.Result || r.ResultError != "" {
+			t.Errorf("result %v, resultError %q; want a successful final result", r.Result, r.ResultError)
+		}
+	case sc.Detector == "":
+		if !r.Result || r.ResultError == "" {
+			t.Errorf("result %v, resultError %q; want a final result that reports the failure (%s)", r.Result, r.ResultError, sc.Class)
+		}
+	case sc.Detector == "stall":
+		// A stall is judged from the clock: watch sees it live; a replay
+		// without timestamps cannot.
+		if o.trip == nil || o.trip.Detector != "stall" {
+			t.Errorf("watch's trip %+v, want stall", o.trip)
+		}
+	case sc.Detector == "lengthStop":
+		if r.StopReason != "length" && r.ResultError == "" {
+			t.Errorf("stop reason %q, resultError %q: want length, or the CLI's own error", r.StopReason, r.ResultError)
+		}
+	default:
+		if len(r.Trips) == 0 || r.Trips[0].Detector != sc.Detector || string(r.Trips[0].Class) != sc.Class {
+			t.Errorf("trips %+v, want %s (%s)", r.Trips, sc.Detector, sc.Class)
+		}
+		if o.trip == nil {
+			t.Errorf("watch did not stop the CLI (exit %d)", o.exit)
+		} else if o.stopped > 5*time.Second {
+			t.Errorf("the CLI took %v to stop after the trip, want under 5s", o.stopped)
+		}
+	}
+}
