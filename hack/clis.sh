@@ -19,12 +19,12 @@ exec 9>"$CACHE/.lock"
 flock 9
 
 want=("$@")
-while IFS=$'\t' read -r cmd pkg version _; do
+while IFS=$'\t' read -r cmd pkg version kind; do
   case "$cmd" in ''|'#'*) continue ;; esac
   if [ ${#want[@]} -gt 0 ] && [[ ! " ${want[*]} " =~ " $cmd " ]]; then continue; fi
   dir="$CACHE/$(echo "$pkg@$version" | tr '/@' '__')"
   exe="$dir/node_modules/.bin/$cmd"
-  if [ ! -x "$exe" ] || [ ! -e "$dir/.installed" ]; then
+  if [ ! -e "$dir/.installed" ]; then
     command -v npm >/dev/null || { say "npm is needed to install $pkg (apt-get install npm)"; exit 1; }
     say "installing $pkg@$version"
     rm -rf "$dir" && mkdir -p "$dir"
@@ -32,6 +32,11 @@ while IFS=$'\t' read -r cmd pkg version _; do
       || { say "npm install $pkg@$version failed; see $dir.log"; tail -n 20 "$dir.log" >&2; exit 1; }
     touch "$dir/.installed"
   fi
-  ln -sfn "$exe" "$BIN/$cmd"
+  if [ "$kind" = config ]; then
+    # Not a command: a folder to copy where the CLI keeps its config.
+    ln -sfn "$dir" "$BIN/$cmd"
+  else
+    ln -sfn "$exe" "$BIN/$cmd"
+  fi
 done < hack/clis.tsv
 echo "$BIN"

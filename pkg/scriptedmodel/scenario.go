@@ -119,7 +119,8 @@ var Scenarios = []Scenario{
 	{Name: "subagentLoop", Plays: "starts a subagent (claude's Task) that repeats one call",
 		Detector: "identicalCalls", Class: "runaway", Formats: []string{"claude"},
 		reply: func(c *Conversation, _ *Options) Reply {
-			if c.Contains(subagentPrompt) && c.Prompts() == 1 && firstPrompt(c) == subagentPrompt {
+			// Claude Code wraps the subagent's prompt in context of its own.
+			if strings.Contains(firstPrompt(c), subagentPrompt) {
 				if c.Step() < loopCalls {
 					return shell(c, readCmd)
 				}

@@ -23,6 +23,8 @@ type cli struct {
 	args func(prompt string) []string
 	// skip names scenarios this CLI cannot show, with why.
 	skip map[string]string
+	// seed, when set, prepares HOME before the run.
+	seed func(home string) error
 	// own names scenarios the CLI's own guard ends first, with the text its
 	// final result must then report (resultError: agent-error).
 	own map[string]string
@@ -112,6 +114,28 @@ enabled = false
 		args: func(prompt string) []string {
 			return []string{"-p", prompt, "--output-format", "stream-json", "--approval-mode", "yolo", "-m", "gemini-2.5-flash"}
 		},
+	},
+	{
+		name: "opencode", format: "opencode",
+		env: func(model string) []string {
+			return []string{
+				"OPENCODE_CONFIG_CONTENT=" + mustJSON(map[string]any{
+					"model": "anthropic/" + modelName, "small_model": "anthropic/" + modelName,
+					"autoupdate": false, "share": "disabled",
+					"permission": map[string]any{"*": "allow", "bash": "allow", "edit": "allow", "external_directory": "allow"},
+					"provider":   map[string]any{"anthropic": map[string]any{"options": map[string]any{"baseURL": model + "/v1", "apiKey": "scripted"}}},
+				}),
+				"OPENCODE_DISABLE_MODELS_FETCH=true", "OPENCODE_DISABLE_AUTOUPDATE=true", "OPENCODE_DISABLE_DEFAULT_PLUGINS=true",
+				"OPENCODE_DISABLE_LSP_DOWNLOAD=true", "OPENCODE_DISABLE_SHARE=true",
+			}
+		},
+		args: func(prompt string) []string { return []string{"run", "--format", "json", prompt} },
+		// Without its plugin SDK in the config folder, opencode fetches it
+		// from the npm registry at every start.
+		seed: func(home string) error {
+			return os.CopyFS(filepath.Join(home, ".config", "opencode"), os.DirFS(filepath.Join(clisDir, "opencode-config")))
+		},
+		skip: map[string]string{"whitespace": "opencode run --format json prints whole text parts, no deltas: degeneration is blind (DeltasHidden)"},
 	},
 }
 

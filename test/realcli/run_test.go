@@ -36,9 +36,29 @@ type outcome struct {
 	stream  string // the CLI's stdout, as recorded
 }
 
+// launch is how one run starts its CLI: the command and its environment
+// (besides PATH and HOME), given the model's URL, HOME and the work folder.
+type launch func(model, home, work string) (argv, env []string, err error)
+
 // run plays scenario to a CLI through `turnwatch-sidecar watch`, then
 // replays what it printed. guards are the guards file's fields.
 func run(t *testing.T, c cli, sc scriptedmodel.Scenario, opts scriptedmodel.Options, guards map[string]any) outcome {
+	return runWith(t, c.name, c.format, func(model, home, work string) ([]string, []string, error) {
+		if c.files != nil {
+			if err := writeFiles(c.files(model), home, work); err != nil {
+				return nil, nil, err
+			}
+		}
+		if c.seed != nil {
+			if err := c.seed(home); err != nil {
+				return nil, nil, err
+			}
+		}
+		return append([]string{filepath.Join(clisDir, c.name)}, c.args(prompt)...), c.env(model), nil
+	}, sc, opts, guards)
+}
+
+func runWith(t *testing.T, name, format string, start launch, sc scriptedmodel.Scenario, opts scriptedmodel.Options, guards map[string]any) outcome {
 	t.Helper()
 	opts.Scenario = sc
 	model, err := scriptedmodel.New(opts)
@@ -61,10 +81,9 @@ func run(t *testing.T, c cli, sc scriptedmodel.Scenario, opts scriptedmodel.Opti
 			t.Fatal(err)
 		}
 	}
-	if c.files != nil {
-		if err := writeFiles(c.files(url), home, work); err != nil {
-			t.Fatal(err)
-		}
+	cmdline, env, err := start(url, home, work)
+	if err != nil {
+		t.Fatal(err)
 	}
 	guardsFile := filepath.Join(dir, "guards.json")
 	if err := os.WriteFile(guardsFile, []byte(mustJSON(guards)), 0o644); err != nil {
@@ -78,11 +97,10 @@ func run(t *testing.T, c cli, sc scriptedmodel.Scenario, opts scriptedmodel.Opti
 	defer stream.Close()
 
 	mark := calls.mark()
-	argv := append([]string{"watch", "--format", c.format, "--guards", guardsFile, "--grace", "10s", "--tick", "200ms", "--",
-		filepath.Join(clisDir, c.name)}, c.args(prompt)...)
+	argv := append([]string{"watch", "--format", format, "--guards", guardsFile, "--grace", "10s", "--tick", "200ms", "--"}, cmdline...)
 	cmd := exec.Command(sidecarBin, argv...)
 	cmd.Dir = work
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TERM=dumb", "LANG=C.UTF-8"}, c.env(url)...)
+	cmd.Env = append([]string{"PATH=" + clisDir + ":" + os.Getenv("PATH"), "HOME=" + home, "TERM=dumb", "LANG=C.UTF-8"}, env...)
 	cmd.Stdout = stream
 	cmd.Stdin = nil
 	stderr, err := cmd.StderrPipe()
@@ -101,7 +119,7 @@ func run(t *testing.T, c cli, sc scriptedmodel.Scenario, opts scriptedmodel.Opti
 	// A CLI that hangs is stopped by watch (SIGTERM to its group, SIGKILL
 	// after the grace), so the test ends and says so.
 	timer := time.AfterFunc(3*time.Minute, func() {
-		t.Errorf("%s/%s still running after 3m: stopping it", c.name, sc.Name)
+		t.Errorf("%s/%s still running after 3m: stopping it", name, sc.Name)
 		cmd.Process.Signal(syscall.SIGTERM)
 	})
 	defer timer.Stop()
@@ -127,18 +145,18 @@ func run(t *testing.T, c cli, sc scriptedmodel.Scenario, opts scriptedmodel.Opti
 	}
 	o.exit = cmd.ProcessState.ExitCode()
 	if waitErr != nil && o.exit != 3 {
-		t.Logf("%s exited %d: %v\nstderr:\n%s", c.name, o.exit, waitErr, tail(errText.String(), 3000))
+		t.Logf("%s exited %d: %v\nstderr:\n%s", name, o.exit, waitErr, tail(errText.String(), 3000))
 	}
 	if got := calls.since(mark); len(got) > 0 {
-		t.Errorf("%s tried to reach something besides the scripted model: %v", c.name, got)
+		t.Errorf("%s tried to reach something besides the scripted model: %v", name, got)
 	}
 	b, err := os.ReadFile(streamFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	o.stream = string(b)
-	keep(t, c.name, sc.Name, b)
-	o.report = replay(t, c.format, guardsFile, streamFile)
+	keep(t, name, sc.Name, b)
+	o.report = replay(t, format, guardsFile, streamFile)
 	return o
 }
 

@@ -3,6 +3,7 @@
 package realcli
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 func TestScenarios(t *testing.T) {
 	for _, c := range clis {
 		t.Run(c.name, func(t *testing.T) {
+			defer logStops(t, c.name)
 			for _, sc := range scriptedmodel.Scenarios {
 				t.Run(sc.Name, func(t *testing.T) {
 					if !sc.Applies(c.format) {
@@ -79,6 +81,8 @@ func checkScenario(t *testing.T, c cli, sc scriptedmodel.Scenario) {
 		// without timestamps cannot.
 		if o.trip == nil || o.trip.Detector != "stall" {
 			t.Errorf("watch's trip %+v, want stall", o.trip)
+		} else {
+			stops[c.name] = append(stops[c.name], o.stopped)
 		}
 	case sc.Detector == "lengthStop":
 		if r.StopReason != "length" && r.ResultError == "" {
@@ -90,8 +94,26 @@ func checkScenario(t *testing.T, c cli, sc scriptedmodel.Scenario) {
 		}
 		if o.trip == nil {
 			t.Errorf("watch did not stop the CLI (exit %d)", o.exit)
-		} else if o.stopped > 5*time.Second {
+		} else {
+			stops[c.name] = append(stops[c.name], o.stopped)
+		}
+		if o.stopped > 5*time.Second {
 			t.Errorf("the CLI took %v to stop after the trip, want under 5s", o.stopped)
 		}
 	}
+}
+
+// stops holds, per CLI, how long it took to be gone after each trip
+// (SIGTERM to its process group, SIGKILL after watch's grace).
+var stops = map[string][]time.Duration{}
+
+// logStops reports a CLI's stop latency: p50 and p99 over its trips.
+func logStops(t *testing.T, name string) {
+	d := slices.Clone(stops[name])
+	if len(d) == 0 {
+		return
+	}
+	slices.Sort(d)
+	q := func(p float64) time.Duration { return d[min(len(d)-1, int(p*float64(len(d))))] }
+	t.Logf("stop latency %s: p50 %v, p99 %v, max %v over %d trips", name, q(0.50).Round(time.Millisecond), q(0.99).Round(time.Millisecond), d[len(d)-1].Round(time.Millisecond), len(d))
 }
