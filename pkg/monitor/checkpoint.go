@@ -41,6 +41,7 @@ type snapshot struct {
 	ErrNote  []byte
 	ResErr   []byte
 	Failed   bool
+	CLIStop  bool
 	Closed   Money
 	Seg      Money
 	Open     Money
@@ -56,6 +57,7 @@ type snapshot struct {
 
 type msgSnapshot struct {
 	Open, Speaks, HasStop  bool
+	WeakStop               bool
 	ID                     uint64
 	Calls, StopLine        int
 	Stop                   string
@@ -78,13 +80,13 @@ type agentSnapshot struct {
 }
 
 func snapMessage(m *message) msgSnapshot {
-	return msgSnapshot{Open: m.open, Speaks: m.speaks, HasStop: m.hasStop, ID: m.id, Calls: m.calls,
+	return msgSnapshot{Open: m.open, Speaks: m.speaks, HasStop: m.hasStop, WeakStop: m.weakStop, ID: m.id, Calls: m.calls,
 		StopLine: m.stopLine, Stop: m.stop, In: m.toks.input, Out: m.toks.output,
 		CRead: m.toks.cacheRead, CWrite: m.toks.cacheWrite, Model: m.model.bytes(), Rep: m.rep, Deltas: m.deltas}
 }
 
 func (s *msgSnapshot) message() message {
-	m := message{open: s.Open, speaks: s.Speaks, hasStop: s.HasStop, id: s.ID, calls: s.Calls,
+	m := message{open: s.Open, speaks: s.Speaks, hasStop: s.HasStop, weakStop: s.WeakStop, id: s.ID, calls: s.Calls,
 		stopLine: s.StopLine, stop: s.Stop,
 		toks: tokens{input: s.In, output: s.Out, cacheRead: s.CRead, cacheWrite: s.CWrite}, rep: s.Rep, deltas: s.Deltas}
 	m.model.set(s.Model)
@@ -103,7 +105,7 @@ func (e *Engine) Checkpoint() ([]byte, error) {
 		Lines: e.lines, Unparsed: e.unparsed, Ignored: e.ignored, Live: e.live, Result: e.result, Stopped: e.stopped, Finished: e.finished,
 		StopLine: e.stopLine, LastTime: e.lastTime, Trips: e.trips, Nudges: e.nudges, Anon: e.anon,
 		Msg:     snapMessage(&e.msg),
-		LastSig: e.lastSig, ErrNote: e.errNote.raw(), ResErr: e.resultErr.raw(), Failed: e.failed,
+		LastSig: e.lastSig, ErrNote: e.errNote.raw(), ResErr: e.resultErr.raw(), Failed: e.failed, CLIStop: e.cliStop,
 		Closed: e.closed, Seg: e.seg, Open: e.open, Session: e.sessionModel.bytes(),
 		X: e.x, Agent: e.agent, Tick: e.tick, OtherOpen: e.otherOpen, Subagents: e.subagents,
 	}
@@ -169,7 +171,7 @@ func (e *Engine) Restore(data []byte) error {
 	e.lastSig = s.LastSig
 	e.errNote.set(s.ErrNote)
 	e.resultErr.set(s.ResErr)
-	e.failed = s.Failed
+	e.failed, e.cliStop = s.Failed, s.CLIStop
 	e.closed, e.seg, e.open = s.Closed, s.Seg, s.Open
 	e.sessionModel.set(s.Session)
 	e.priceCache.ok = false

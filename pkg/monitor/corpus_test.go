@@ -38,7 +38,8 @@ func TestCorpus(t *testing.T) {
 		// A step_finish without a reason is not the final result event.
 		{"opencode/takopi_opencode_stream_success_no_reason.jsonl", Report{Lines: 3, CostUSD: "0.002", Result: false}, ""},
 		// 0.001604 + 0.000936 + 0.00032 + 0.000602, exactly.
-		{"pi/takopi_pi_print_mode_events.jsonl", Report{Lines: 50, Steps: 1, CostUSD: "0.003462", StopReason: StopEnd, Result: true}, ""},
+		{"pi/takopi_pi_print_mode_events.jsonl", Report{Lines: 50, Steps: 1, CostUSD: "0.003462", StopReason: StopEnd, Result: true, Ignored: 4},
+			"auto_compaction_* and auto_retry_* notices are ignored"},
 		{"pi/takopi_pi_stream_error.jsonl", Report{Lines: 3, CostUSD: "0.00", StopReason: StopError, Result: true, ResultError: "Upstream error"}, ""},
 		{"pi/takopi_pi_stream_success.jsonl", Report{Lines: 8, Steps: 2, CostUSD: "0.00", StopReason: StopEnd, Result: true}, ""},
 		// 1500 input + 1000 cached + 200 output tokens at gemini-2.5-pro

@@ -24,17 +24,21 @@ func cycles(s *State) (reason, message string, failed bool) {
 // cycleTrack holds the last maxCycle signatures and, per period p, how many
 // calls in a row equalled the call p before them: the last Run[p] + p calls
 // then have period p, so they hold (Run[p] + p) / p copies. Its size is
-// fixed however long the turn runs. Fields are exported for the checkpoint.
+// fixed however long the turn runs. From is the index of the first call
+// that counts (an answer-aware restart moves it): a call before it is never
+// part of a cycle. Fields are exported for the checkpoint.
 type cycleTrack struct {
-	Sig [maxCycle]uint64
-	N   int
-	Run [maxCycle + 1]int
+	Sig  [maxCycle]uint64
+	N    int
+	Run  [maxCycle + 1]int
+	From int
 }
 
-// push folds the signature of a call whose arguments are complete.
+// push folds the signature of a call whose arguments are complete. A call
+// only extends a run when the call p before it counts (is from From on).
 func (c *cycleTrack) push(sig uint64) {
 	for p := minCycle; p <= maxCycle; p++ {
-		if c.N >= p && c.back(p) == sig {
+		if c.N-p >= c.From && c.back(p) == sig {
 			c.Run[p]++
 		} else {
 			c.Run[p] = 0
@@ -71,9 +75,11 @@ func (c *cycleTrack) allSame(p int) bool {
 }
 
 // restart makes the count start at the call k calls back (1 = the latest):
-// answer-aware identity says the world moved there.
+// answer-aware identity says the world moved there. The calls before it
+// are never part of a cycle again, not even for a later call (From).
 func (c *cycleTrack) restart(k int) {
 	for p := minCycle; p <= maxCycle; p++ {
 		c.Run[p] = min(c.Run[p], max(0, k-p))
 	}
+	c.From = max(c.From, c.N-k)
 }

@@ -53,6 +53,9 @@ type Engine struct {
 	// event's failure text once failed is set.
 	errNote, resultErr errText
 	failed             bool
+	// cliStop: the last line was an error notice that, if the final
+	// result comes next, is the CLI stopping its own turn (event.cliStop).
+	cliStop bool
 
 	// Cost: the turn's own is closed + seg + open (State.Prior, the earlier
 	// turns', only counts against the cap).
@@ -76,6 +79,7 @@ type message struct {
 	calls    int  // tool calls first seen in it
 	stop     string
 	hasStop  bool
+	weakStop bool // stop came from the stream's message_delta: the message's own line's replaces it
 	stopLine int
 	toks     tokens
 	model    modelName
@@ -153,21 +157,19 @@ func (g Guards) isZero() bool {
 // the clock comes from it, else from now; a zero now means the line carries
 // no clock information (replay of a file without timestamps). It returns
 // what this line produced: nudges, and at most one trip that stops the turn.
-// After a trip, lines are only counted.
+// After a stopping trip nothing more is applied, but each line is still
+// classified (unparsed, ignored) so that the report covers the whole input.
 func (e *Engine) Feed(line []byte, now time.Time) Verdicts {
 	e.lines++
 	e.cur = Verdicts{}
-	if e.stopped || e.finished {
+	if e.finished {
 		return e.cur
 	}
 	t, rest := splitTimestamp(line)
 	if t.IsZero() {
 		t = now
 	}
-	if !t.IsZero() {
-		if e.judgeStall(t, e.lines-1) {
-			return e.cur
-		}
+	if !t.IsZero() && !e.stopped && !e.judgeStall(t, e.lines-1) { // a stall trip still classifies this line
 		e.lastTime = t
 	}
 	if n := len(rest); n == 0 || rest[0] != '{' || rest[n-1] != '}' { // else there is nothing to trim
@@ -184,7 +186,7 @@ func (e *Engine) Feed(line []byte, now time.Time) Verdicts {
 }
 
 // fold parses one line (prefix and spaces trimmed) and applies its event,
-// or counts it unparsed.
+// or counts it unparsed. After a stopping trip it only classifies the line.
 func (e *Engine) fold(line []byte) {
 	e.ev = event{}
 	if !e.parseLine(line) {
@@ -194,7 +196,9 @@ func (e *Engine) fold(line []byte) {
 	if e.ev.ignored {
 		e.ignored++
 	}
-	e.apply()
+	if !e.stopped {
+		e.apply()
+	}
 }
 
 // FeedSkipped counts a line the LineReader skipped for being over the cap:
@@ -203,16 +207,13 @@ func (e *Engine) fold(line []byte) {
 func (e *Engine) FeedSkipped(head []byte, now time.Time) Verdicts {
 	e.lines++
 	e.cur = Verdicts{}
-	if e.stopped || e.finished {
+	if e.finished {
 		return e.cur
 	}
-	if t := e.clock(head, now); !t.IsZero() {
-		if e.judgeStall(t, e.lines-1) {
-			return e.cur
-		}
+	if t := e.clock(head, now); !t.IsZero() && !e.stopped && !e.judgeStall(t, e.lines-1) {
 		e.lastTime = t
 	}
-	e.unparsed++
+	e.unparsed++ // after a trip too
 	return e.cur
 }
 
@@ -274,6 +275,12 @@ func (e *Engine) Finish() Verdicts {
 	e.finished = true
 	if e.live && e.msg.open && e.endMessage() {
 		return e.cur
+	}
+	if e.live && e.agent != 0 { // the end of input ends the main agent's open message too: its stop is the turn's
+		e.switchAgent(nil)
+		if e.msg.open && e.endMessage() {
+			return e.cur
+		}
 	}
 	e.evaluate(atFinish, e.stopLine)
 	return e.cur
@@ -355,6 +362,8 @@ func (e *Engine) apply() {
 	if !e.live {
 		return // after the final result: no steps, trips, nudges or cost
 	}
+	cliStop := e.cliStop // the line before was a notice, and nothing came between
+	e.cliStop = ev.cliStop
 	if ev.errNote != nil {
 		e.errNote.set(ev.errNote)
 	}
@@ -383,6 +392,9 @@ func (e *Engine) apply() {
 	if ev.hasText && e.msg.open && e.block(ev.text, kindText) {
 		return
 	}
+	if ev.hasThinking && e.msg.open && e.block(ev.thinking, kindThinking) {
+		return
+	}
 	if ev.content != nil && e.content(ev.content, ev.contentComplete, ev.contentStrs) {
 		return
 	}
@@ -400,20 +412,39 @@ func (e *Engine) apply() {
 	if ev.costKind != costNone && e.spend() {
 		return
 	}
-	if ev.hasStop && e.msg.open {
-		e.msg.stop, e.msg.hasStop, e.msg.stopLine = ev.stop, true, e.lines
+	if ev.hasStop && e.msg.open && !(ev.weakStop && e.msg.hasStop && !e.msg.weakStop) {
+		e.msg.stop, e.msg.hasStop, e.msg.weakStop, e.msg.stopLine = ev.stop, true, ev.weakStop, e.lines
 	}
-	if ev.turnStop != "" {
+	if ev.turnStop != "" || ev.stopByResult {
 		e.st.StopReason, e.stopLine = ev.turnStop, e.lines
+	}
+	if ev.lastStop != "" && e.st.StopReason == "" { // the last message ended without one
+		e.st.StopReason, e.stopLine = ev.lastStop, e.lines
 	}
 	if (ev.msgEnd || ev.final) && e.msg.open && e.endMessage() {
 		return
 	}
 	if ev.final {
-		e.live, e.result = false, true
-		if ev.failed || ev.failOnErrorStop && e.st.StopReason == StopError {
-			e.settleFailure(ev.errHead, ev.errText)
-		}
+		e.final(cliStop)
+	}
+}
+
+// final ends the turn at its final result event. A failure it reports is
+// the turn's; so is the CLI's own stop (cliStop: an error notice right
+// before a result), even under a success result: that notice ended the
+// turn, so it is not a line that carries nothing.
+func (e *Engine) final(cliStop bool) {
+	ev := &e.ev
+	e.live, e.result = false, true
+	if cliStop {
+		e.ignored--
+	}
+	switch {
+	case ev.failed || ev.failOnErrorStop && e.st.StopReason == StopError:
+		e.settleFailure(ev.errHead, ev.errText)
+	case cliStop:
+		e.settleFailure(nil, nil) // the notice's text (errNote)
+		e.st.StopReason, e.stopLine = StopError, e.lines
 	}
 }
 
@@ -465,6 +496,9 @@ func (e *Engine) delta(raw []byte, isText bool) bool {
 	kind := kindThinking
 	if isText {
 		kind = kindText
+	}
+	if !e.msg.deltas { // a message that streams deltas is read from them only: whole blocks read before them count for nothing
+		e.msg.rep = [2]repeatTracker{}
 	}
 	e.msg.deltas = true
 	e.repeat(raw, kind, true)

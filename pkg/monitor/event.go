@@ -29,6 +29,10 @@ type event struct {
 	// gemini non-delta message); non-space text speaks.
 	text    []byte
 	hasText bool
+	// thinking is a complete thinking block (codex reasoning item,
+	// opencode reasoning part): read for repetition, never speaking.
+	thinking    []byte
+	hasThinking bool
 
 	// content is a raw JSON array of content blocks (pi, claude): tool calls,
 	// text, tool results, read in order by the fold.
@@ -50,10 +54,20 @@ type event struct {
 	agent []byte
 
 	// Stop reason from a message end event, normalized ("" none seen).
-	stop    string
-	hasStop bool
-	// turnStop sets the stop reason directly (codex turn.failed, gemini error result).
-	turnStop string
+	// weakStop marks one from a stream's message_delta (claude with partial
+	// messages): the message's own line's stop reason, when set, wins.
+	stop     string
+	hasStop  bool
+	weakStop bool
+	// turnStop sets the stop reason directly (codex turn.failed, gemini
+	// error result, opencode error); with stopByResult, the format's stop
+	// reason is its final result's, and "" sets it too (codex and gemini
+	// streams carry no stop reason: error when the result reports a
+	// failure, else ""). lastStop is claude's result stop_reason: the last
+	// message's when that message had none.
+	turnStop     string
+	stopByResult bool
+	lastStop     string
 
 	// The agent's own error text, raw (still escaped). failed marks a final
 	// event that reports a failure; errHead and errText are its text (joined
@@ -66,6 +80,10 @@ type event struct {
 	failOnErrorStop  bool
 	errHead, errText []byte
 	errNote          []byte
+	// cliStop marks an error notice that, when only the final result
+	// follows it, is the CLI stopping its own turn (gemini's loop guard):
+	// the turn failed with the notice's text, and the line is not ignored.
+	cliStop bool
 
 	// Cost.
 	costKind costKind

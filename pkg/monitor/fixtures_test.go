@@ -38,6 +38,11 @@ var fixtureReports = []struct {
 	{"gemini_0.11_stats.jsonl", FormatGemini, Report{Lines: 6, Steps: 1, CostUSD: "0.00385", Result: true}},
 	// A second init reopens the turn: both runs' steps and cost count.
 	{"gemini_two_runs.jsonl", FormatGemini, Report{Lines: 9, Steps: 2, CostUSD: "0.00165", Result: true}},
+	// Gemini CLI's own loop guard: an error notice, then a success result.
+	// The notice ended the turn: it is the failure, not an ignored line.
+	// 400 input and 40 output tokens at gemini-2.5-flash rates.
+	{"gemini_loop_guard.jsonl", FormatGemini, Report{Lines: 10, Steps: 3, CostUSD: "0.00022", StopReason: StopError, Result: true,
+		ResultError: "Loop detected, stopping execution"}},
 	// Three opencode runs appended to one log: a step_start after a final
 	// step_finish reopens the turn.
 	{"opencode_three_runs.jsonl", FormatOpencode, Report{Lines: 12, Steps: 3, CostUSD: "0.005", StopReason: StopEnd, Result: true}},

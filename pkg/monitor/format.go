@@ -163,7 +163,7 @@ func sniff(line []byte) string {
 	case "agent_start", "agent_end", "turn_start", "turn_end", "message_start", "message_update",
 		"message_end", "tool_execution_start", "tool_execution_update", "tool_execution_end",
 		"auto_compaction_start", "auto_compaction_end", "auto_retry_start", "auto_retry_end",
-		"session", "extension_ui_request", "hook_ui_request":
+		"compaction_start", "compaction_end", "queue_update", "session", "extension_ui_request", "hook_ui_request":
 		return FormatPi
 	case "system", "assistant", "user", "stream_event", "rate_limit_event":
 		return FormatClaude

@@ -14,13 +14,16 @@ import "bytes"
 //     so a model message is a message id, ended by a new id, a user line,
 //     result, or the end of input. Its usage is replaced, not summed, and
 //     priced by message.model; its stop_reason (when not null) is read here.
+//     Claude Code 2.x prints stop_reason null there: then the stop is its
+//     stream's message_delta stop_reason, else the result's stop_reason
+//     when this was the last message (SPEC.md "Stop reasons, precisely").
 //   - user lines end the model message and carry tool_result blocks.
 //   - result is the final result event; total_cost_usd replaces the
 //     session's priced estimate.
 //   - stream_event: content_block_start of a tool_use is a step at first
 //     sight; content_block_delta text_delta/thinking_delta are the deltas;
-//     message_start/message_delta usage updates the message's tokens. Stop
-//     reasons are not read from these partials.
+//     message_start/message_delta usage updates the message's tokens;
+//     message_delta ends the message's API stream with its stop_reason.
 func parseClaude(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 	switch string(typ) {
 	case "assistant":
@@ -147,7 +150,7 @@ func claudeResult(s *scanner, o *obj, ev *event) bool {
 			}
 		case "stop_reason":
 			if r, _ := s.strOrNull(); r != nil {
-				ev.turnStop = claudeStop(r)
+				ev.lastStop = claudeStop(r)
 			}
 		default:
 			s.skip()
@@ -288,6 +291,11 @@ func readClaudeDelta(s *scanner, ev *event) {
 			typ, _ = s.str()
 		case "text", "thinking":
 			text, _ = s.text()
+		case "stop_reason": // message_delta: the message's stop, when its assistant line has none
+			if r, _ := s.strOrNull(); r != nil {
+				ev.setStop(claudeStop(r))
+				ev.weakStop = true
+			}
 		default:
 			s.skip()
 		}

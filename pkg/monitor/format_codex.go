@@ -9,7 +9,8 @@ package monitor
 // (command_execution, file_change, mcp_tool_call, web_search,
 // collab_tool_call) is one tool-only message, counted at the first sight of
 // its id; each completed agent_message is one message that speaks.
-// reasoning, todo_list and error items carry nothing the detectors use.
+// A completed reasoning item is a message of one whole thinking block (read
+// for repetition); todo_list and error items carry nothing the detectors use.
 // The stream names no model: usage is priced with the price table's
 // defaultModel for codex.
 //
@@ -28,10 +29,10 @@ func parseCodex(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 	case "turn.started":
 		ev.start = true
 	case "turn.completed":
-		ev.final = true
+		ev.final, ev.stopByResult = true, true
 		return codexUsage(s, o, ev)
 	case "turn.failed": // the agent's own failure: {"error":{"message":..}}
-		ev.final, ev.turnStop, ev.failed = true, StopError, true
+		ev.final, ev.turnStop, ev.stopByResult, ev.failed = true, StopError, true, true
 		for s.into(o, "error") {
 			var eo obj
 			for s.find(&eo, "message") {
@@ -130,7 +131,12 @@ func codexItem(s *scanner, o *obj, completed bool, ev *event) bool {
 			ev.msgOpen, ev.msgEnd = true, true
 			ev.text, ev.hasText = text, true
 		}
-	case "reasoning", "todo_list", "error", "plan":
+	case "reasoning": // a whole thinking block, its own message (it neither speaks nor calls)
+		if completed {
+			ev.msgOpen, ev.msgEnd = true, true
+			ev.thinking, ev.hasThinking = text, true
+		}
+	case "todo_list", "error", "plan":
 	default:
 		return false // an item type this engine does not know
 	}

@@ -10,7 +10,9 @@ package monitor
 //
 // Gemini has no message ids or message end events: a model message is the
 // run of assistant messages and tool_use events of one model call, ended by
-// the next tool_result, user message or result. Assistant messages with
+// the next tool_result, user message or result. An error event directly
+// before the result is the CLI's own stop (SPEC.md "A CLI's own guard is a
+// failure the agent reports"). Assistant messages with
 // delta true are the deltas. result is the final result event; its stats
 // are cumulative token counts for the session, priced by the init model.
 func parseGemini(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
@@ -77,7 +79,7 @@ func parseGemini(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 		}
 		ev.addAnswer(toolID, nil, string(status) == "error", answer)
 	case "result":
-		ev.endBefore, ev.final = true, true
+		ev.endBefore, ev.final, ev.stopByResult = true, true, true
 		if hasStats {
 			ev.costKind = costTokensTotal
 			ev.toks = tokens{input: in, cacheRead: cached, output: out}
@@ -85,8 +87,13 @@ func parseGemini(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 		if string(status) == "error" {
 			ev.turnStop, ev.failed, ev.errText = StopError, true, errMsg
 		}
-	case "error": // a warning or error notice, kept as the text of a failed result that names none
-		ev.ignored = true
+	case "error": // a warning or error notice (severity warning|error)
+		// It is the failure's text when the result names none; when nothing
+		// but the result follows it, it is the CLI stopping its own turn
+		// ("Loop detected, stopping execution", "Maximum session turns
+		// exceeded"), a failure even under a success result (Engine.cliStop).
+		// Until then it is a notice that carries nothing.
+		ev.ignored, ev.cliStop = true, true
 		ev.errNote = message
 	default:
 		return false

@@ -14,11 +14,10 @@ func parseOpencode(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 	case "step_start":
 		// A step after the final result (or after an error) reopens the turn.
 		ev.msgOpen, ev.start = true, !e.live
-	case "text", "tool_use", "step_finish":
+	case "text", "reasoning", "tool_use", "step_finish":
 		return opencodePart(s, o, string(typ), ev)
 	case "error":
 		return opencodeError(s, o, ev)
-	case "reasoning":
 	default:
 		return false
 	}
@@ -57,6 +56,8 @@ func opencodePart(s *scanner, o *obj, typ string, ev *event) bool {
 	switch typ {
 	case "text":
 		ev.text, ev.hasText = text, true
+	case "reasoning": // a whole thinking block of the step
+		ev.thinking, ev.hasThinking = text, true
 	case "tool_use":
 		ev.addCall(callID, tool, input, true)
 		if string(status) == "completed" || string(status) == "error" {

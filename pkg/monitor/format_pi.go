@@ -5,7 +5,8 @@ import "bytes"
 // pi --mode json: one JSON object per AgentEvent (pi-mono
 // packages/agent/src/types.ts AgentEvent; packages/ai/src/types.ts
 // AssistantMessage and AssistantMessageEvent), plus the coding agent's
-// session events (auto_compaction_*, auto_retry_*, and a "session" header),
+// session events (auto_compaction_*, auto_retry_*, compaction_*,
+// queue_update, and a "session" header),
 // and in RPC mode (pi --mode rpc, packages/coding-agent/src/modes/rpc/
 // rpc-types.ts) command replies ("response") and UI requests
 // ("extension_ui_request", earlier "hook_ui_request"), which are ignored.
@@ -31,8 +32,12 @@ func parsePi(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 		ev.start, ev.newSegment = true, true
 	case "agent_end": // a failure when the last message stopped with an error
 		ev.final, ev.failOnErrorStop = true, true
-	case "turn_start", "tool_execution_update", "auto_compaction_start", "auto_compaction_end",
-		"auto_retry_start", "auto_retry_end":
+	case "turn_start", "tool_execution_update":
+	case "auto_compaction_start", "auto_compaction_end", "auto_retry_start", "auto_retry_end",
+		"compaction_start", "compaction_end", "queue_update":
+		// The coding agent's notices (compaction_* and queue_update are pi
+		// 0.7x's names beside the older auto_compaction_*): they carry nothing.
+		ev.ignored = true
 	case "session", "response", "extension_ui_request", "hook_ui_request":
 		// The session header ({"type":"session","version":3,"id","timestamp","cwd"})
 		// and RPC mode's command replies and UI requests: they carry nothing.

@@ -99,8 +99,10 @@ var Scenarios = []Scenario{
 		reply: func(c *Conversation, o *Options) Reply {
 			return Reply{Status: o.errorStatus()}
 		}},
+	// 15s: opencode prints nothing for its first seconds, longer than a
+	// shorter timeout, before it asks the model anything.
 	{Name: "stall", Plays: "stops streaming in the middle of a message",
-		Detector: "stall", Class: "stalled", Guard: "stallTimeout=5s",
+		Detector: "stall", Class: "stalled", Guard: "stallTimeout=15s",
 		reply: func(c *Conversation, _ *Options) Reply {
 			return Reply{Text: []string{"Let me look at ", "the file."}, Stop: StopEnd, Pause: true}
 		}},

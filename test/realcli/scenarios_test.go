@@ -52,8 +52,10 @@ func checkScenario(t *testing.T, c cli, sc scriptedmodel.Scenario) {
 	if first := main[0].Conversation; !first.Fresh() {
 		t.Errorf("first request carries %d earlier messages: want a fresh conversation", len(first.Messages))
 	}
-	if r.Unparsed != 0 {
-		t.Errorf("unparsed lines: %d", r.Unparsed)
+	// A CLI stopped mid-write may leave its last line cut: that one line,
+	// and only then, is unparsed.
+	if cut := o.trip != nil && !strings.HasSuffix(o.stream, "\n"); r.Unparsed > 1 || (r.Unparsed == 1 && !cut) {
+		t.Errorf("unparsed lines: %d (last line cut: %v)", r.Unparsed, cut)
 	}
 	switch ownText, own := c.own[sc.Name]; {
 	case own:
