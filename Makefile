@@ -47,7 +47,7 @@ vet: ## go vet.
 ##@ Test
 
 .PHONY: test
-test: verify-generated vet check-dockerfile helm-lint helm-template test-unit fuzz-brief test-envtest test-e2e ## Everything: what CI runs (the README's test command).
+test: verify-generated vet check-dockerfile helm-lint helm-template test-unit fuzz-brief test-envtest test-cli test-e2e ## Everything: what CI runs (the README's test command).
 
 .PHONY: check-dockerfile
 check-dockerfile: ## Check the Dockerfile without a Docker engine (COPY sources exist; the build stage runs as a script).

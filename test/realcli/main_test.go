@@ -40,6 +40,10 @@ func TestMain(m *testing.M) {
 		os.Exit(reexecSealed())
 	}
 	sidecarBin = os.Getenv("TURNWATCH_REALCLI_SIDECAR")
+	if err := mountHook(os.Getenv("TURNWATCH_REALCLI_HOOK")); err != nil {
+		fmt.Fprintln(os.Stderr, "realcli:", err)
+		os.Exit(1)
+	}
 	if err := sealLoopback(); err != nil {
 		fmt.Fprintln(os.Stderr, "realcli:", err)
 		os.Exit(1)
@@ -63,20 +67,26 @@ func reexecSealed() int {
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "turnwatch-sidecar")
-	build := exec.Command("go", "build", "-o", bin, "turnwatch.dev/turnwatch/sidecar")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "realcli: building the sidecar:", err)
-		return 1
+	hook := filepath.Join(dir, "turnwatch-hook")
+	for out, pkg := range map[string]string{bin: "turnwatch.dev/turnwatch/sidecar", hook: "turnwatch.dev/turnwatch/cmd/turnwatch-hook"} {
+		build := exec.Command("go", "build", "-o", out, pkg)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "realcli: building", pkg+":", err)
+			return 1
+		}
 	}
 	unshare, err := exec.LookPath("unshare")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "realcli: unshare (util-linux) is needed to seal the CLIs off:", err)
 		return 1
 	}
-	cmd := exec.Command(unshare, append([]string{"--net", "--"}, os.Args...)...)
+	// A mount namespace too: the samples' hooks live at /run/turnwatch, as
+	// in a Pod, on a tmpfs only this process tree sees.
+	cmd := exec.Command(unshare, append([]string{"--net", "--mount", "--"}, os.Args...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = append(os.Environ(), sealedEnv+"=1", "TURNWATCH_REALCLI_SIDECAR="+bin)
+	cmd.Env = append(os.Environ(), sealedEnv+"=1", "TURNWATCH_REALCLI_SIDECAR="+bin, "TURNWATCH_REALCLI_HOOK="+hook)
 	if err := cmd.Run(); err != nil {
 		if ee, ok := err.(*exec.ExitError); ok {
 			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Exited() {
@@ -101,4 +111,23 @@ func sealLoopback() error {
 		}
 	}
 	return nil
+}
+
+// mountHook puts turnwatch-hook at /run/turnwatch/bin, where the sidecar
+// puts it in a Pod, on a tmpfs of this mount namespace.
+func mountHook(hook string) error {
+	if err := os.MkdirAll("/run/turnwatch", 0o755); err != nil {
+		return err
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "turnwatch", "/run/turnwatch").CombinedOutput(); err != nil {
+		return fmt.Errorf("mount tmpfs /run/turnwatch: %v: %s", err, out)
+	}
+	b, err := os.ReadFile(hook)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll("/run/turnwatch/bin", 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile("/run/turnwatch/bin/turnwatch-hook", b, 0o755)
 }

@@ -5,6 +5,7 @@ package realcli
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -47,7 +48,8 @@ func TestSamples(t *testing.T) {
 				t.Errorf("the sample's task did not succeed: %+v", r)
 			}
 			if !o.model.Told("PRETTY_NAME") {
-				t.Errorf("the model never saw the tool's answer (/etc/os-release)")
+				last := o.model.Requests()
+				t.Errorf("the model never saw the tool's answer (/etc/os-release); its last request: %s", around(string(last[len(last)-1].Body), "functionResponse", 700))
 			}
 		})
 	}
@@ -95,4 +97,13 @@ func sampleLaunch(run *twv1.AgentRun) launch {
 		}
 		return append(append([]string{}, c.Command...), c.Args...), env, nil
 	}
+}
+
+// around is the text of s around the first sub, for a failure's message.
+func around(s, sub string, n int) string {
+	i := strings.Index(s, sub)
+	if i < 0 {
+		return tail(s, n)
+	}
+	return s[max(0, i-n/4):min(len(s), i+n)]
 }
