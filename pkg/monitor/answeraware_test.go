@@ -6,10 +6,6 @@ import "testing"
 // progress; one that gets the same answer is a loop. Errors never count as
 // the world moving.
 func TestAnswerAware(t *testing.T) {
-	type call struct {
-		sig, answer string
-		err         bool
-	}
 	poll := func(answers ...string) []call {
 		var c []call
 		for _, a := range answers {
@@ -37,16 +33,7 @@ func TestAnswerAware(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := &stream{}
-			var lines []int
-			for _, c := range tt.calls {
-				id := s.id("toolu")
-				s.add(cAssistant(s.id("msg"), []any{map[string]any{"type": "tool_use", "id": id, "name": "poll",
-					"input": map[string]any{"job": c.sig}}}, "tool_use"))
-				lines = append(lines, s.len())
-				s.add(js(map[string]any{"type": "user", "parent_tool_use_id": nil, "message": map[string]any{"role": "user",
-					"content": []any{map[string]any{"type": "tool_result", "tool_use_id": id, "content": c.answer, "is_error": c.err}}}}))
-			}
+			s, lines := pollStream(tt.calls)
 			g := guards(func(g *Guards) { g.AnswerAware = tt.aware; g.CycleRepeats = 4 })
 			r := replayLines(t, FormatClaude, g, s.lines)
 			if tt.tripAt < 0 {
@@ -60,4 +47,27 @@ func TestAnswerAware(t *testing.T) {
 			}
 		})
 	}
+}
+
+// call is one poll of the answer-aware tests: its signature (the "job"
+// argument), its answer and whether the answer is an error.
+type call struct {
+	sig, answer string
+	err         bool
+}
+
+// pollStream is a claude stream of "poll" calls, each answered as given; it
+// returns the stream and the line of each call.
+func pollStream(calls []call) (*stream, []int) {
+	s := &stream{}
+	var lines []int
+	for _, c := range calls {
+		id := s.id("toolu")
+		s.add(cAssistant(s.id("msg"), []any{map[string]any{"type": "tool_use", "id": id, "name": "poll",
+			"input": map[string]any{"job": c.sig}}}, "tool_use"))
+		lines = append(lines, s.len())
+		s.add(js(map[string]any{"type": "user", "parent_tool_use_id": nil, "message": map[string]any{"role": "user",
+			"content": []any{map[string]any{"type": "tool_result", "tool_use_id": id, "content": c.answer, "is_error": c.err}}}}))
+	}
+	return s, lines
 }

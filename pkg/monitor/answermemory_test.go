@@ -8,10 +8,6 @@ import "testing"
 // calls from the restart on: a call before the restart is never part of a
 // cycle (SPEC.md "Answer memory").
 func TestAnswerMemory(t *testing.T) {
-	type call struct {
-		sig, answer string
-		err         bool
-	}
 	ok := func(sig, answer string) call { return call{sig, answer, false} }
 	fail := func(sig string) call { return call{sig, "boom", true} }
 	tests := []struct {
@@ -39,16 +35,7 @@ func TestAnswerMemory(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := &stream{}
-			var lines []int
-			for _, c := range tt.calls {
-				id := s.id("toolu")
-				s.add(cAssistant(s.id("msg"), []any{map[string]any{"type": "tool_use", "id": id, "name": "poll",
-					"input": map[string]any{"job": c.sig}}}, "tool_use"))
-				lines = append(lines, s.len())
-				s.add(js(map[string]any{"type": "user", "parent_tool_use_id": nil, "message": map[string]any{"role": "user",
-					"content": []any{map[string]any{"type": "tool_result", "tool_use_id": id, "content": c.answer, "is_error": c.err}}}}))
-			}
+			s, lines := pollStream(tt.calls)
 			g := guards(func(g *Guards) { g.AnswerAware = true; g.CycleRepeats = tt.cycles; g.ErrorRepeats = 0 })
 			r := replayLines(t, FormatClaude, g, s.lines)
 			if tt.tripAt < 0 {
