@@ -17,9 +17,9 @@ type Scenario struct {
 	// default guards (with Guard set); both empty for a healthy turn, Class
 	// "agent-error" alone for a failure the CLI reports.
 	Detector, Class string
-	// Guard is the one guard the scenario needs beyond the defaults, as
-	// name=value ("" when the defaults catch it).
-	Guard string
+	// Guards are the guards the scenario needs beyond the defaults, as a
+	// guards file's JSON object ("" when the defaults catch it).
+	Guards string
 	// Formats, when set, are the only stream formats whose CLI has what the
 	// scenario plays (a subagent tool).
 	Formats []string
@@ -55,7 +55,7 @@ var Scenarios = []Scenario{
 			return text(answer)
 		}},
 	{Name: "cycle", Plays: "alternates two shell calls, 8 times each",
-		Detector: "cycles", Class: "runaway", Guard: "cycleRepeats=4",
+		Detector: "cycles", Class: "runaway", Guards: `{"cycleRepeats": 4}`,
 		reply: func(c *Conversation, _ *Options) Reply {
 			cmds := []string{readCmd, "cat /etc/hostname"}
 			if s := c.Step(); s < 2*loopCalls {
@@ -102,12 +102,12 @@ var Scenarios = []Scenario{
 	// 15s: opencode prints nothing for its first seconds, longer than a
 	// shorter timeout, before it asks the model anything.
 	{Name: "stall", Plays: "stops streaming in the middle of a message",
-		Detector: "stall", Class: "stalled", Guard: "stallTimeout=15s",
+		Detector: "stall", Class: "stalled", Guards: `{"stallTimeout": "15s"}`,
 		reply: func(c *Conversation, _ *Options) Reply {
 			return Reply{Text: []string{"Let me look at ", "the file."}, Stop: StopEnd, Pause: true}
 		}},
 	{Name: "overspend", Plays: "reports 150,000 input tokens on each of 6 calls",
-		Detector: "spend", Class: "overspend", Guard: "maxCostUSD=0.10",
+		Detector: "spend", Class: "overspend", Guards: `{"maxCostUSD": "0.10"}`,
 		reply: func(c *Conversation, _ *Options) Reply {
 			// Below every CLI's context window: a CLI that compacts its
 			// history would start the script over.

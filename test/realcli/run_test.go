@@ -11,8 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -192,13 +190,4 @@ func tail(s string, n int) string {
 		return "..." + s[len(s)-n:]
 	}
 	return s
-}
-
-// guardValue reads a scenario's Guard ("name=value") into a guards field.
-func guardValue(g string) (string, any) {
-	name, v, _ := strings.Cut(g, "=")
-	if n, err := strconv.Atoi(v); err == nil {
-		return name, n
-	}
-	return name, v
 }

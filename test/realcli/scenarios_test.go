@@ -3,6 +3,7 @@
 package realcli
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -34,9 +35,10 @@ func TestScenarios(t *testing.T) {
 
 func checkScenario(t *testing.T, c cli, sc scriptedmodel.Scenario) {
 	guards := map[string]any{}
-	if sc.Guard != "" {
-		k, v := guardValue(sc.Guard)
-		guards[k] = v
+	if sc.Guards != "" {
+		if err := json.Unmarshal([]byte(sc.Guards), &guards); err != nil {
+			t.Fatalf("%s's guards: %v", sc.Name, err)
+		}
 	}
 	opts := scriptedmodel.Options{Pause: 60 * time.Second}
 	o := run(t, c, sc, opts, guards)
