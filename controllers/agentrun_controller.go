@@ -197,7 +197,8 @@ func (r *AgentRunReconciler) createTurn(ctx context.Context, run *twv1.AgentRun,
 			Attempt:        attempt,
 			Prompt:         prompt,
 			ConversationID: conv,
-			Continue:       resume,
+			Continue:       resume.ok,
+			AgentSessionID: resume.agentSession,
 			Epoch:          epoch,
 			PriorCostUSD:   sumUSD(costs...),
 			PriorSteps:     priorSteps(turns),
@@ -228,13 +229,13 @@ func turnName(run string, attempt int32) string {
 // another run's conversation. A continue resumes only when a turn of the
 // session ran its agent at that epoch (see agentRan); otherwise the
 // conversation does not exist yet and the agent starts it, under the same id.
-func (r *AgentRunReconciler) conversation(ctx context.Context, run *twv1.AgentRun, turns []twv1.AgentTurn, attempt int32) (int64, string, bool, error) {
+func (r *AgentRunReconciler) conversation(ctx context.Context, run *twv1.AgentRun, turns []twv1.AgentTurn, attempt int32) (int64, string, resumption, error) {
 	if run.Spec.Session == "" {
-		return 0, runConversationID(run.UID, attempt), false, nil
+		return 0, runConversationID(run.UID, attempt), resumption{}, nil
 	}
 	top, seen, err := r.sessionEpoch(ctx, run)
 	if err != nil {
-		return 0, "", false, err
+		return 0, "", resumption{}, err
 	}
 	for i := range turns {
 		top, seen = max(top, turns[i].Spec.Epoch), true
@@ -244,15 +245,24 @@ func (r *AgentRunReconciler) conversation(ctx context.Context, run *twv1.AgentRu
 	if !cont && seen {
 		epoch = top + 1
 	}
-	resume := false
+	var resume resumption
 	if cont {
 		st, err := r.sessionTurns(ctx, run)
 		if err != nil {
-			return 0, "", false, err
+			return 0, "", resumption{}, err
 		}
-		resume = resumable(st, epoch)
+		if resume.ok = resumable(st, epoch); resume.ok {
+			resume.agentSession = agentSessionOf(st, epoch)
+		}
 	}
 	return epoch, sessionConversationID(run.Namespace, run.Spec.Session, epoch), resume, nil
+}
+
+// resumption says whether a turn continues its conversation, and the CLI's
+// own session id to resume ("" when the earlier turn's stream named none).
+type resumption struct {
+	ok           bool
+	agentSession string
 }
 
 // sessionEpoch is the highest status.epoch of the other runs of the session.

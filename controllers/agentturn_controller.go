@@ -144,6 +144,9 @@ func (r *AgentTurnReconciler) follow(ctx context.Context, run *twv1.AgentRun, tu
 			st.CostUSD = c.CostUSD
 		}
 	}
+	if v.agentSession != "" {
+		st.AgentSessionID = v.agentSession
+	}
 	seen := st.Nudges
 	if v.nudge != "" {
 		st.Nudges = max(st.Nudges, int32(protocol.NudgeStreak(v.nudge)))

@@ -135,6 +135,7 @@ func agentEnv(turn *twv1.AgentTurn) []corev1.EnvVar {
 		{Name: protocol.EnvPrompt, Value: turn.Spec.Prompt},
 		{Name: protocol.EnvConversationID, Value: turn.Spec.ConversationID},
 		{Name: protocol.EnvContinue, Value: strconv.FormatBool(turn.Spec.Continue)},
+		{Name: protocol.EnvAgentSessionID, Value: turn.Spec.AgentSessionID},
 		{Name: protocol.EnvAttempt, Value: strconv.Itoa(int(turn.Spec.Attempt))},
 	}
 }

@@ -101,6 +101,26 @@ func resumable(sessionTurns []twv1.AgentTurn, epoch int64) bool {
 	})
 }
 
+// agentSessionOf is the CLI's own session id to resume in the conversation
+// of epoch: that of the session's newest turn there whose stream named one.
+func agentSessionOf(sessionTurns []twv1.AgentTurn, epoch int64) string {
+	var newest *twv1.AgentTurn
+	for i := range sessionTurns {
+		t := &sessionTurns[i]
+		if t.Spec.Epoch != epoch || t.Status.AgentSessionID == "" {
+			continue
+		}
+		if newest == nil || newest.CreationTimestamp.Before(&t.CreationTimestamp) ||
+			(newest.CreationTimestamp.Equal(&t.CreationTimestamp) && newest.Name < t.Name) {
+			newest = t
+		}
+	}
+	if newest == nil {
+		return ""
+	}
+	return newest.Status.AgentSessionID
+}
+
 // sessionTurns are the turns of the session's runs in the namespace.
 func (r *AgentRunReconciler) sessionTurns(ctx context.Context, run *twv1.AgentRun) ([]twv1.AgentTurn, error) {
 	var list twv1.AgentTurnList

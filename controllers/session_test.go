@@ -78,6 +78,31 @@ func TestResumable(t *testing.T) {
 	}
 }
 
+func TestAgentSessionOf(t *testing.T) {
+	at := func(name string, epoch int64, sec int64, id string) twv1.AgentTurn {
+		return twv1.AgentTurn{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.Unix(sec, 0)},
+			Spec: twv1.AgentTurnSpec{Epoch: epoch}, Status: twv1.AgentTurnStatus{AgentSessionID: id}}
+	}
+	for _, tc := range []struct {
+		name  string
+		turns []twv1.AgentTurn
+		want  string
+	}{
+		{"none", nil, ""},
+		{"the one of this epoch", []twv1.AgentTurn{at("a-0", 0, 1, "old"), at("b-0", 1, 2, "x")}, "x"},
+		{"the newest wins", []twv1.AgentTurn{at("b-0", 1, 2, "x"), at("c-0", 1, 3, "y")}, "y"},
+		{"a newer turn that named none is passed over", []twv1.AgentTurn{at("b-0", 1, 2, "x"), at("c-0", 1, 3, "")}, "x"},
+		{"same second: the later name", []twv1.AgentTurn{at("b-1", 1, 2, "z"), at("b-0", 1, 2, "x")}, "z"},
+		{"another epoch only", []twv1.AgentTurn{at("a-0", 0, 1, "old")}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := agentSessionOf(tc.turns, 1); got != tc.want {
+				t.Errorf("agentSessionOf = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 // Runs of one session run one at a time, in creation order; a waiting run
 // is Pending with a Waiting condition naming the run it waits for, and
 // starts once that run finished. The first continue of a new session starts
@@ -120,12 +145,22 @@ func TestSessionOneAtATime(t *testing.T) {
 		t.Errorf("the first continue of a new session resumes %s, which never existed", s1.Spec.ConversationID)
 	}
 
-	playSidecar(t, ns, "s1-0", finishedCond(protocol.Summary{Steps: 2, CostUSD: "0.01", StopReason: "end", Result: true}))
+	// The CLI's own session id, as the sidecar read it from s1's stream,
+	// is recorded on s1's turn and handed to s2's agent to resume.
+	const cliSession = "0f3c2a9e-cli-own-session"
+	playSidecar(t, ns, "s1-0", finishedCond(protocol.Summary{Steps: 2, CostUSD: "0.01", StopReason: "end", Result: true, AgentSessionID: cliSession}))
 	runPhase(t, ns, "s1", twv1.RunSucceeded)
-	waitPod(t, ns, "s2-0")
+	if s1, _ = getTurn(ns, "s1-0"); s1.Status.AgentSessionID != cliSession {
+		t.Errorf("s1-0 status.agentSessionID = %q, want %q", s1.Status.AgentSessionID, cliSession)
+	}
+	pod := waitPod(t, ns, "s2-0")
 	s2, _ := getTurn(ns, "s2-0")
-	if !s2.Spec.Continue || s2.Spec.ConversationID != s1.Spec.ConversationID {
-		t.Errorf("s2 continue %v conversation %s, want s1's %s resumed", s2.Spec.Continue, s2.Spec.ConversationID, s1.Spec.ConversationID)
+	if !s2.Spec.Continue || s2.Spec.ConversationID != s1.Spec.ConversationID || s2.Spec.AgentSessionID != cliSession {
+		t.Errorf("s2 continue %v conversation %s agent session %q, want s1's %s and %q resumed",
+			s2.Spec.Continue, s2.Spec.ConversationID, s2.Spec.AgentSessionID, s1.Spec.ConversationID, cliSession)
+	}
+	if got := envOf(pod.Spec.Containers[0])[protocol.EnvAgentSessionID]; got != cliSession {
+		t.Errorf("s2-0's agent gets %s=%q, want %q", protocol.EnvAgentSessionID, got, cliSession)
 	}
 	eventually(t, "s3 now waits for s2", func() error {
 		run, err := getRun(ns, "s3")

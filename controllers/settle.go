@@ -20,6 +20,8 @@ type verdict struct {
 	tripped bool
 	// counts are the sidecar's latest steps and cost, when it reported any.
 	counts *protocol.Progress
+	// agentSession is the CLI's own session id, when a summary named one.
+	agentSession string
 	// nudge is the silent-run nudge's text, when the sidecar reported one.
 	nudge string
 	// recheck asks to look again after this long (waiting for the sidecar's
@@ -90,6 +92,7 @@ func judgeFinished(v verdict, pod *corev1.Pod, agent string, c *corev1.PodCondit
 	var sum protocol.Summary
 	if err := json.Unmarshal([]byte(c.Message), &sum); err == nil {
 		v.counts = &protocol.Progress{Steps: sum.Steps, CostUSD: sum.CostUSD}
+		v.agentSession = sum.AgentSessionID
 	}
 	if v, ok := judgeResult(v, sum); ok {
 		return v

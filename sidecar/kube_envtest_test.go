@@ -524,7 +524,7 @@ func TestRunThroughTheAPIServer(t *testing.T) {
 			// No Progress: the first waits a period (an hour here), and
 			// the summary carries the counts.
 			want: []wantCondition{
-				{protocol.ConditionFinished, "Result", `{"steps":1,"costUSD":"0.01","stopReason":"end","result":true,"lines":5,"unparsed":0,"complete":true}`},
+				{protocol.ConditionFinished, "Result", `{"steps":1,"costUSD":"0.01","stopReason":"end","result":true,"lines":5,"unparsed":0,"agentSessionID":"s1","complete":true}`},
 			}},
 	}
 	for i, tc := range cases {

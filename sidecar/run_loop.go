@@ -342,7 +342,7 @@ func (r *runner) finish(ctx context.Context, eng *monitor.Engine, followErr erro
 		trip = &desired{Type: protocol.ConditionTripped, Reason: protocol.ReasonFor(t.Detector), Message: t.Message}
 	}
 	r.log.Info("finished", "steps", s.Steps, "costUSD", s.CostUSD, "stopReason", s.StopReason, "result", s.Result,
-		"lines", s.Lines, "unparsed", s.Unparsed, "ignored", s.Ignored, "resultError", s.ResultError, "drained", followErr != nil)
+		"lines", s.Lines, "unparsed", s.Unparsed, "ignored", s.Ignored, "resultError", s.ResultError, "agentSessionID", s.AgentSessionID, "drained", followErr != nil)
 	return r.rep.finished(ctx, s, trip)
 }
 
@@ -352,5 +352,6 @@ func progressOf(rep monitor.Report) protocol.Progress {
 
 func summaryOf(rep monitor.Report) protocol.Summary {
 	return protocol.Summary{Steps: rep.Steps, CostUSD: rep.CostUSD, StopReason: rep.StopReason, Result: rep.Result,
-		Lines: rep.Lines, Unparsed: rep.Unparsed, Ignored: rep.Ignored, ResultError: rep.ResultError}
+		Lines: rep.Lines, Unparsed: rep.Unparsed, Ignored: rep.Ignored, ResultError: rep.ResultError,
+		AgentSessionID: rep.AgentSessionID}
 }

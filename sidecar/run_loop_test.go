@@ -125,14 +125,14 @@ func TestRunReports(t *testing.T) {
 			tripped:  want{"IdenticalCalls", "repeated an identical tool call 4 times"},
 			progress: `{"steps":4,"costUSD":"0.00135"}`},
 		{name: "healthy turn finishes with its result", lines: healthyTurn(), settled: protocol.ConditionFinished,
-			finished: want{"Result", `{"steps":1,"costUSD":"0.01","stopReason":"end","result":true,"lines":5,"unparsed":0,"complete":true}`},
+			finished: want{"Result", `{"steps":1,"costUSD":"0.01","stopReason":"end","result":true,"lines":5,"unparsed":0,"agentSessionID":"s1","complete":true}`},
 			progress: `{"steps":1,"costUSD":"0.01"}`},
 		{name: "length stop comes with the summary", lines: lengthTurn(), settled: protocol.ConditionFinished,
 			tripped:  want{"LengthStop", "the last model message stopped at the output length limit"},
-			finished: want{"NoResult", `{"steps":0,"costUSD":"0.00045","stopReason":"length","result":false,"lines":2,"unparsed":0,"complete":true}`}},
+			finished: want{"NoResult", `{"steps":0,"costUSD":"0.00045","stopReason":"length","result":false,"lines":2,"unparsed":0,"agentSessionID":"s1","complete":true}`}},
 		{name: "silent run is nudged and goes on", lines: silentTurn(14, true), settled: protocol.ConditionFinished,
 			silent:   want{"SilentRun", "streak 1: 13 tool-only model messages since the agent last spoke: nobody can see tool calls; report what you have"},
-			finished: want{"Result", `{"steps":14,"costUSD":"0.01","stopReason":"end","result":true,"lines":31,"unparsed":0,"complete":true}`},
+			finished: want{"Result", `{"steps":14,"costUSD":"0.01","stopReason":"end","result":true,"lines":31,"unparsed":0,"agentSessionID":"s1","complete":true}`},
 			progress: `{"steps":14,"costUSD":"0.01"}`},
 	}
 	for _, tc := range cases {
@@ -205,7 +205,7 @@ func TestRunRestartMidTurn(t *testing.T) {
 	close(hold) // the agent ends after the replayed lines
 	runUntil(t, second, p, has(protocol.ConditionFinished))
 	got, _ := p.conditions()
-	if m := got[protocol.ConditionFinished].Message; m != `{"steps":14,"costUSD":"0.01","stopReason":"end","result":true,"lines":31,"unparsed":0,"complete":true}` {
+	if m := got[protocol.ConditionFinished].Message; m != `{"steps":14,"costUSD":"0.01","stopReason":"end","result":true,"lines":31,"unparsed":0,"agentSessionID":"s1","complete":true}` {
 		t.Fatalf("Finished = %s", m)
 	}
 	// Every write of the second sidecar carries news: progress past what the
@@ -249,7 +249,7 @@ func TestRunSummaryOnSIGTERM(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := p.conditions()
-	if c := got[protocol.ConditionFinished]; c.Reason != protocol.ReasonNoResult || c.Message != `{"steps":1,"costUSD":"0.00045","stopReason":"tool_use","result":false,"lines":3,"unparsed":0,"complete":false}` {
+	if c := got[protocol.ConditionFinished]; c.Reason != protocol.ReasonNoResult || c.Message != `{"steps":1,"costUSD":"0.00045","stopReason":"tool_use","result":false,"lines":3,"unparsed":0,"agentSessionID":"s1","complete":false}` {
 		t.Fatalf("Finished = %s/%s", c.Reason, c.Message)
 	}
 }
@@ -316,7 +316,7 @@ func TestRunFromAStreamFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := p.conditions()
-	if c := got[protocol.ConditionFinished]; c.Reason != "Result" || c.Message != `{"steps":1,"costUSD":"0.01","stopReason":"end","result":true,"lines":6,"unparsed":1,"complete":true}` {
+	if c := got[protocol.ConditionFinished]; c.Reason != "Result" || c.Message != `{"steps":1,"costUSD":"0.01","stopReason":"end","result":true,"lines":6,"unparsed":1,"agentSessionID":"s1","complete":true}` {
 		t.Fatalf("Finished = %s/%s", c.Reason, c.Message)
 	}
 }

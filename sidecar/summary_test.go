@@ -24,3 +24,12 @@ func TestSummaryIgnored(t *testing.T) {
 		t.Errorf("old summary: %+v %v", old, err)
 	}
 }
+
+// The summary carries the CLI's own session id the engine read, for the
+// controller to record on the turn (a continue resumes it).
+func TestSummaryAgentSession(t *testing.T) {
+	s := summaryOf(monitor.Report{CostUSD: "0.01", Result: true, AgentSessionID: "ses_abc"})
+	if got, want := protocol.Marshal(s), `{"steps":0,"costUSD":"0.01","stopReason":"","result":true,"lines":0,"unparsed":0,"agentSessionID":"ses_abc","complete":false}`; got != want {
+		t.Errorf("summary %s, want %s", got, want)
+	}
+}

@@ -36,6 +36,11 @@ type AgentTurnSpec struct {
 	// Continue tells the agent to continue the conversation.
 	// +optional
 	Continue bool `json:"continue,omitempty"`
+	// AgentSessionID is the agent CLI's own session id this turn resumes
+	// (env TURNWATCH_AGENT_SESSION_ID): the status.agentSessionID of the
+	// session's last turn in this conversation; set only when Continue is.
+	// +optional
+	AgentSessionID string `json:"agentSessionID,omitempty"`
 	// Epoch is the session epoch of this turn's conversation.
 	// +optional
 	Epoch int64 `json:"epoch,omitempty"`
@@ -63,6 +68,11 @@ type AgentTurnStatus struct {
 	// CostUSD is the turn's cost, a decimal string.
 	// +optional
 	CostUSD string `json:"costUSD,omitempty"`
+	// AgentSessionID is the agent CLI's own session id, as its stream named
+	// it (claude and gemini session_id, codex thread_id, opencode sessionID,
+	// pi's session header id): what a later continue of the session resumes.
+	// +optional
+	AgentSessionID string `json:"agentSessionID,omitempty"`
 	// PodName is the turn's Pod.
 	// +optional
 	PodName string `json:"podName,omitempty"`

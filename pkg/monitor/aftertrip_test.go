@@ -25,7 +25,8 @@ func TestAfterTripClassified(t *testing.T) {
 	want := Report{Format: FormatPi, Lines: s.len(), Steps: 4, CostUSD: "0.00", StopReason: StopToolUse,
 		Trips:    []Trip{{Class: ClassRunaway, Detector: DetectorIdenticalCalls, Message: "repeated an identical tool call 4 times", Line: tripLine}},
 		Nudges:   []Nudge{},
-		Unparsed: 2, Ignored: 2}
+		Unparsed: 2, Ignored: 2,
+		AgentSessionID: "x"} // the session header after the trip is read too: the id is no verdict
 	if js(r) != js(want) {
 		t.Errorf("report\n got %s\nwant %s", js(r), js(want))
 	}

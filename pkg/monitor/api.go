@@ -129,6 +129,11 @@ type Report struct {
 	// reports a failure (claude is_error, codex turn.failed, gemini status
 	// error, pi agent_end after an error stop, opencode error); "" otherwise.
 	ResultError string `json:"resultError"`
+	// AgentSessionID is the CLI's own session id, the first its stream
+	// named (claude system/init session_id, codex thread.started thread_id,
+	// opencode sessionID, gemini init session_id, pi session header id), for
+	// resuming the CLI's conversation; "" when none was seen.
+	AgentSessionID string `json:"agentSessionID"`
 }
 
 func validFormat(f string) bool { return f == "" || slices.Contains(Formats, f) }

@@ -46,6 +46,9 @@ type snapshot struct {
 	Seg      Money
 	Open     Money
 	Session  []byte
+	// AgentSession was added after version 2 was written: an older
+	// checkpoint restores it as "" (and the next id the stream names is kept).
+	AgentSession []byte
 	// v2: the current agent's state, the parked ones (used slots only).
 	X         agentExtra
 	Agent     int
@@ -107,7 +110,8 @@ func (e *Engine) Checkpoint() ([]byte, error) {
 		Msg:     snapMessage(&e.msg),
 		LastSig: e.lastSig, ErrNote: e.errNote.raw(), ResErr: e.resultErr.raw(), Failed: e.failed, CLIStop: e.cliStop,
 		Closed: e.closed, Seg: e.seg, Open: e.open, Session: e.sessionModel.bytes(),
-		X: e.x, Agent: e.agent, Tick: e.tick, OtherOpen: e.otherOpen, Subagents: e.subagents,
+		AgentSession: e.agentSession.bytes(),
+		X:            e.x, Agent: e.agent, Tick: e.tick, OtherOpen: e.otherOpen, Subagents: e.subagents,
 	}
 	for i := range e.agents {
 		a := &e.agents[i]
@@ -174,6 +178,7 @@ func (e *Engine) Restore(data []byte) error {
 	e.failed, e.cliStop = s.Failed, s.CLIStop
 	e.closed, e.seg, e.open = s.Closed, s.Seg, s.Open
 	e.sessionModel.set(s.Session)
+	e.agentSession.set(s.AgentSession)
 	e.priceCache.ok = false
 	return nil
 }

@@ -64,6 +64,9 @@ type Engine struct {
 	open   Money // the open model message's latest cost
 
 	sessionModel modelName // model named by a start event (claude, gemini)
+	// agentSession is the CLI's own session id: the first the stream named
+	// (event.sessionID), kept after a trip and across reopened turns.
+	agentSession agentSessionID
 	priceCache   struct {
 		model modelName
 		price ModelPrice
@@ -196,6 +199,9 @@ func (e *Engine) fold(line []byte) {
 	if e.ev.ignored {
 		e.ignored++
 	}
+	if e.ev.sessionID != nil && e.agentSession.n == 0 { // after a trip too: it is not a verdict
+		e.agentSession.take(e.ev.sessionID)
+	}
 	if !e.stopped {
 		e.apply()
 	}
@@ -296,6 +302,7 @@ func (e *Engine) Report() Report {
 		Format: f, Lines: e.lines, Steps: e.st.Steps, CostUSD: e.st.Cost.String(),
 		StopReason: e.st.StopReason, Result: e.result, Unparsed: e.unparsed, Ignored: e.ignored,
 		Trips: append([]Trip{}, e.trips...), Nudges: append([]Nudge{}, e.nudges...),
+		AgentSessionID: string(e.agentSession.bytes()),
 	}
 	if e.result && e.failed {
 		r.ResultError = unescape(e.resultErr.raw())

@@ -14,6 +14,12 @@ type event struct {
 	// error notice): counted in the report's ignored, not in unparsed.
 	ignored bool
 
+	// sessionID is the CLI's own session id when this line names it (raw,
+	// still escaped): claude system/init session_id, codex thread.started
+	// thread_id, opencode's top-level sessionID, gemini init session_id, pi's
+	// session header id. The engine keeps the first (Report.AgentSessionID).
+	sessionID []byte
+
 	// Model message boundaries.
 	msgOpen   bool   // this line belongs to a model message (opens one if none)
 	msgID     []byte // claude: a new id ends the open message first

@@ -46,19 +46,22 @@ func parseClaude(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 }
 
 func claudeSystem(s *scanner, o *obj, ev *event) bool {
-	var subtype, model []byte
+	var subtype, model, session []byte
 	for s.next(o) {
 		switch string(o.key) {
 		case "subtype":
 			subtype, _ = s.str()
 		case "model":
 			model, _ = s.strOrNull()
+		case "session_id": // on every line; the CLI's own session id is init's
+			session = readSessionID(s)
 		default:
 			s.skip()
 		}
 	}
 	if string(subtype) == "init" {
 		ev.start, ev.newSegment, ev.model = true, true, model
+		ev.sessionID = session
 	} else { // task_started, task_progress, task_notification, compact_boundary, ...: notices
 		ev.ignored = true
 	}

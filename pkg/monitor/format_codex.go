@@ -17,7 +17,8 @@ package monitor
 // Older exec --json output (third-party recordings of codex 0.4x, not
 // confirmed from codex's own source) names the session event
 // session.created, the item's kind item_type, and the agent's text
-// assistant_message; they read as thread.started, type and agent_message.
+// assistant_message; they read as thread.started (its session_id as
+// thread_id), type and agent_message.
 // item.plan.delta (plan-mode text), request_user_input (the model asking a
 // user that exec does not have; not counted as a step, since how else exec
 // reports that call is not confirmed) and the top-level error notice are
@@ -42,6 +43,14 @@ func parseCodex(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 		return !s.bad
 	case "thread.started", "session.created": // session.created: an older exec --json
 		ev.newSegment = true
+		key := "thread_id" // the CLI's own session id (exec resume); the older event's session_id
+		if string(typ) == "session.created" {
+			key = "session_id"
+		}
+		for s.find(o, key) {
+			ev.sessionID = readSessionID(s)
+		}
+		return !s.bad
 	case "error": // {"message":..}: a notice, kept as the text of a turn.failed that names none
 		ev.ignored = true
 		for s.find(o, "message") {

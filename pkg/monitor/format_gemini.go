@@ -16,7 +16,7 @@ package monitor
 // delta true are the deltas. result is the final result event; its stats
 // are cumulative token counts for the session, priced by the init model.
 func parseGemini(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
-	var role, content, model, toolName, toolID, params, status, message, errMsg, output []byte
+	var role, content, model, toolName, toolID, params, status, message, errMsg, output, session []byte
 	delta := false
 	var in, cached, out int64
 	hasStats := false
@@ -47,6 +47,8 @@ func parseGemini(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 			message, _ = s.textOrNull()
 		case "error": // result and tool_result: {"type":..,"message":..}
 			errMsg = readGeminiError(s)
+		case "session_id": // init: the CLI's own session id
+			session = readSessionID(s)
 		default:
 			s.skip()
 		}
@@ -57,6 +59,7 @@ func parseGemini(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 	switch string(typ) {
 	case "init":
 		ev.start, ev.newSegment, ev.model = true, true, model
+		ev.sessionID = session
 	case "message":
 		if string(role) != "assistant" {
 			ev.endBefore = true

@@ -9,6 +9,8 @@ package monitor
 //
 // A model message is step_start .. step_finish; a step_finish with reason
 // "stop" is the final result event. Cost is used as reported, per step.
+// Every line's top-level sessionID is the CLI's own session id (the part's
+// own sessionID is not read).
 func parseOpencode(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 	switch string(typ) {
 	case "step_start":
@@ -21,14 +23,44 @@ func parseOpencode(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 	default:
 		return false
 	}
-	return s.skipRest(o)
+	return opencodeRest(s, o, ev)
+}
+
+// opencodeRest is s.skipRest(o) that reads the top-level sessionID.
+func opencodeRest(s *scanner, o *obj, ev *event) bool {
+	for s.next(o) {
+		if string(o.key) == "sessionID" {
+			ev.sessionID = readSessionID(s)
+		} else if !s.skip() {
+			return false
+		}
+	}
+	return !s.bad
+}
+
+// opencodeInto is s.into(o, name) that reads the top-level sessionID it
+// passes on the way into ev.
+func opencodeInto(s *scanner, o *obj, name string, ev *event) bool {
+	for s.next(o) {
+		switch k := o.key; {
+		case len(k) == len(name) && string(k) == name:
+			if s.object() {
+				return true
+			}
+		case string(k) == "sessionID":
+			ev.sessionID = readSessionID(s)
+		default:
+			s.skip()
+		}
+	}
+	return false
 }
 
 func opencodePart(s *scanner, o *obj, typ string, ev *event) bool {
 	var callID, tool, input, text, status, reason, answer []byte
 	var cost Money
 	hasCost := false
-	for s.into(o, "part") {
+	for opencodeInto(s, o, "part", ev) {
 		var p obj
 		for s.next(&p) {
 			switch string(p.key) {
@@ -82,7 +114,7 @@ func opencodeError(s *scanner, o *obj, ev *event) bool {
 	ev.final, ev.failed, ev.turnStop = true, true, StopError
 	ev.setStop(StopError) // the open step ends with it
 	var name, msg []byte
-	for s.into(o, "error") {
+	for opencodeInto(s, o, "error", ev) {
 		var eo obj
 		for s.next(&eo) {
 			switch string(eo.key) {

@@ -38,9 +38,17 @@ func parsePi(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 		// The coding agent's notices (compaction_* and queue_update are pi
 		// 0.7x's names beside the older auto_compaction_*): they carry nothing.
 		ev.ignored = true
-	case "session", "response", "extension_ui_request", "hook_ui_request":
-		// The session header ({"type":"session","version":3,"id","timestamp","cwd"})
-		// and RPC mode's command replies and UI requests: they carry nothing.
+	case "session":
+		// The session header ({"type":"session","version":3,"id","timestamp","cwd"}):
+		// it carries nothing the detectors read; its id is the CLI's own
+		// session id (--session).
+		ev.ignored = true
+		for s.find(o, "id") {
+			ev.sessionID = readSessionID(s)
+		}
+		return !s.bad
+	case "response", "extension_ui_request", "hook_ui_request":
+		// RPC mode's command replies and UI requests: they carry nothing.
 		ev.ignored = true
 	default:
 		return false

@@ -70,6 +70,11 @@ const (
 	EnvPrompt         = "TURNWATCH_PROMPT"
 	EnvConversationID = "TURNWATCH_CONVERSATION_ID"
 	EnvContinue       = "TURNWATCH_CONTINUE"
+	// EnvAgentSessionID is the agent CLI's own session id to resume when
+	// TURNWATCH_CONTINUE is "true": the one the sidecar read from the stream
+	// of the session's last turn (AgentTurn status.agentSessionID); "" when
+	// that turn's stream named none.
+	EnvAgentSessionID = "TURNWATCH_AGENT_SESSION_ID"
 	EnvAttempt        = "TURNWATCH_ATTEMPT"
 )
 
@@ -120,6 +125,9 @@ type Summary struct {
 	// reported a failure (the engine's Report.ResultError); the controller
 	// settles such a turn Failed with class agent-error.
 	ResultError string `json:"resultError,omitempty"`
+	// AgentSessionID is the CLI's own session id, read from its stream
+	// (the engine's Report.AgentSessionID): a continue resumes it.
+	AgentSessionID string `json:"agentSessionID,omitempty"`
 	// Complete is true when the sidecar read the agent's stream to its end;
 	// false when its drain deadline (after SIGTERM) cut the read short. The
 	// controller does not settle no-signal on an incomplete summary without

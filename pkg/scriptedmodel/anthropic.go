@@ -122,7 +122,7 @@ func anthropicStop(s Stop) string {
 }
 
 func writeAnthropic(w *sseWriter, c *Conversation, r Reply) {
-	id := fmt.Sprintf("msg_scripted_%d", c.Step())
+	id := fmt.Sprintf("msg_scripted_%d", len(c.Messages))
 	usage := map[string]any{"input_tokens": r.Input, "output_tokens": r.Output, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
 	if !w.stream {
 		var content []map[string]any

@@ -78,7 +78,7 @@ func chatFinish(s Stop) string {
 }
 
 func writeChat(w *sseWriter, c *Conversation, r Reply) {
-	id := fmt.Sprintf("chatcmpl-scripted-%d", c.Step())
+	id := fmt.Sprintf("chatcmpl-scripted-%d", len(c.Messages))
 	usage := map[string]any{"prompt_tokens": r.Input, "completion_tokens": r.Output, "total_tokens": r.Input + r.Output}
 	if !w.stream {
 		msg := map[string]any{"role": "assistant", "content": strings.Join(r.Text, "")}

@@ -58,14 +58,17 @@ type Tool struct {
 	Schema json.RawMessage
 }
 
-// Step is how many tool answers follow the conversation's last prompt: the
-// position of the reply in the scenario's script. A continued conversation
-// starts over at 0 with each new prompt.
+// Step is how many tool answers follow the model's last final answer (an
+// assistant message without tool calls), or the start: the position of the
+// reply in the scenario's script. A continued conversation starts over at
+// 0 after the earlier turn's answer. (Counting from the last prompt instead
+// fails: Claude Code adds user messages of its own between tool answers in
+// a resumed session.)
 func (c *Conversation) Step() int {
 	n := 0
 	for i := len(c.Messages) - 1; i >= 0; i-- {
 		m := c.Messages[i]
-		if m.Role == "user" && len(m.Results) == 0 && strings.TrimSpace(m.Text) != "" {
+		if m.Role == "assistant" && len(m.Calls) == 0 && strings.TrimSpace(m.Text) != "" {
 			break
 		}
 		n += len(m.Results)

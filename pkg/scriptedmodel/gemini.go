@@ -135,7 +135,7 @@ func geminiFinish(s Stop) string {
 }
 
 func writeGemini(w *sseWriter, c *Conversation, r Reply) {
-	id := fmt.Sprintf("scripted-%d", c.Step())
+	id := fmt.Sprintf("scripted-%d", len(c.Messages))
 	usage := map[string]any{"promptTokenCount": r.Input, "candidatesTokenCount": r.Output, "totalTokenCount": r.Input + r.Output}
 	chunk := func(parts []map[string]any, finish string) map[string]any {
 		cand := map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "index": 0}

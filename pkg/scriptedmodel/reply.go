@@ -153,5 +153,5 @@ func repeat(s string, n int) []string {
 	return out
 }
 
-// callID names the i-th call of a reply at a step, stable across retries.
-func callID(prefix string, step, i int) string { return fmt.Sprintf("%s%d_%d", prefix, step, i) }
+// callID names the i-th call of a reply to a request of n messages.
+func callID(prefix string, n, i int) string { return fmt.Sprintf("%s%d_%d", prefix, n, i) }

@@ -119,7 +119,7 @@ func openAIText(raw json.RawMessage) string {
 }
 
 func writeResponses(w *sseWriter, c *Conversation, r Reply) {
-	step := c.Step()
+	step := len(c.Messages) // ids unique in a continued conversation too
 	respID := fmt.Sprintf("resp_scripted_%d", step)
 	var output []map[string]any
 	seq := 0

@@ -200,9 +200,12 @@ func (s *Server) answer(c *Conversation) (Reply, bool) {
 	if r.Output == 0 {
 		r.Output = 50
 	}
+	// Ids unique in the conversation (a continued one holds the earlier
+	// turn's calls: Claude Code drops a call whose id it has seen) and
+	// stable across a retry of the same request.
 	for i := range r.Calls {
 		if r.Calls[i].ID == "" {
-			r.Calls[i].ID = callID("call_", c.Step(), i)
+			r.Calls[i].ID = callID("call_", len(c.Messages), i)
 		}
 	}
 	return r, false

@@ -53,10 +53,13 @@ func run(t *testing.T, c cli, sc scriptedmodel.Scenario, opts scriptedmodel.Opti
 			}
 		}
 		return append([]string{filepath.Join(clisDir, c.name)}, c.args(prompt)...), c.env(model), nil
-	}, sc, opts, guards)
+	}, sc, opts, guards, t.TempDir())
 }
 
-func runWith(t *testing.T, name, format string, start launch, sc scriptedmodel.Scenario, opts scriptedmodel.Options, guards map[string]any) outcome {
+// runWith runs start's command in dir (its home and work folders there: a
+// second run in the same dir finds what the first left, as a CLI's state
+// on a session store).
+func runWith(t *testing.T, name, format string, start launch, sc scriptedmodel.Scenario, opts scriptedmodel.Options, guards map[string]any, dir string) outcome {
 	t.Helper()
 	opts.Scenario = sc
 	model, err := scriptedmodel.New(opts)
@@ -72,7 +75,6 @@ func runWith(t *testing.T, name, format string, start launch, sc scriptedmodel.S
 	t.Cleanup(func() { hs.Close() })
 	url := "http://" + ln.Addr().String()
 
-	dir := t.TempDir()
 	home, work := filepath.Join(dir, "home"), filepath.Join(dir, "work")
 	for _, d := range []string{home, work} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -83,11 +85,15 @@ func runWith(t *testing.T, name, format string, start launch, sc scriptedmodel.S
 	if err != nil {
 		t.Fatal(err)
 	}
-	guardsFile := filepath.Join(dir, "guards.json")
+	run, err := os.MkdirTemp(dir, "run-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	guardsFile := filepath.Join(run, "guards.json")
 	if err := os.WriteFile(guardsFile, []byte(mustJSON(guards)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	streamFile := filepath.Join(dir, "stream.jsonl")
+	streamFile := filepath.Join(run, "stream.jsonl")
 	stream, err := os.Create(streamFile)
 	if err != nil {
 		t.Fatal(err)
@@ -116,8 +122,8 @@ func runWith(t *testing.T, name, format string, start launch, sc scriptedmodel.S
 	sc2.Buffer(make([]byte, 1<<20), 1<<20)
 	// A CLI that hangs is stopped by watch (SIGTERM to its group, SIGKILL
 	// after the grace), so the test ends and says so.
-	timer := time.AfterFunc(3*time.Minute, func() {
-		t.Errorf("%s/%s still running after 3m: stopping it", name, sc.Name)
+	timer := time.AfterFunc(runLimit, func() {
+		t.Errorf("%s/%s still running after %v: stopping it", name, sc.Name, runLimit)
 		cmd.Process.Signal(syscall.SIGTERM)
 	})
 	defer timer.Stop()
@@ -191,3 +197,6 @@ func tail(s string, n int) string {
 	}
 	return s
 }
+
+// runLimit bounds one run of a CLI: every scenario ends well within it.
+var runLimit = 90 * time.Second
