@@ -14,7 +14,7 @@ type Scenario struct {
 	// Plays says in a sentence what the model does.
 	Plays string
 	// Detector and Class are the verdict the scenario must get from the
-	// default guards (with Guard set); both empty for a healthy turn, Class
+	// default guards (with Guards set); both empty for a healthy turn, Class
 	// "agent-error" alone for a failure the CLI reports.
 	Detector, Class string
 	// Guards are the guards the scenario needs beyond the defaults, as a
