@@ -36,15 +36,7 @@ func TestAnswerAware(t *testing.T) {
 			s, lines := pollStream(tt.calls)
 			g := guards(func(g *Guards) { g.AnswerAware = tt.aware; g.CycleRepeats = 4 })
 			r := replayLines(t, FormatClaude, g, s.lines)
-			if tt.tripAt < 0 {
-				if len(r.Trips) != 0 {
-					t.Fatalf("trips %s, want none", js(r.Trips))
-				}
-				return
-			}
-			if len(r.Trips) != 1 || r.Trips[0].Detector != tt.det || r.Trips[0].Line != lines[tt.tripAt] {
-				t.Fatalf("trips %s, want %s at line %d", js(r.Trips), tt.det, lines[tt.tripAt])
-			}
+			checkTripAt(t, r, tt.det, tt.tripAt, lines)
 		})
 	}
 }
@@ -70,4 +62,19 @@ func pollStream(calls []call) (*stream, []int) {
 			"content": []any{map[string]any{"type": "tool_result", "tool_use_id": id, "content": c.answer, "is_error": c.err}}}}))
 	}
 	return s, lines
+}
+
+// checkTripAt checks that r tripped det once, at the tripAt-th call (lines
+// holds each call's line), or not at all when tripAt is negative.
+func checkTripAt(t *testing.T, r Report, det string, tripAt int, lines []int) {
+	t.Helper()
+	if tripAt < 0 {
+		if len(r.Trips) != 0 {
+			t.Fatalf("trips %s, want none", js(r.Trips))
+		}
+		return
+	}
+	if len(r.Trips) != 1 || r.Trips[0].Detector != det || r.Trips[0].Line != lines[tripAt] {
+		t.Fatalf("trips %s, want %s at line %d", js(r.Trips), det, lines[tripAt])
+	}
 }

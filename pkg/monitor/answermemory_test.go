@@ -38,15 +38,7 @@ func TestAnswerMemory(t *testing.T) {
 			s, lines := pollStream(tt.calls)
 			g := guards(func(g *Guards) { g.AnswerAware = true; g.CycleRepeats = tt.cycles; g.ErrorRepeats = 0 })
 			r := replayLines(t, FormatClaude, g, s.lines)
-			if tt.tripAt < 0 {
-				if len(r.Trips) != 0 {
-					t.Fatalf("trips %s, want none", js(r.Trips))
-				}
-				return
-			}
-			if len(r.Trips) != 1 || r.Trips[0].Detector != tt.det || r.Trips[0].Line != lines[tt.tripAt] {
-				t.Fatalf("trips %s, want %s at line %d", js(r.Trips), tt.det, lines[tt.tripAt])
-			}
+			checkTripAt(t, r, tt.det, tt.tripAt, lines)
 		})
 	}
 }

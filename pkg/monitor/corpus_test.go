@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestCorpus replays every recorded stream with its format and with auto:
@@ -54,20 +53,7 @@ func TestCorpus(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				e, err := New(Options{Format: f})
-				if err != nil {
-					t.Fatal(err)
-				}
-				lr := NewLineReader(strings.NewReader(string(data)), 0)
-				for {
-					line, ok := lr.Next()
-					if !ok {
-						break
-					}
-					e.Feed(line, time.Time{})
-				}
-				e.Finish()
-				got := e.Report()
+				got := replayData(t, data, f)
 				want := tt.want
 				want.Format, want.Trips, want.Nudges = format, []Trip{}, []Nudge{}
 				if js(got) != js(want) {

@@ -75,7 +75,13 @@ func replayFile(t testing.TB, name, format string) Report {
 
 func replayData(t testing.TB, data []byte, format string) Report {
 	t.Helper()
-	e, err := New(Options{Format: format})
+	return replayOpts(t, data, Options{Format: format})
+}
+
+// replayOpts replays data through the LineReader with opts, without a clock.
+func replayOpts(t testing.TB, data []byte, opts Options) Report {
+	t.Helper()
+	e, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"turnwatch.dev/turnwatch/pkg/scriptedmodel"
 )
@@ -14,11 +13,7 @@ import (
 // SOURCES.md there) with each scenario's guard and checks the verdict the
 // scenario names, or a failure the CLI reported itself.
 func TestRealRecordings(t *testing.T) {
-	files, err := filepath.Glob("testdata/real/*/*.jsonl")
-	if err != nil || len(files) < 40 {
-		t.Fatalf("recordings: %d, %v", len(files), err)
-	}
-	for _, f := range files {
+	for _, f := range realRecordings(t) {
 		format := filepath.Base(filepath.Dir(f))
 		name := strings.TrimSuffix(filepath.Base(f), ".jsonl")
 		t.Run(format+"/"+name, func(t *testing.T) {
@@ -71,24 +66,22 @@ func scenarioGuards(t *testing.T, sc scriptedmodel.Scenario) Guards {
 	return g
 }
 
+// replayWith replays a recording with guards g.
 func replayWith(t *testing.T, file, format string, g Guards) Report {
 	t.Helper()
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(Options{Format: format, Guards: g})
-	if err != nil {
-		t.Fatal(err)
+	return replayOpts(t, data, Options{Format: format, Guards: g})
+}
+
+// realRecordings are the files of testdata/real (SOURCES.md there).
+func realRecordings(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("testdata/real/*/*.jsonl")
+	if err != nil || len(files) < 40 {
+		t.Fatalf("recordings: %d, %v", len(files), err)
 	}
-	lr := NewLineReader(strings.NewReader(string(data)), 0)
-	for {
-		line, ok := lr.Next()
-		if !ok {
-			break
-		}
-		e.Feed(line, time.Time{})
-	}
-	e.Finish()
-	return e.Report()
+	return files
 }

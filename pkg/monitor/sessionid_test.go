@@ -39,11 +39,7 @@ func TestAgentSessionIDRealHealthy(t *testing.T) {
 // Every real recording yields the id its first named line carries, as
 // encoding/json reads it (a check independent of the scanner).
 func TestAgentSessionIDRealAll(t *testing.T) {
-	files, err := filepath.Glob("testdata/real/*/*.jsonl")
-	if err != nil || len(files) < 40 {
-		t.Fatalf("recordings: %d, %v", len(files), err)
-	}
-	for _, f := range files {
+	for _, f := range realRecordings(t) {
 		format := filepath.Base(filepath.Dir(f))
 		want := firstSessionID(t, f, format)
 		if want == "" {
