@@ -3,7 +3,9 @@
 # (hack/node-up.sh), installs the CRDs and the sidecar's admission policy, runs
 # the manager as a local process, applies config/samples/demo (a looping agent,
 # a whitespace-spiral agent, a silent agent and a healthy agent, all played by
-# the scripted fake agent), waits for them, and prints the fault story.
+# the scripted fake agent, and the real Claude Code looping against the
+# scripted model, which runs as a local process too), waits for them, and
+# prints the fault story.
 #
 #   hack/demo.sh          run the demo
 #   hack/demo.sh down     stop the manager and tear down what the demo started
@@ -11,7 +13,10 @@
 # USE_CURRENT_CLUSTER=1 uses the cluster of the current kubeconfig instead of a
 # local node. That cluster must run the images turnwatch.dev/fakeagent:dev and
 # turnwatch.dev/sidecar:dev with imagePullPolicy Never (load them from
-# `make images`' archives under ~/.cache/turnwatch/images), and allow hostNetwork.
+# `make images`' archives under ~/.cache/turnwatch/images), and allow hostNetwork;
+# the claude-looping run needs agent-claude:2.1.328 (hack/cli-images.sh) and its
+# Pod on this machine, whose loopback the scripted model listens on
+# (DEMO_MODEL_ADDR, default 127.0.0.1:17863, the address its manifest names).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,7 +24,8 @@ cd "$ROOT"
 CACHE=${TURNWATCH_CACHE:-$HOME/.cache/turnwatch}
 STATE="$CACHE/demo"
 NS=turnwatch-demo
-RUNS=(looping whitespace-spiral silent healthy)
+RUNS=(looping whitespace-spiral silent healthy claude-looping)
+MODEL_ADDR=${DEMO_MODEL_ADDR:-127.0.0.1:17863}
 TIMEOUT=${DEMO_TIMEOUT:-300}
 T0=$SECONDS
 step() { printf '\ndemo: [%4ss] %s\n' "$((SECONDS - T0))" "$*" >&2; }
@@ -27,17 +33,19 @@ step() { printf '\ndemo: [%4ss] %s\n' "$((SECONDS - T0))" "$*" >&2; }
 KUBECTL=(kubectl)
 k() { "${KUBECTL[@]}" "$@"; }
 
-stop_manager() {
-  [ -f "$STATE/manager.pid" ] || return 0
+# stop_process stops the local process whose pid is in $STATE/$1.pid.
+stop_process() {
+  [ -f "$STATE/$1.pid" ] || return 0
   local pid
-  pid=$(cat "$STATE/manager.pid")
+  pid=$(cat "$STATE/$1.pid")
   if kill -0 "$pid" 2>/dev/null; then
     kill "$pid"
     for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -9 "$pid" 2>/dev/null || true
   fi
-  rm -f "$STATE/manager.pid"
+  rm -f "$STATE/$1.pid"
 }
+stop_manager() { stop_process manager; stop_process model; }
 
 down() {
   if [ -f "$STATE/current-cluster" ]; then
@@ -52,6 +60,15 @@ down() {
   fi
   rm -rf "$STATE"
   echo "demo: down" >&2
+}
+
+# first_requests lists the requests of claude-looping's model that opened a
+# conversation (step 0: no tool answer yet; side requests, such as a title,
+# left out), with how many messages each carried: the same small number for
+# the first turn and its reroll means the reroll started fresh.
+first_requests() {
+  sed 's/,"body".*//' "$STATE/model.log" | grep -v '"side":true' |
+    sed -n 's/^{"seq":\([0-9]*\),.*"step":0,"prompts":[0-9]*,"messages":\([0-9]*\),.*/#\1 (\2 messages)/p' | paste -sd' ' -
 }
 
 phase_of() { k -n "$NS" get agentrun "$1" -o jsonpath='{.status.phase}' 2>/dev/null || true; }
@@ -97,6 +114,8 @@ up() {
 
   step "building the manager, the sidecar and the fake agent; packing their images (no Docker)"
   make -s images >/dev/null
+  step "Claude Code $(awk '$1 == "claude" {print $3}' hack/clis.tsv) from npm (first run: under a minute), packed as an image (hack/cli-images.sh)"
+  hack/cli-images.sh claude >/dev/null
 
   step "installing the CRDs, the sidecar's ClusterRole and the admission policies"
   k apply --server-side -f config/crd/bases >/dev/null
@@ -119,6 +138,13 @@ up() {
     >"$STATE/manager.log" 2>&1 </dev/null 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
   echo $! >"$STATE/manager.pid"
 
+  step "starting the scripted model for Claude Code on $MODEL_ADDR, playing identicalLoop (log: $STATE/model.log)"
+  setsid bin/images/turnwatch-sidecar model --scenario identicalLoop --listen "$MODEL_ADDR" --log "$STATE/model.log" \
+    >"$STATE/model.out" 2>&1 </dev/null 3>&- 4>&- 5>&- 6>&- 7>&- 8>&- 9>&- &
+  echo $! >"$STATE/model.pid"
+  for _ in $(seq 50); do [ -s "$STATE/model.out" ] && break; sleep 0.1; done
+  grep -q '^http://' "$STATE/model.out" || { echo "demo: the scripted model did not start:" >&2; cat "$STATE/model.out" >&2; exit 1; }
+
   step "applying config/samples/demo: ${RUNS[*]}"
   k create namespace "$NS" --dry-run=client -o yaml | k apply -f - >/dev/null
   k -n "$NS" delete agentruns --all --ignore-not-found >/dev/null
@@ -133,6 +159,9 @@ up() {
   k -n "$NS" get agentturns
   step "kubectl describe agentrun looping -n $NS"
   k -n "$NS" describe agentrun looping
+  step "the real Claude Code, looping against the scripted model: kubectl describe agentrun claude-looping -n $NS"
+  k -n "$NS" describe agentrun claude-looping
+  step "what the scripted model was told: $(grep -c . "$STATE/model.log") requests; those opening a conversation: $(first_requests)"
   step "the silent agent was nudged, not stopped: kubectl get events --field-selector involvedObject.name=silent -n $NS"
   k -n "$NS" get events --field-selector involvedObject.name=silent
   step "done in $((SECONDS - T0))s. Look around with: export KUBECONFIG=$KC; kubectl -n $NS get agentruns. Tear down: make demo-down"

@@ -13,7 +13,8 @@ import (
 // TestDemoCurrentCluster runs `make demo USE_CURRENT_CLUSTER=1` with the
 // local node as "the current cluster" (KUBECONFIG, and a kubectl of the
 // node's version first on PATH): the demo builds and loads its images, runs
-// its manager, and tells the fault story of its four runs; `make demo-down`
+// its manager and the scripted model, and tells the fault story of its five
+// runs (one the real Claude Code); `make demo-down`
 // then stops that manager and removes the demo's namespace.
 func TestDemoCurrentCluster(t *testing.T) {
 	needInstallMode(t)
@@ -41,11 +42,12 @@ func TestDemoCurrentCluster(t *testing.T) {
 	env.report.add("make demo USE_CURRENT_CLUSTER=1", time.Since(start))
 	t.Logf("make demo USE_CURRENT_CLUSTER=1:\n%s", tail(out, 30))
 	wants := []string{"using the current cluster (turnwatch-node)", "looping=Faulted", "whitespace-spiral=Faulted",
-		"silent=Succeeded", "healthy=Succeeded", "Runaway", "Degenerate", "Rerolled", "repeated an identical tool call 4 times"}
+		"silent=Succeeded", "healthy=Succeeded", "claude-looping=Faulted", "Runaway", "Degenerate", "Rerolled",
+		"repeated an identical tool call 4 times", "kubectl describe agentrun claude-looping"}
 	if missing, ok := containsAll(out, wants...); !ok {
 		t.Errorf("the demo's output lacks %q:\n%s", missing, out)
 	}
-	demoRuns := []string{"healthy", "looping", "silent", "whitespace-spiral"}
+	demoRuns := []string{"claude-looping", "healthy", "looping", "silent", "whitespace-spiral"}
 	t.Logf("the demo's kubectl get agentruns rows: %q", agentrunRows(out, demoRuns))
 	if err := checkReadmeTable(env.root, out, demoRuns); err != nil {
 		t.Error(err)

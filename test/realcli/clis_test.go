@@ -21,13 +21,8 @@ type cli struct {
 	files func(model string) map[string]string
 	// args are the command's arguments for a fresh turn.
 	args func(prompt string) []string
-	// skip names scenarios this CLI cannot show, with why.
-	skip map[string]string
 	// seed, when set, prepares HOME before the run.
 	seed func(home string) error
-	// own names scenarios the CLI's own guard ends first, with the text its
-	// final result must then report (resultError: agent-error).
-	own map[string]string
 }
 
 // model is the model name each CLI asks the scripted model for.
@@ -64,8 +59,7 @@ var clis = []cli{
 	},
 	{
 		name: "codex", format: "codex",
-		skip: map[string]string{"whitespace": "codex exec --json prints whole messages, no deltas: degeneration is blind (DeltasHidden)"},
-		env:  func(string) []string { return []string{"SCRIPTED_API_KEY=scripted"} },
+		env: func(string) []string { return []string{"SCRIPTED_API_KEY=scripted"} },
 		args: func(prompt string) []string {
 			return append(append([]string{"exec", "--json", "--skip-git-repo-check",
 				"--dangerously-bypass-approvals-and-sandbox", "-m", "gpt-5.5"}, codexProvider...), prompt)
@@ -94,11 +88,6 @@ enabled = false
 	},
 	{
 		name: "gemini", format: "gemini",
-		own: map[string]string{
-			"whitespace": "Loop detected", // Gemini CLI's loop guard, on repeated chunks
-			"repetition": "Loop detected",
-		},
-		skip: map[string]string{"lengthStop": "gemini's stream-json carries no finish reason: a MAX_TOKENS answer prints a success result"},
 		env: func(model string) []string {
 			return []string{"GEMINI_API_KEY=scripted", "GOOGLE_GEMINI_BASE_URL=" + model,
 				"GEMINI_CLI_TRUST_WORKSPACE=true", "GEMINI_CLI_NO_RELAUNCH=true"}
@@ -135,7 +124,6 @@ enabled = false
 		seed: func(home string) error {
 			return os.CopyFS(filepath.Join(home, ".config", "opencode"), os.DirFS(filepath.Join(clisDir, "opencode-config")))
 		},
-		skip: map[string]string{"whitespace": "opencode run --format json prints whole text parts, no deltas: degeneration is blind (DeltasHidden)"},
 	},
 }
 

@@ -15,16 +15,6 @@ import (
 	"turnwatch.dev/turnwatch/pkg/scriptedmodel"
 )
 
-// sampleEndpoints is, per format, the env var of config/samples/cli_*.yaml
-// that names the model endpoint, and the path the CLI expects after it.
-var sampleEndpoints = map[twv1.Format]struct{ env, suffix string }{
-	"claude":   {"ANTHROPIC_BASE_URL", ""},
-	"codex":    {"OPENAI_BASE_URL", "/v1"},
-	"gemini":   {"GOOGLE_GEMINI_BASE_URL", ""},
-	"opencode": {"ANTHROPIC_BASE_URL", "/v1"},
-	"pi":       {"ANTHROPIC_BASE_URL", ""},
-}
-
 // TestSamples runs each config/samples/cli_*.yaml as written: its agent
 // container's command, args and env, with only the image (the CLI from
 // hack/clis.sh on PATH) and the model endpoint changed, and the secrets'
@@ -78,15 +68,15 @@ func sampleLaunch(run *twv1.AgentRun, extra []string) launch {
 				break
 			}
 		}
-		ep := sampleEndpoints[run.Spec.Format]
+		ep := scriptedmodel.Endpoints[string(run.Spec.Format)]
 		env := append([]string{"TURNWATCH_PROMPT=" + run.Spec.Prompt}, extra...)
 		for _, e := range c.Env {
 			v := e.Value
 			if e.ValueFrom != nil {
 				v = "scripted" // the secret's API key
 			}
-			if e.Name == ep.env {
-				v = model + ep.suffix
+			if e.Name == ep.Env {
+				v = model + ep.Suffix
 			}
 			env = append(env, e.Name+"="+v)
 		}

@@ -23,8 +23,8 @@ func TestScenarios(t *testing.T) {
 					if !sc.Applies(c.format) {
 						t.Skipf("%s plays to %v only", sc.Name, sc.Formats)
 					}
-					if why, ok := c.skip[sc.Name]; ok {
-						t.Skip(why)
+					if _, _, ex := sc.Verdict(c.format); ex.Blind != "" {
+						t.Skip(ex.Blind)
 					}
 					checkScenario(t, c, sc)
 				})
@@ -59,10 +59,11 @@ func checkScenario(t *testing.T, c cli, sc scriptedmodel.Scenario) {
 	if cut := o.trip != nil && !strings.HasSuffix(o.stream, "\n"); r.Unparsed > 1 || (r.Unparsed == 1 && !cut) {
 		t.Errorf("unparsed lines: %d (last line cut: %v)", r.Unparsed, cut)
 	}
-	switch ownText, own := c.own[sc.Name]; {
-	case own:
-		if !r.Result || !strings.Contains(r.ResultError, ownText) {
-			t.Errorf("result %v, resultError %q; want the CLI's own guard (%q) reported as a failure", r.Result, r.ResultError, ownText)
+	_, _, ex := sc.Verdict(c.format)
+	switch {
+	case ex.Own != "":
+		if !r.Result || !strings.Contains(r.ResultError, ex.Own) {
+			t.Errorf("result %v, resultError %q; want the CLI's own guard (%q) reported as a failure", r.Result, r.ResultError, ex.Own)
 		}
 	case sc.Detector == "silentRun":
 		if len(o.nudges) == 0 || o.nudges[0].Detector != "silentRun" {
