@@ -26,11 +26,13 @@ import (
 
 // Event reasons on an AgentRun.
 const (
-	EventRerolled  = "Rerolled"  // a failed turn is tried again as a fresh conversation
-	EventFaulted   = "Faulted"   // the run ended with a terminal fault
-	EventNudged    = "Nudged"    // the silent-run nudge fired in a turn
-	EventSucceeded = "Succeeded" // a turn finished with a final result
-	EventAborted   = "Aborted"   // the run was cancelled or deleted
+	EventRerolled = "Rerolled" // a failed turn is tried again as a fresh conversation
+	EventFaulted  = "Faulted"  // the run ended with a terminal fault
+	EventNudged   = "Nudged"   // the silent-run nudge fired in a turn
+	// EventDeltasHidden: a turn's stream hides the model's deltas (a Warning, once per turn).
+	EventDeltasHidden = "DeltasHidden"
+	EventSucceeded    = "Succeeded" // a turn finished with a final result
+	EventAborted      = "Aborted"   // the run was cancelled or deleted
 )
 
 // AgentRunReconciler turns an AgentRun into AgentTurns: the first one, a

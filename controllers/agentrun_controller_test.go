@@ -571,6 +571,15 @@ func TestInvalidManifests(t *testing.T) {
 		{"world tools", func(r *twv1.AgentRun) { r.Spec.Guards = &twv1.Guards{WorldTools: []string{"run_tests", "run_tests"}} }, []string{"spec.guards.worldTools[1]", "Duplicate value"}},
 		{"agent container", func(r *twv1.AgentRun) { r.Spec.AgentContainer = "claude" }, []string{"spec.agentContainer", "agentContainer must name a container"}},
 		{"continue without session", func(r *twv1.AgentRun) { r.Spec.Continue = true }, []string{"spec.session", "continue needs a session"}},
+		{"session store without a state folder", func(r *twv1.AgentRun) {
+			r.Spec.Format, r.Spec.SessionStore = twv1.FormatAuto, &twv1.SessionStore{ClaimName: "state"}
+		}, []string{"spec.sessionStore.mountPath", "mountPath is required when format is auto"}},
+		{"session store relative path", func(r *twv1.AgentRun) {
+			r.Spec.SessionStore = &twv1.SessionStore{ClaimName: "state", MountPath: "state"}
+		}, []string{"spec.sessionStore.mountPath"}},
+		{"session store without a claim", func(r *twv1.AgentRun) {
+			r.Spec.SessionStore = &twv1.SessionStore{MountPath: "/state"}
+		}, []string{"spec.sessionStore.claimName"}},
 		{"reroll overspend", func(r *twv1.AgentRun) {
 			r.Spec.Rerolls = &twv1.RerollPolicy{Classes: []twv1.FaultClass{twv1.ClassOverspend}}
 		}, []string{"spec.rerolls.classes", "overspend is never rerolled"}},

@@ -147,6 +147,7 @@ func (r *AgentTurnReconciler) follow(ctx context.Context, run *twv1.AgentRun, tu
 	if v.agentSession != "" {
 		st.AgentSessionID = v.agentSession
 	}
+	blind := markDeltasHidden(st, v.deltasHidden, turn.Generation, now)
 	seen := st.Nudges
 	if v.nudge != "" {
 		st.Nudges = max(st.Nudges, int32(protocol.NudgeStreak(v.nudge)))
@@ -167,6 +168,9 @@ func (r *AgentTurnReconciler) follow(ctx context.Context, run *twv1.AgentRun, tu
 		return ctrl.Result{}, err
 	}
 	r.recordNudges(run, turn, seen, v.nudge)
+	if blind {
+		r.Recorder.Eventf(run, turn, corev1.EventTypeWarning, EventDeltasHidden, "DeltasHidden", "turn %s: %s", turn.Name, v.deltasHidden)
+	}
 	if v.outcome != "" {
 		r.recordSettled(ctx, turn, v.tripped)
 	}

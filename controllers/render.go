@@ -127,6 +127,7 @@ func renderPod(run *twv1.AgentRun, turn *twv1.AgentTurn, o renderOptions) (*core
 	spec.InitContainers = append([]corev1.Container{sidecarContainer(run, turn, agent, guards, o)}, spec.InitContainers...)
 	addSidecarState(spec)
 	addNudges(spec, idx, merged)
+	addSessionStore(spec, idx, run)
 	return pod, nil
 }
 

@@ -24,6 +24,9 @@ type verdict struct {
 	agentSession string
 	// nudge is the silent-run nudge's text, when the sidecar reported one.
 	nudge string
+	// deltasHidden is the sidecar's DeltasHidden message, when it reported
+	// that the stream hides the model's deltas.
+	deltasHidden string
 	// recheck asks to look again after this long (waiting for the sidecar's
 	// Finished condition after the agent exited).
 	recheck time.Duration
@@ -54,6 +57,9 @@ func judge(pod *corev1.Pod, agent string, now time.Time, grace time.Duration) ve
 	v := verdict{counts: podCounts(pod)}
 	if c := podCondition(pod, protocol.ConditionSilent); c != nil && c.Status == corev1.ConditionTrue {
 		v.nudge = c.Message
+	}
+	if c := podCondition(pod, protocol.ConditionDeltasHidden); c != nil && c.Status == corev1.ConditionTrue {
+		v.deltasHidden = c.Message
 	}
 	if c := podCondition(pod, protocol.ConditionTripped); c != nil && c.Status == corev1.ConditionTrue {
 		det := protocol.DetectorFor(c.Reason)

@@ -37,7 +37,7 @@ func TestReplay(t *testing.T) {
 		out   string // exact stdout, or an error fragment on stderr when code != 0
 	}{
 		{"corpus", []string{"replay", "--format", "claude", corpus + "claude/takopi_claude_stream_json_session.jsonl"}, "", 0,
-			`{"format":"claude","lines":9,"steps":2,"costUSD":"0.013345","stopReason":"end","result":true,"trips":[],"nudges":[],"unparsed":0,"ignored":0,"resultError":"error_during_execution: Permission denied: cannot write to /root/secret.txt","agentSessionID":"aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa"}` + "\n"},
+			`{"format":"claude","lines":9,"steps":2,"costUSD":"0.013345","stopReason":"end","result":true,"trips":[],"nudges":[],"unparsed":0,"ignored":0,"resultError":"error_during_execution: Permission denied: cannot write to /root/secret.txt","agentSessionID":"aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa","deltasHidden":true}` + "\n"},
 		{"the agent's own failure", []string{"replay", "--format", "claude", "-"},
 			`{"type":"result","subtype":"error_max_turns","is_error":true,"num_turns":2,"total_cost_usd":0.5}` + "\n", 0,
 			`{"format":"claude","lines":1,"steps":0,"costUSD":"0.50","stopReason":"","result":true,"trips":[],"nudges":[],"unparsed":0,"ignored":0,"resultError":"error_max_turns","agentSessionID":""}` + "\n"},

@@ -189,6 +189,11 @@ func (r *reporter) silent(ctx context.Context, detector, message string) error {
 		Message: protocol.NudgeMessage(r.streaks, message)})
 }
 
+// deltasHidden reports that the agent's stream hides the model's deltas.
+func (r *reporter) deltasHidden(ctx context.Context, message string) error {
+	return r.ensure(ctx, desired{Type: protocol.ConditionDeltasHidden, Reason: protocol.ReasonDeltasHidden, Message: message})
+}
+
 // detectorSilentRun is the silent-run nudge's detector name (SPEC.md).
 const detectorSilentRun = "silentRun"
 

@@ -34,6 +34,8 @@ type runner struct {
 	confirmTicks int
 	// checkpointPeriod is the least time between two checkpoints.
 	checkpointPeriod time.Duration
+	// blindTold is set once the DeltasHidden condition went out.
+	blindTold bool
 }
 
 // reopener is a source that can drop its connection and open a new one from
@@ -304,6 +306,7 @@ func (r *runner) verdicts(ctx context.Context, eng *monitor.Engine, v monitor.Ve
 	if err := r.nudges(ctx, eng, v.Nudges); err != nil {
 		return false, err
 	}
+	r.tellBlind(ctx, eng)
 	if v.Trip == nil {
 		return false, nil
 	}
@@ -314,6 +317,21 @@ func (r *runner) verdicts(ctx context.Context, eng *monitor.Engine, v monitor.Ve
 func (r *runner) tripped(ctx context.Context, eng *monitor.Engine, t *monitor.Trip) error {
 	r.log.Info("tripped", "class", t.Class, "detector", t.Detector, "message", t.Message, "line", t.Line)
 	return r.rep.tripped(ctx, t.Detector, t.Message, progressOf(eng.Report()))
+}
+
+// tellBlind reports, once, that the stream hides the model's deltas, as
+// soon as the engine decided it. The watch goes on if the write fails: the
+// condition tells, it decides nothing.
+func (r *runner) tellBlind(ctx context.Context, eng *monitor.Engine) {
+	if r.blindTold || !eng.DeltasHidden() {
+		return
+	}
+	r.blindTold = true
+	format := eng.Report().Format
+	r.log.Info("the stream hides the model's deltas", "format", format, "blind", monitor.BlindDetectors)
+	if err := r.rep.deltasHidden(ctx, monitor.DeltasHiddenMessage(format)); err != nil {
+		r.log.Error(err, "cannot report that the stream hides its deltas")
+	}
 }
 
 // progress writes the engine's progress when the throttle allows.
@@ -333,6 +351,7 @@ func (r *runner) finish(ctx context.Context, eng *monitor.Engine, followErr erro
 	if err := r.nudges(ctx, eng, v.Nudges); err != nil {
 		return err
 	}
+	r.tellBlind(ctx, eng)
 	rep := eng.Report()
 	s := summaryOf(rep)
 	s.Complete = followErr == nil // the source read the stream to its end; else the drain cut it

@@ -44,6 +44,7 @@ type RerollPolicy struct {
 // +kubebuilder:validation:XValidation:rule="(has(self.continue) && self.continue) == (has(oldSelf.continue) && oldSelf.continue)",message="continue is immutable",fieldPath=".continue"
 // +kubebuilder:validation:XValidation:rule="!has(self.continue) || !self.continue || has(self.session)",message="continue needs a session: set spec.session",fieldPath=".session"
 // +kubebuilder:validation:XValidation:rule="!has(self.agentContainer) || self.template.spec.containers.exists(c, c.name == self.agentContainer)",message="agentContainer must name a container of spec.template.spec.containers",fieldPath=".agentContainer"
+// +kubebuilder:validation:XValidation:rule="!has(self.sessionStore) || has(self.sessionStore.mountPath) || (has(self.format) && self.format != 'auto')",message="sessionStore.mountPath is required when format is auto: only a named format says where its CLI keeps its state",fieldPath=".sessionStore.mountPath"
 type AgentRunSpec struct {
 	// Prompt is the task handed to the agent (env TURNWATCH_PROMPT). A reroll
 	// gets the identical prompt.
@@ -84,6 +85,15 @@ type AgentRunSpec struct {
 	// +optional
 	Continue bool `json:"continue,omitempty"`
 
+	// SessionStore keeps the agent CLI's own state (its conversations) from
+	// one turn's Pod to the next, so that a continued turn resumes the CLI's
+	// conversation (TURNWATCH_AGENT_SESSION_ID): the claim is mounted on the
+	// agent container with one subPath per session (the session's name, or
+	// the run's without one). Without it the template may mount a volume
+	// itself.
+	// +optional
+	SessionStore *SessionStore `json:"sessionStore,omitempty"`
+
 	// Guards override the cluster's default detector thresholds for this run.
 	// +optional
 	Guards *Guards `json:"guards,omitempty"`
@@ -103,6 +113,25 @@ type AgentRunSpec struct {
 	// Aborted, and no turn follows.
 	// +optional
 	Cancel bool `json:"cancel,omitempty"`
+}
+
+// SessionStore is a PersistentVolumeClaim that keeps the agent CLI's state.
+type SessionStore struct {
+	// ClaimName is the PersistentVolumeClaim, in the run's namespace.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	ClaimName string `json:"claimName"`
+
+	// MountPath is where the agent container sees the session's folder of
+	// the claim. Default: the folder the format's CLI keeps its state in,
+	// under the agent container's HOME (its env HOME in the template, else
+	// /root): claude ~/.claude, codex ~/.codex, gemini ~/.gemini, opencode
+	// ~/.local/share/opencode, pi ~/.pi.
+	// +kubebuilder:validation:Pattern=`^/`
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	MountPath string `json:"mountPath,omitempty"`
 }
 
 // RunPhase is where an AgentRun is.

@@ -86,7 +86,19 @@ type AgentTurnStatus struct {
 	// CompletionTime is when the outcome was recorded.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// Conditions are what the controller observed of the turn beside its
+	// outcome: DeltasHidden, when the agent's stream hides the model's
+	// deltas, naming the detectors that cannot see and the flag that fixes it.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
+
+// TurnConditionDeltasHidden is the AgentTurn condition set once the agent's
+// stream showed it hides the model's deltas (SPEC.md "A blind stream says
+// so"): degeneration, repetition and a stall inside a message cannot be seen.
+const TurnConditionDeltasHidden = "DeltasHidden"
 
 // AgentTurn is one attempt of an AgentRun: one Pod, one conversation.
 // +kubebuilder:object:root=true

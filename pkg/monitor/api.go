@@ -134,6 +134,14 @@ type Report struct {
 	// opencode sessionID, gemini init session_id, pi session header id), for
 	// resuming the CLI's conversation; "" when none was seen.
 	AgentSessionID string `json:"agentSessionID"`
+	// DeltasHidden says the stream hides the model's deltas: the main
+	// agent's first message that carried text or thinking completed before
+	// the stream showed any delta (claude without --include-partial-messages,
+	// codex exec --json, opencode run --format json). BlindDetectors cannot
+	// see such a stream; DeltasHiddenMessage says so and names the fix. Once
+	// set it stays set; a stream with deltas, or with no text or thinking,
+	// never sets it.
+	DeltasHidden bool `json:"deltasHidden,omitempty"`
 }
 
 func validFormat(f string) bool { return f == "" || slices.Contains(Formats, f) }

@@ -49,6 +49,10 @@ type snapshot struct {
 	// AgentSession was added after version 2 was written: an older
 	// checkpoint restores it as "" (and the next id the stream names is kept).
 	AgentSession []byte
+	// DeltasSeen and DeltasHidden (deltaSight) were added after version 2
+	// was written: an older checkpoint restores them as false, undecided (a
+	// message that streamed deltas still never counts as hiding them).
+	DeltasSeen, DeltasHidden bool
 	// v2: the current agent's state, the parked ones (used slots only).
 	X         agentExtra
 	Agent     int
@@ -68,6 +72,7 @@ type msgSnapshot struct {
 	Model                  []byte
 	Rep                    [2]repeatTracker
 	Deltas                 bool
+	Whole                  bool // added after version 2 was written: false in an older checkpoint
 }
 
 type agentSnapshot struct {
@@ -85,13 +90,13 @@ type agentSnapshot struct {
 func snapMessage(m *message) msgSnapshot {
 	return msgSnapshot{Open: m.open, Speaks: m.speaks, HasStop: m.hasStop, WeakStop: m.weakStop, ID: m.id, Calls: m.calls,
 		StopLine: m.stopLine, Stop: m.stop, In: m.toks.input, Out: m.toks.output,
-		CRead: m.toks.cacheRead, CWrite: m.toks.cacheWrite, Model: m.model.bytes(), Rep: m.rep, Deltas: m.deltas}
+		CRead: m.toks.cacheRead, CWrite: m.toks.cacheWrite, Model: m.model.bytes(), Rep: m.rep, Deltas: m.deltas, Whole: m.whole}
 }
 
 func (s *msgSnapshot) message() message {
 	m := message{open: s.Open, speaks: s.Speaks, hasStop: s.HasStop, weakStop: s.WeakStop, id: s.ID, calls: s.Calls,
 		stopLine: s.StopLine, stop: s.Stop,
-		toks: tokens{input: s.In, output: s.Out, cacheRead: s.CRead, cacheWrite: s.CWrite}, rep: s.Rep, deltas: s.Deltas}
+		toks: tokens{input: s.In, output: s.Out, cacheRead: s.CRead, cacheWrite: s.CWrite}, rep: s.Rep, deltas: s.Deltas, whole: s.Whole}
 	m.model.set(s.Model)
 	return m
 }
@@ -111,7 +116,8 @@ func (e *Engine) Checkpoint() ([]byte, error) {
 		LastSig: e.lastSig, ErrNote: e.errNote.raw(), ResErr: e.resultErr.raw(), Failed: e.failed, CLIStop: e.cliStop,
 		Closed: e.closed, Seg: e.seg, Open: e.open, Session: e.sessionModel.bytes(),
 		AgentSession: e.agentSession.bytes(),
-		X:            e.x, Agent: e.agent, Tick: e.tick, OtherOpen: e.otherOpen, Subagents: e.subagents,
+		DeltasSeen:   e.deltas.seen, DeltasHidden: e.deltas.hidden,
+		X: e.x, Agent: e.agent, Tick: e.tick, OtherOpen: e.otherOpen, Subagents: e.subagents,
 	}
 	for i := range e.agents {
 		a := &e.agents[i]
@@ -179,6 +185,7 @@ func (e *Engine) Restore(data []byte) error {
 	e.closed, e.seg, e.open = s.Closed, s.Seg, s.Open
 	e.sessionModel.set(s.Session)
 	e.agentSession.set(s.AgentSession)
+	e.deltas = deltaSight{seen: s.DeltasSeen, hidden: s.DeltasHidden}
 	e.priceCache.ok = false
 	return nil
 }

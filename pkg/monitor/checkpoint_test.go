@@ -111,8 +111,8 @@ func TestCheckpointCoversTheEngine(t *testing.T) {
 		"Engine": {"format", "active", "parse", "prices", "world", "st", "calls", "ev", "sc", "obj", "canon", "pi", "lines", "unparsed",
 			"ignored", "live", "result", "stopped", "finished", "stopLine", "lastTime", "trips", "nudges", "cur", "anon", "msg",
 			"lastSig", "x", "agent", "tick", "agents", "otherOpen", "subagents",
-			"errNote", "resultErr", "failed", "cliStop", "closed", "seg", "open", "sessionModel", "agentSession", "priceCache"},
-		"message": {"open", "id", "speaks", "calls", "stop", "hasStop", "weakStop", "stopLine", "toks", "model", "rep", "deltas"},
+			"errNote", "resultErr", "failed", "cliStop", "closed", "seg", "open", "sessionModel", "agentSession", "deltas", "priceCache"},
+		"message": {"open", "id", "speaks", "calls", "stop", "hasStop", "weakStop", "stopLine", "toks", "model", "rep", "deltas", "whole"},
 		"State": {"Guards", "Steps", "Streak", "Silent", "Nudged", "Warned", "WhitespaceDeltas", "WhitespaceBytes", "Cost", "Prior", "Cap",
 			"StopReason", "Outstanding", "Gap", "Cycle", "CyclePeriod", "ErrorStreak", "RepeatBytes", "RepeatPeriod"},
 	}

@@ -11,4 +11,9 @@
 // stall, degeneration, spend, lengthStop; guards stepBudget, identicalCalls,
 // silentTurns, stallTimeout, toolTimeout, whitespaceDeltas, whitespaceBytes,
 // worldTools, maxCostUSD.
+//
+// Besides the verdicts, the Report states facts about the stream: the CLI's
+// own session id (AgentSessionID) and whether the stream hides the model's
+// deltas (DeltasHidden; deltas.go names the detectors that cannot see such a
+// stream and the fix for each format).
 package monitor

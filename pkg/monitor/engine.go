@@ -67,7 +67,10 @@ type Engine struct {
 	// agentSession is the CLI's own session id: the first the stream named
 	// (event.sessionID), kept after a trip and across reopened turns.
 	agentSession agentSessionID
-	priceCache   struct {
+	// deltas is whether the stream shows the model's deltas or hides them
+	// (Report.DeltasHidden), decided once (deltas.go).
+	deltas     deltaSight
+	priceCache struct {
 		model modelName
 		price ModelPrice
 		ok    bool
@@ -88,9 +91,12 @@ type message struct {
 	model    modelName
 	// rep follows repeated text per kind (text, thinking); deltas marks a
 	// message whose text streamed as deltas, so its whole blocks (a
-	// restatement) are not read again.
+	// restatement) are not read again; whole marks one of the main agent
+	// that carried text or thinking (whitespace too) as whole blocks before any
+	// delta (deltaSight), only while the stream's deltas are undecided.
 	rep    [2]repeatTracker
 	deltas bool
+	whole  bool
 }
 
 const (
@@ -303,6 +309,7 @@ func (e *Engine) Report() Report {
 		StopReason: e.st.StopReason, Result: e.result, Unparsed: e.unparsed, Ignored: e.ignored,
 		Trips: append([]Trip{}, e.trips...), Nudges: append([]Nudge{}, e.nudges...),
 		AgentSessionID: string(e.agentSession.bytes()),
+		DeltasHidden:   e.deltas.hidden,
 	}
 	if e.result && e.failed {
 		r.ResultError = unescape(e.resultErr.raw())
@@ -336,6 +343,7 @@ func (e *Engine) evaluate(p phase, line int) bool {
 		e.trips = append(e.trips, *t)
 		e.cur.Trip = t
 		e.stopped = true
+		e.judgeDeltasAtTrip()
 		return true
 	}
 	return false
@@ -455,6 +463,18 @@ func (e *Engine) final(cliStop bool) {
 	}
 }
 
+// judgeDeltasAtTrip decides the stream's deltas on the main agent's open
+// message when a trip ends the turn inside it: it is the turn's last.
+func (e *Engine) judgeDeltasAtTrip() {
+	m := &e.msg
+	if e.agent != 0 {
+		m = &e.agents[0].msg // parked
+	}
+	if m.open {
+		e.deltas.judge(m)
+	}
+}
+
 func (e *Engine) openMessage() {
 	e.msg = message{open: true, model: e.msg.model}
 }
@@ -467,6 +487,7 @@ func (e *Engine) endMessage() bool {
 	e.seg = e.seg.Add(e.open)
 	e.open = 0
 	if e.agent == 0 { // the turn's stop reason is the main agent's
+		e.deltas.judge(m)
 		e.st.StopReason, e.stopLine = "", e.lines
 		if m.hasStop {
 			e.st.StopReason, e.stopLine = m.stop, m.stopLine
@@ -485,6 +506,7 @@ func (e *Engine) endMessage() bool {
 // delta folds one text or thinking delta (raw, escaped) into the
 // whitespace run.
 func (e *Engine) delta(raw []byte, isText bool) bool {
+	e.deltas.seen = true // an empty delta too: the stream shows deltas
 	if len(raw) == 0 {
 		return false
 	}
@@ -536,6 +558,9 @@ func (e *Engine) repeat(raw []byte, kind int, delta bool) {
 func (e *Engine) block(raw []byte, kind int) bool {
 	if e.msg.deltas || len(raw) == 0 {
 		return false
+	}
+	if e.agent == 0 && !e.msg.whole && !e.deltas.decided() {
+		e.msg.whole = true
 	}
 	e.repeat(raw, kind, false)
 	if e.st.RepeatBytes == 0 {

@@ -21,6 +21,11 @@ const (
 	ConditionTripped = "turnwatch.dev/Tripped"
 	// ConditionSilent is True once the silent-run nudge fired. The run goes on.
 	ConditionSilent = "turnwatch.dev/Silent"
+	// ConditionDeltasHidden is True once the agent's stream showed it hides
+	// the model's deltas (a whole message before any delta): the detectors
+	// that read deltas cannot see it. Its reason is ReasonDeltasHidden, its
+	// message which detectors are blind and the flag that fixes it.
+	ConditionDeltasHidden = "turnwatch.dev/DeltasHidden"
 	// ConditionProgress carries a Progress JSON object in its message,
 	// throttled by the sidecar.
 	ConditionProgress = "turnwatch.dev/Progress"
@@ -60,9 +65,11 @@ func SidecarFailure(termination string) (reason, message string, ok bool) {
 
 // Reasons of ConditionProgress and ConditionFinished.
 const (
-	ReasonRunning  = "Running"
-	ReasonResult   = "Result"   // the format's final result event was seen
-	ReasonNoResult = "NoResult" // the output ended without one
+	ReasonRunning = "Running"
+	ReasonResult  = "Result" // the format's final result event was seen
+	// ReasonDeltasHidden is ConditionDeltasHidden's reason.
+	ReasonDeltasHidden = "DeltasHidden"
+	ReasonNoResult     = "NoResult" // the output ended without one
 )
 
 // Env the controller sets on the agent container.

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"turnwatch.dev/turnwatch/pkg/protocol"
+)
+
+// A claude stream without stream_event deltas (no --include-partial-messages)
+// gets the DeltasHidden condition once, naming the flag, beside its summary;
+// the turn is not stopped for it.
+func TestRunTellsDeltasHidden(t *testing.T) {
+	p := &syncPatcher{p: &podPatcher{t: t}}
+	r := testRunner(t, &scriptedSource{lines: healthyTurn()}, p, time.Now)
+	runUntil(t, r, p, has(protocol.ConditionFinished))
+	got, _ := p.conditions()
+	c, ok := got[protocol.ConditionDeltasHidden]
+	if !ok || c.Status != corev1.ConditionTrue || c.Reason != protocol.ReasonDeltasHidden || !strings.Contains(c.Message, "--include-partial-messages") {
+		t.Fatalf("DeltasHidden = %+v (present %v)", c, ok)
+	}
+	if _, tripped := got[protocol.ConditionTripped]; tripped {
+		t.Error("a blind stream tripped")
+	}
+	writes := 0
+	for _, body := range p.p.bodies {
+		writes += strings.Count(body, protocol.ConditionDeltasHidden)
+	}
+	if writes != 1 {
+		t.Errorf("DeltasHidden written %d times, want once", writes)
+	}
+}
