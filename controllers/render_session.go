@@ -14,7 +14,7 @@ import (
 const sessionVolume = protocol.ReservedPrefix + "session-store"
 
 // stateDirs is where each format's CLI keeps its state (its conversations),
-// under HOME (SPEC.md "Continue resumes the CLI's own conversation").
+// under HOME (docs/agents.md "Continue resumes the CLI's own conversation").
 var stateDirs = map[twv1.Format]string{
 	twv1.FormatClaude:   ".claude",
 	twv1.FormatCodex:    ".codex",

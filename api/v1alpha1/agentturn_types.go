@@ -96,8 +96,8 @@ type AgentTurnStatus struct {
 }
 
 // TurnConditionDeltasHidden is the AgentTurn condition set once the agent's
-// stream showed it hides the model's deltas (SPEC.md "A blind stream says
-// so"): degeneration, repetition and a stall inside a message cannot be seen.
+// stream showed it hides the model's deltas (docs/protocol.md): degeneration,
+// repetition and a stall inside a message cannot be seen.
 const TurnConditionDeltasHidden = "DeltasHidden"
 
 // AgentTurn is one attempt of an AgentRun: one Pod, one conversation.

@@ -319,7 +319,7 @@ func checkFreshTurns(t *testing.T, name string, model *scriptedmodel.Server, tur
 // the kubelet report it. Only a stall measures the stop path: the CLI would
 // wait for the model forever, where a looping or degenerate CLI may end by
 // itself right after its trip. A stalled CLI that outlives half the Pod's
-// grace ignored SIGTERM: the test fails (SPEC.md "A stop stops").
+// grace ignored SIGTERM: the test fails (docs/agents.md "Stop latency").
 func measureRealStop(t *testing.T, format, run string, turn *unstructured.Unstructured, stall bool) {
 	t.Helper()
 	pod, ok := podOfTurn(run, turn)
