@@ -1,7 +1,6 @@
 package monitor
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -58,20 +57,13 @@ func TestDeltasHiddenReal(t *testing.T) {
 // an assistant text or thinking item or part with text (whitespace too, not empty).
 func recordedAssistantText(t *testing.T, file, format string) bool {
 	t.Helper()
-	fh, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	sc := bufio.NewScanner(fh)
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
+	for _, line := range recordedLines(t, file) {
 		var m struct {
 			Type string
 			Item struct{ Type, Text string }
 			Part struct{ Text string }
 		}
-		if json.Unmarshal(sc.Bytes(), &m) != nil {
+		if json.Unmarshal(line, &m) != nil {
 			continue // a last line cut where the CLI was stopped
 		}
 		var text string

@@ -1,8 +1,10 @@
 package monitor
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -135,4 +137,15 @@ func lineOf(lines []string, sub string, from int) int {
 		}
 	}
 	return -1
+}
+
+// recordedLines are the lines of a recording, for the tests that read one
+// with encoding/json (a check independent of the scanner).
+func recordedLines(t *testing.T, file string) [][]byte {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
 }

@@ -1,9 +1,7 @@
 package monitor
 
 import (
-	"bufio"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,16 +51,9 @@ func TestAgentSessionIDRealAll(t *testing.T) {
 
 func firstSessionID(t *testing.T, file, format string) string {
 	t.Helper()
-	fh, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	sc := bufio.NewScanner(fh)
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
+	for _, line := range recordedLines(t, file) {
 		var m map[string]any
-		if json.Unmarshal(sc.Bytes(), &m) != nil {
+		if json.Unmarshal(line, &m) != nil {
 			continue
 		}
 		var id any

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -323,4 +324,17 @@ func schemaAnswer(raw json.RawMessage) string {
 	}
 	b, _ := json.Marshal(out)
 	return string(b)
+}
+
+// ServeLoopback serves s on a free port of 127.0.0.1, for a test whose
+// agents share this machine's loopback, and returns its URL and a func
+// that stops it.
+func (s *Server) ServeLoopback() (url string, stop func(), err error) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	go hs.Serve(ln)
+	return "http://" + ln.Addr().String(), func() { hs.Close() }, nil
 }

@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -148,14 +146,12 @@ func serveModel(t *testing.T, sc scriptedmodel.Scenario) (*scriptedmodel.Server,
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	url, stop, err := model.ServeLoopback()
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &http.Server{Handler: model}
-	go hs.Serve(ln)
-	t.Cleanup(func() { hs.Close() })
-	return model, "http://" + ln.Addr().String()
+	t.Cleanup(stop)
+	return model, url
 }
 
 func readSampleRun(t *testing.T, path string) *unstructured.Unstructured {

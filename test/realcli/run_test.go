@@ -6,8 +6,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,14 +64,11 @@ func runWith(t *testing.T, name, format string, start launch, sc scriptedmodel.S
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	url, stop, err := model.ServeLoopback()
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &http.Server{Handler: model}
-	go hs.Serve(ln)
-	t.Cleanup(func() { hs.Close() })
-	url := "http://" + ln.Addr().String()
+	t.Cleanup(stop)
 
 	home, work := filepath.Join(dir, "home"), filepath.Join(dir, "work")
 	for _, d := range []string{home, work} {
