@@ -11,8 +11,8 @@ import (
 )
 
 // A claude stream without stream_event deltas (no --include-partial-messages)
-// gets the DeltasHidden condition once, naming the flag, beside its summary;
-// the turn is not stopped for it.
+// gets the DeltasHidden condition once, naming the flag, in the same write
+// as its summary (it costs no write of its own); the turn is not stopped.
 func TestRunTellsDeltasHidden(t *testing.T) {
 	p := &syncPatcher{p: &podPatcher{t: t}}
 	r := testRunner(t, &scriptedSource{lines: healthyTurn()}, p, time.Now)
@@ -27,7 +27,12 @@ func TestRunTellsDeltasHidden(t *testing.T) {
 	}
 	writes := 0
 	for _, body := range p.p.bodies {
-		writes += strings.Count(body, protocol.ConditionDeltasHidden)
+		if strings.Contains(body, protocol.ConditionDeltasHidden) {
+			writes++
+			if !strings.Contains(body, protocol.ConditionFinished) {
+				t.Errorf("DeltasHidden went out in a write of its own: %s", body)
+			}
+		}
 	}
 	if writes != 1 {
 		t.Errorf("DeltasHidden written %d times, want once", writes)

@@ -525,6 +525,8 @@ func TestRunThroughTheAPIServer(t *testing.T) {
 			// the summary carries the counts.
 			want: []wantCondition{
 				{protocol.ConditionFinished, "Result", `{"steps":1,"costUSD":"0.01","stopReason":"end","result":true,"lines":5,"unparsed":0,"agentSessionID":"s1","complete":true}`},
+				// The stream has no stream_event deltas; told in the summary's write.
+				{protocol.ConditionDeltasHidden, protocol.ReasonDeltasHidden, monitor.DeltasHiddenMessage(monitor.FormatClaude)},
 			}},
 	}
 	for i, tc := range cases {

@@ -40,6 +40,10 @@ type reporter struct {
 	lastProgress time.Time                      // when Progress was last written
 	writes       int                            // patches that changed something
 	streaks      int                            // silent-run nudges seen in this run of the sidecar
+	// riders are conditions that tell but decide nothing (DeltasHidden):
+	// they go out with the next write rather than cost one of their own.
+	// A turn always ends with one (Tripped or Finished).
+	riders []desired
 }
 
 // desired is one condition the sidecar wants on its Pod.
@@ -103,11 +107,16 @@ func (r *reporter) over() bool {
 // ensure writes those of conds that the Pod does not carry yet, in one patch,
 // retrying with backoff until it succeeds, a retry cannot help, or ctx ends.
 func (r *reporter) ensure(ctx context.Context, conds ...desired) error {
-	body, n := r.body(conds)
+	body, n := r.body(append(conds, r.riders...))
 	if n == 0 {
+		r.riders = nil
 		return nil
 	}
-	return r.retry(ctx, "writing conditions", func() error { return r.write(ctx, body) })
+	if err := r.retry(ctx, "writing conditions", func() error { return r.write(ctx, body) }); err != nil {
+		return err
+	}
+	r.riders = nil
+	return nil
 }
 
 // body is the patch that sets the missing ones of conds, and how many.
@@ -189,9 +198,10 @@ func (r *reporter) silent(ctx context.Context, detector, message string) error {
 		Message: protocol.NudgeMessage(r.streaks, message)})
 }
 
-// deltasHidden reports that the agent's stream hides the model's deltas.
-func (r *reporter) deltasHidden(ctx context.Context, message string) error {
-	return r.ensure(ctx, desired{Type: protocol.ConditionDeltasHidden, Reason: protocol.ReasonDeltasHidden, Message: message})
+// deltasHidden reports, with the next write, that the agent's stream
+// hides the model's deltas.
+func (r *reporter) deltasHidden(message string) {
+	r.riders = append(r.riders, desired{Type: protocol.ConditionDeltasHidden, Reason: protocol.ReasonDeltasHidden, Message: message})
 }
 
 // detectorSilentRun is the silent-run nudge's detector name (SPEC.md).

@@ -303,10 +303,10 @@ func (w *watchState) end(err error) {
 
 // verdicts reports what one line produced; over is true after a trip.
 func (r *runner) verdicts(ctx context.Context, eng *monitor.Engine, v monitor.Verdicts) (bool, error) {
+	r.tellBlind(eng)
 	if err := r.nudges(ctx, eng, v.Nudges); err != nil {
 		return false, err
 	}
-	r.tellBlind(ctx, eng)
 	if v.Trip == nil {
 		return false, nil
 	}
@@ -320,18 +320,17 @@ func (r *runner) tripped(ctx context.Context, eng *monitor.Engine, t *monitor.Tr
 }
 
 // tellBlind reports, once, that the stream hides the model's deltas, as
-// soon as the engine decided it. The watch goes on if the write fails: the
-// condition tells, it decides nothing.
-func (r *runner) tellBlind(ctx context.Context, eng *monitor.Engine) {
+// soon as the engine decided it: with the sidecar's next write (a nudge, a
+// trip, the result or the summary), not one of its own; the condition
+// tells, it decides nothing.
+func (r *runner) tellBlind(eng *monitor.Engine) {
 	if r.blindTold || !eng.DeltasHidden() {
 		return
 	}
 	r.blindTold = true
 	format := eng.Report().Format
 	r.log.Info("the stream hides the model's deltas", "format", format, "blind", monitor.BlindDetectors)
-	if err := r.rep.deltasHidden(ctx, monitor.DeltasHiddenMessage(format)); err != nil {
-		r.log.Error(err, "cannot report that the stream hides its deltas")
-	}
+	r.rep.deltasHidden(monitor.DeltasHiddenMessage(format))
 }
 
 // progress writes the engine's progress when the throttle allows.
@@ -348,10 +347,10 @@ func (r *runner) finish(ctx context.Context, eng *monitor.Engine, followErr erro
 		return fmt.Errorf("following the agent's output: %w", followErr)
 	}
 	v := eng.Finish()
+	r.tellBlind(eng)
 	if err := r.nudges(ctx, eng, v.Nudges); err != nil {
 		return err
 	}
-	r.tellBlind(ctx, eng)
 	rep := eng.Report()
 	s := summaryOf(rep)
 	s.Complete = followErr == nil // the source read the stream to its end; else the drain cut it
