@@ -13,8 +13,13 @@ type Exception struct {
 
 // Exceptions holds, per format, the scenarios its CLI ends otherwise.
 var Exceptions = map[string]map[string]Exception{
+	"claude": {
+		// Claude Code retries a max_tokens stop itself, then reports it failed.
+		"lengthStop": {Own: "exceeded the 32000 output token maximum"},
+	},
 	"codex": {
 		"whitespace": {Blind: "codex exec --json prints whole messages, no deltas: degeneration is blind (DeltasHidden)"},
+		"lengthStop": {Own: "max_output_tokens"}, // "Incomplete response returned, reason: max_output_tokens"
 	},
 	"opencode": {
 		"whitespace": {Blind: "opencode run --format json prints whole text parts, no deltas: degeneration is blind (DeltasHidden)"},

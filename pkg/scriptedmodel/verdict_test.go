@@ -30,6 +30,8 @@ func TestVerdict(t *testing.T) {
 		{"whitespace", "gemini", "", "agent-error"},
 		{"healthy", "pi", "", ""},
 		{"apiError", "opencode", "", "agent-error"},
+		{"lengthStop", "claude", "", "agent-error"},
+		{"lengthStop", "pi", "lengthStop", "length"},
 	}
 	for _, tt := range tests {
 		sc, err := Lookup(tt.scenario)

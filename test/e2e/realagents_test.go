@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -27,21 +28,22 @@ import (
 	"turnwatch.dev/turnwatch/pkg/scriptedmodel"
 )
 
-// realCases are the scenarios every CLI plays on the node: a healthy task, a
-// loop, a stall, a whitespace spiral, and the model refusing the request.
-// The verdict the user must read is the scenario's for that CLI
-// (Scenario.Verdict: a CLI whose stream is blind to it succeeds, one whose
-// own guard ends it first fails as agent-error).
-var realCases = []string{"healthy", "identicalLoop", "stall", "whitespace", "apiError"}
-
 // realAttempts is how many turns the default policy makes of a verdict's
-// class: one reroll for everything but a success.
+// class: none more for a success, a length stop or overspend; one reroll
+// (or retry, for agent-error) for the rest.
 func realAttempts(class string) int {
-	if class == "" {
+	switch class {
+	case "", "length", "overspend":
 		return 1
 	}
 	return 2
 }
+
+// linedDetectors trip on a line that `kubectl turnwatch explain` marks; a
+// stall (a silence), a length stop (the end) and overspend (the sum) show
+// in its header only.
+var linedDetectors = []string{monitor.DetectorIdenticalCalls, monitor.DetectorCycles, monitor.DetectorRepeatedErrors,
+	monitor.DetectorDegeneration, monitor.DetectorRepetition}
 
 var agentImages struct {
 	once sync.Once
@@ -66,7 +68,10 @@ func needAgentImages(t *testing.T) {
 // would apply it, its image the one hack/cli-images.sh built, with only the
 // model endpoint pointed at a scripted model (one per run, on the host's
 // loopback, which hostNetwork Pods share) and the API key a dummy. Each
-// plays realCases; the test asserts what the user reads and what the model
+// plays every scenario that applies to its CLI (scriptedmodel.Scenarios),
+// expecting the scenario's verdict for that CLI (Scenario.Verdict: a CLI
+// whose stream is blind to it succeeds, one whose own guard ends it first
+// fails as agent-error); the test asserts what the user reads and what the model
 // was told.
 func TestRealAgents(t *testing.T) {
 	needOperator(t)
@@ -81,9 +86,13 @@ func TestRealAgents(t *testing.T) {
 		samples[str(run, "spec", "format")] = run
 	}
 	ensureAPIKeys(t, files)
-	sem := make(chan struct{}, 3) // two cores: three CLIs starting at once is plenty
+	sem := make(chan struct{}, 4) // two cores: most runs wait on the model or a timeout
 	for format, sample := range samples {
-		for _, c := range realCases {
+		for _, sc := range scriptedmodel.Scenarios {
+			if !sc.Applies(format) {
+				continue
+			}
+			c := sc.Name
 			t.Run(format+"/"+c, func(t *testing.T) {
 				t.Parallel()
 				sem <- struct{}{}
@@ -105,6 +114,9 @@ func playReal(t *testing.T, format string, sample *unstructured.Unstructured, sc
 	if class != "" {
 		want.phase = "Faulted"
 	}
+	if v, ok := sampleVerdicts[format+"/"+scenario]; ok {
+		want = v
+	}
 	model, url := serveModel(t, sc)
 	name := "real-" + format + "-" + strings.ToLower(scenario)
 	ep := scriptedmodel.Endpoints[format]
@@ -119,19 +131,54 @@ func playReal(t *testing.T, format string, sample *unstructured.Unstructured, sc
 	if got := str(r, "status", "phase"); got != want.phase || len(turns) != want.attempts {
 		t.Fatalf("phase %s with %d turns, want %s with %d\n%s\n%s", got, len(turns), want.phase, want.attempts, modelLog(model), debugRun(name))
 	}
-	if class != "" {
+	if want.class != "" {
 		checkRealFault(t, name, r, turns, want)
 	} else {
-		checkRealSuccess(t, name, r, scenario == "healthy")
+		checkRealSuccess(t, name, r, scenario == "healthy" || scenario == "silentRun")
+	}
+	if detector == monitor.DetectorSilentRun || (want.class == "" && class != "") { // nudged, or warned (warnFirst)
+		checkRealNudged(t, name, turns)
 	}
 	checkFreshTurns(t, name, model, turns)
 	checkDeltasHidden(t, format, scenario, name, turns)
-	if detector != "" {
+	if want.class != "" && want.detector != "" {
 		for _, turn := range turns {
-			measureRealStop(t, format, name, turn, detector == monitor.DetectorStall)
+			measureRealStop(t, format, name, turn, want.detector == monitor.DetectorStall)
 		}
 		checkRealExplain(t, name, want)
 	}
+}
+
+// checkRealNudged: a silent run (or one warnFirst warned) is nudged, not
+// stopped: a Nudged Event, the Pod's Silent condition, no trip.
+func checkRealNudged(t *testing.T, name string, turns []*unstructured.Unstructured) {
+	t.Helper()
+	if n, _ := runEvents(name, "Nudged"); n < 1 {
+		t.Errorf("%s: no Nudged Event\n%s", name, describe("agentrun", name))
+	}
+	pod, ok := podOfTurn(name, turns[0])
+	if !ok {
+		t.Fatalf("no Pod for %s", turns[0].GetName())
+	}
+	if _, silent := podCondition(pod, protocol.ConditionSilent); !silent {
+		t.Errorf("Pod %s has no %s condition", pod.Name, protocol.ConditionSilent)
+	}
+	if _, tripped := podCondition(pod, protocol.ConditionTripped); tripped {
+		t.Errorf("Pod %s tripped on a silent run", pod.Name)
+	}
+}
+
+// sampleVerdicts are where a sample's own guards change a scenario's
+// verdict (the scenarios' verdicts are for the default guards).
+var sampleVerdicts = map[string]realVerdict{
+	// cli_claude.yaml's maxCostUSD of 1.00: Claude Code retries a max_tokens
+	// stop itself, and four answers of 32000 output tokens cost more than
+	// that, so the spend guard ends the turn before Claude Code gives up.
+	"claude/lengthStop": {phase: "Faulted", detector: monitor.DetectorSpend, class: "overspend", attempts: 1},
+	// cli_claude.yaml's warnFirst: the 6th identical error is a warning
+	// (delivered by its hook), not a trip, and the scenario's 8 errors end
+	// before a second streak of 6: a warned turn that ends by itself.
+	"claude/repeatedErrors": {phase: "Succeeded", attempts: 1},
 }
 
 // realVerdict is what the user must read of a run.
@@ -360,12 +407,11 @@ func checkRealExplain(t *testing.T, name string, c realVerdict) {
 		t.Fatalf("kubectl turnwatch explain %s: %v\n%s", name, err, out)
 	}
 	wants := []string{fmt.Sprintf("AgentRun %s/%s: Faulted (%s, %s)", env.ns, name, c.class, c.detector)}
-	switch c.detector {
-	case monitor.DetectorStall: // the stream shows no verdict: the silence came after its last line
-	case monitor.DetectorIdenticalCalls:
-		wants = append(wants, "TRIPPED identicalCalls (runaway) at line", "(identical x4)")
-	default:
+	if slices.Contains(linedDetectors, c.detector) {
 		wants = append(wants, fmt.Sprintf("TRIPPED %s (%s) at line", c.detector, c.class))
+	}
+	if c.detector == monitor.DetectorIdenticalCalls {
+		wants = append(wants, "(identical x4)")
 	}
 	if missing, ok := containsAll(string(out), wants...); !ok {
 		t.Errorf("kubectl turnwatch explain %s lacks %q:\n%s", name, missing, out)
@@ -382,8 +428,8 @@ func checkDeltasHidden(t *testing.T, format, scenario, name string, turns []*uns
 	var want bool
 	switch {
 	case format == "codex" || format == "opencode":
-		if scenario != "healthy" && scenario != "whitespace" {
-			return // no text before the trip, or none at all: nothing to judge
+		if scenario != "healthy" && scenario != "whitespace" && scenario != "silentRun" {
+			return // the trip came before any text, or it is not judged: nothing to check
 		}
 		want = true
 	default:
