@@ -69,7 +69,7 @@ libs() {
 is_elf() { [ "$(head -c 4 "$1" 2>/dev/null | od -An -c | tr -d ' ')" = 177ELF ]; }
 
 build() {
-  local cmd=$1 pkg=$2 version=$3 kind=$4
+  local cmd=$1 pkg=$2 version=$3
   local ref="agent-$cmd:$version" dir exe stamp key file
   dir="$CACHE/clis/$(echo "$pkg@$version" | tr '/@' '__')"
   exe=$(readlink -f "$bins/$cmd")
@@ -136,6 +136,6 @@ while IFS=$'\t' read -r cmd pkg version kind; do
   case "$cmd" in ''|'#'*) continue ;; esac
   [ "$kind" != config ] || continue
   if [ ${#want[@]} -gt 0 ] && [[ ! " ${want[*]} " =~ " $cmd " ]]; then continue; fi
-  build "$cmd" "$pkg" "$version" "$kind"
+  build "$cmd" "$pkg" "$version"
 done < hack/clis.tsv
 echo "$OUT"

@@ -16,7 +16,7 @@
 # `make images`' archives under ~/.cache/turnwatch/images), and allow hostNetwork;
 # the claude-looping run needs agent-claude:2.1.328 (hack/cli-images.sh) and its
 # Pod on this machine, whose loopback the scripted model listens on
-# (DEMO_MODEL_ADDR, default 127.0.0.1:17863, the address its manifest names).
+# (127.0.0.1:17863, the address its manifest names).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,7 +25,7 @@ CACHE=${TURNWATCH_CACHE:-$HOME/.cache/turnwatch}
 STATE="$CACHE/demo"
 NS=turnwatch-demo
 RUNS=(looping whitespace-spiral silent healthy claude-looping)
-MODEL_ADDR=${DEMO_MODEL_ADDR:-127.0.0.1:17863}
+MODEL_ADDR=127.0.0.1:17863 # config/samples/demo/claude-looping.yaml's ANTHROPIC_BASE_URL
 TIMEOUT=${DEMO_TIMEOUT:-300}
 T0=$SECONDS
 step() { printf '\ndemo: [%4ss] %s\n' "$((SECONDS - T0))" "$*" >&2; }
