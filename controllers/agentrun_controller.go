@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
 // Event reasons on an AgentRun.
@@ -30,9 +31,12 @@ const (
 	EventFaulted  = "Faulted"  // the run ended with a terminal fault
 	EventNudged   = "Nudged"   // the silent-run nudge fired in a turn
 	// EventDeltasHidden: a turn's stream hides the model's deltas (a Warning, once per turn).
-	EventDeltasHidden = "DeltasHidden"
-	EventSucceeded    = "Succeeded" // a turn finished with a final result
-	EventAborted      = "Aborted"   // the run was cancelled or deleted
+	EventDeltasHidden = protocol.ReasonDeltasHidden
+	// EventHooksNotRun: a turn that delivers nudges made tool calls and no
+	// turnwatch hook ran (a Warning, once per turn).
+	EventHooksNotRun = protocol.ReasonHooksNotRun
+	EventSucceeded   = "Succeeded" // a turn finished with a final result
+	EventAborted     = "Aborted"   // the run was cancelled or deleted
 )
 
 // AgentRunReconciler turns an AgentRun into AgentTurns: the first one, a

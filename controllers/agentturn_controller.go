@@ -147,7 +147,7 @@ func (r *AgentTurnReconciler) follow(ctx context.Context, run *twv1.AgentRun, tu
 	if v.agentSession != "" {
 		st.AgentSessionID = v.agentSession
 	}
-	blind := markDeltasHidden(st, v.deltasHidden, turn.Generation, now)
+	warned := markWarnings(st, v.warnings, turn.Generation, now)
 	seen := st.Nudges
 	if v.nudge != "" {
 		st.Nudges = max(st.Nudges, int32(protocol.NudgeStreak(v.nudge)))
@@ -168,8 +168,8 @@ func (r *AgentTurnReconciler) follow(ctx context.Context, run *twv1.AgentRun, tu
 		return ctrl.Result{}, err
 	}
 	r.recordNudges(run, turn, seen, v.nudge)
-	if blind {
-		r.Recorder.Eventf(run, turn, corev1.EventTypeWarning, EventDeltasHidden, "DeltasHidden", "turn %s: %s", turn.Name, v.deltasHidden)
+	for _, reason := range warned {
+		r.Recorder.Eventf(run, turn, corev1.EventTypeWarning, reason, reason, "turn %s: %s", turn.Name, v.warnings[reason])
 	}
 	if v.outcome != "" {
 		r.recordSettled(ctx, turn, v.tripped)

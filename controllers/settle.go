@@ -24,9 +24,9 @@ type verdict struct {
 	agentSession string
 	// nudge is the silent-run nudge's text, when the sidecar reported one.
 	nudge string
-	// deltasHidden is the sidecar's DeltasHidden message, when it reported
-	// that the stream hides the model's deltas.
-	deltasHidden string
+	// warnings are the sidecar's protocol.Warnings on the Pod (reason ->
+	// message): DeltasHidden, HooksNotRun.
+	warnings map[string]string
 	// recheck asks to look again after this long (waiting for the sidecar's
 	// Finished condition after the agent exited).
 	recheck time.Duration
@@ -58,9 +58,12 @@ func judge(pod *corev1.Pod, agent string, now time.Time, grace time.Duration) ve
 	if c := podCondition(pod, protocol.ConditionSilent); c != nil && c.Status == corev1.ConditionTrue {
 		v.nudge = c.Message
 	}
-	if c := podCondition(pod, protocol.ConditionDeltasHidden); c != nil && c.Status == corev1.ConditionTrue {
-		v.deltasHidden = c.Message
-	}
+	v.warnings = podWarnings(func(typ string) string {
+		if c := podCondition(pod, corev1.PodConditionType(typ)); c != nil && c.Status == corev1.ConditionTrue {
+			return c.Message
+		}
+		return ""
+	})
 	if c := podCondition(pod, protocol.ConditionTripped); c != nil && c.Status == corev1.ConditionTrue {
 		det := protocol.DetectorFor(c.Reason)
 		v.outcome, v.tripped = twv1.TurnFailed, true

@@ -7,6 +7,7 @@ import (
 
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/nudgefile"
+	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
 // hookName is turnwatch-hook's file name, next to the sidecar's binary in
@@ -38,27 +39,106 @@ func (r *runner) installHook() {
 // the nudges file, then to the humans through the Pod condition, whose
 // text says whether the agent was told. Nudges are numbered in the turn's
 // order, from the engine's count, so a replay after a restart writes the
-// same numbers and the hook shows each once.
+// same numbers and the hook shows each once. A nudge written for the agent
+// is told to the humans once its delivery is known (settleDeliveries).
 func (r *runner) nudges(ctx context.Context, eng *monitor.Engine, ns []monitor.Nudge) error {
 	first := eng.NudgeCount() - len(ns) + 1
 	for i, n := range ns {
-		warning := n.Detector != monitor.DetectorSilentRun
-		delivered := ""
-		if r.cfg.delivers() {
-			rec := nudgefile.Record{Seq: first + i, Time: r.now(), Detector: n.Detector, Message: n.Message, Line: n.Line, Warning: warning}
-			if err := nudgefile.Append(r.cfg.NudgeDir, rec); err != nil {
-				r.log.Error(err, "cannot deliver a nudge to the agent", "seq", rec.Seq)
-				delivered = "not delivered to the agent"
-			} else {
-				delivered = "delivered to the agent"
+		p := pendingNudge{n: n, seq: first + i, warning: n.Detector != monitor.DetectorSilentRun, steps: eng.State().Steps}
+		if !r.cfg.delivers() {
+			r.logNudge(p, "")
+			if err := r.rep.silent(ctx, n.Detector, conditionText(n, p.warning, "")); err != nil {
+				return err
 			}
+			continue
 		}
-		r.log.Info("nudge", "detector", n.Detector, "message", n.Message, "line", n.Line, "warning", warning, "delivery", delivered)
-		if err := r.rep.silent(ctx, n.Detector, conditionText(n, warning, delivered)); err != nil {
+		rec := nudgefile.Record{Seq: p.seq, Time: r.now(), Detector: n.Detector, Message: n.Message, Line: n.Line, Warning: p.warning}
+		if err := nudgefile.Append(r.cfg.NudgeDir, rec); err != nil {
+			r.log.Error(err, "cannot deliver a nudge to the agent", "seq", rec.Seq)
+			p.unwritten = true
+		}
+		r.pending = append(r.pending, p)
+	}
+	return r.settleDeliveries(ctx, eng, false)
+}
+
+// pendingNudge is a nudge written for the agent whose Pod condition waits
+// for its delivery to be known: the hook acknowledged it (delivered), or a
+// later tool call began without that (the model was asked again without
+// it: not delivered), or the turn ended.
+type pendingNudge struct {
+	n         monitor.Nudge
+	seq       int
+	warning   bool
+	steps     int  // the turn's tool calls when it was said
+	unwritten bool // the nudges file could not be written
+}
+
+// Delivery words on the nudge's Pod condition and Event.
+const (
+	wordDelivered    = "delivered to the agent"
+	wordNotDelivered = "not delivered to the agent"
+)
+
+// settleDeliveries tells, in order, the pending nudges whose delivery is
+// known; final (a trip, the end) decides every one. The ack file is the
+// agent's to write: it decides only these words, never a verdict.
+func (r *runner) settleDeliveries(ctx context.Context, eng *monitor.Engine, final bool) error {
+	if len(r.pending) == 0 && !final {
+		return nil
+	}
+	acks, err := nudgefile.ReadAcks(r.cfg.NudgeDir)
+	if err != nil && r.cfg.delivers() {
+		r.log.Error(err, "cannot read the hook's acknowledgements", "dir", r.cfg.NudgeDir)
+	}
+	steps := eng.State().Steps
+	for len(r.pending) > 0 {
+		p := r.pending[0]
+		word := ""
+		switch {
+		case p.unwritten:
+			word = wordNotDelivered + ": the nudges file could not be written"
+		case acks.Delivered(p.seq):
+			word = wordDelivered
+		case final:
+			word = wordNotDelivered + ": no hook acknowledged it before the turn ended"
+		case steps > p.steps:
+			word = wordNotDelivered + ": no hook acknowledged it before the next tool call"
+		default:
+			return nil
+		}
+		r.pending = r.pending[1:]
+		if !acks.Ran && !p.unwritten {
+			r.hooksNotRun()
+		}
+		r.logNudge(p, word)
+		if err := r.rep.silent(ctx, p.n.Detector, conditionText(p.n, p.warning, word)); err != nil {
 			return err
 		}
 	}
+	if final && r.cfg.delivers() && !acks.Ran && steps > 0 {
+		r.hooksNotRun()
+	}
 	return nil
+}
+
+// hooksNotRun warns, once, with the sidecar's next write, that no hook ran
+// in a turn that needs one.
+func (r *runner) hooksNotRun() {
+	if r.hooksTold {
+		return
+	}
+	r.hooksTold = true
+	r.log.Info("no turnwatch hook ran in this turn", "dir", r.cfg.NudgeDir)
+	r.rep.warn(protocol.ConditionHooksNotRun, protocol.ReasonHooksNotRun, hooksNotRunMessage)
+}
+
+// hooksNotRunMessage is ConditionHooksNotRun's message.
+const hooksNotRunMessage = "no turnwatch hook ran in this turn although it made tool calls: nudges cannot reach the model " +
+	"(is the CLI started with its hooks off, or not wired to the turnwatch adapter? docs/nudges.md)"
+
+func (r *runner) logNudge(p pendingNudge, delivery string) {
+	r.log.Info("nudge", "detector", p.n.Detector, "message", p.n.Message, "line", p.n.Line, "seq", p.seq, "warning", p.warning, "delivery", delivery)
 }
 
 // conditionText is the nudge as the Pod condition (and the AgentRun Event)

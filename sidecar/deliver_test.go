@@ -25,10 +25,13 @@ func TestRunDeliversNudges(t *testing.T) {
 		warnFirst  bool
 		delivery   string
 		plant      string // what the agent wrote at the nudges file's name first
+		noHook     bool   // no hook acknowledges what the file says
 		settled    string
 		silent     string // the Silent condition's reason/message
 		wantRecs   []string
 		trippedMsg string
+		// hooksNotRun: the HooksNotRun condition is on the Pod.
+		hooksNotRun bool
 	}{
 		{name: "warned, then the loop trips", lines: loopTurn(12), warnFirst: true, delivery: "file", settled: protocol.ConditionTripped,
 			silent:   "IdenticalCalls/streak 1: warning (identicalCalls): " + warning + " [delivered to the agent]",
@@ -42,6 +45,10 @@ func TestRunDeliversNudges(t *testing.T) {
 			wantRecs: []string{"1 silentRun false 13 tool-only model messages since the agent last spoke: nobody can see tool calls; report what you have"}},
 		{name: "not delivered: no warning, no file", lines: loopTurn(6), warnFirst: true, delivery: "none", settled: protocol.ConditionTripped,
 			trippedMsg: "repeated an identical tool call 4 times"},
+		{name: "written, no hook ran: not delivered, and said once", lines: loopTurn(12), warnFirst: true, delivery: "file", noHook: true, settled: protocol.ConditionTripped,
+			silent:   "IdenticalCalls/streak 1: warning (identicalCalls): " + warning + " [not delivered to the agent: no hook acknowledged it before the next tool call]",
+			wantRecs: []string{"1 identicalCalls true " + warning}, trippedMsg: "repeated an identical tool call 4 times", hooksNotRun: true},
+		{name: "no nudge, no hook ran", lines: healthyTurn(), delivery: "file", noHook: true, settled: protocol.ConditionFinished, hooksNotRun: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -52,7 +59,11 @@ func TestRunDeliversNudges(t *testing.T) {
 				}
 			}
 			p := &syncPatcher{p: &podPatcher{t: t}}
-			r := testRunner(t, &scriptedSource{lines: tt.lines}, p, time.Now)
+			src := &scriptedSource{lines: tt.lines}
+			if !tt.noHook {
+				src.before = func() { ackAll(t, dir) }
+			}
+			r := testRunner(t, src, p, time.Now)
 			r.cfg.Guards.NudgeDelivery, r.cfg.Guards.WarnFirst = tt.delivery, tt.warnFirst
 			r.cfg.NudgeDir = dir
 			runUntil(t, r, p, has(tt.settled))
@@ -60,6 +71,9 @@ func TestRunDeliversNudges(t *testing.T) {
 			s, ok := got[protocol.ConditionSilent]
 			if tt.silent == "" && ok || tt.silent != "" && s.Reason+"/"+s.Message != tt.silent {
 				t.Errorf("Silent = %s/%s\nwant %s", s.Reason, s.Message, tt.silent)
+			}
+			if _, ok := got[protocol.ConditionHooksNotRun]; ok != tt.hooksNotRun {
+				t.Errorf("HooksNotRun on the Pod: %v, want %v", ok, tt.hooksNotRun)
 			}
 			if c := got[protocol.ConditionTripped]; c.Message != tt.trippedMsg {
 				t.Errorf("Tripped = %q, want %q", c.Message, tt.trippedMsg)
@@ -73,6 +87,18 @@ func TestRunDeliversNudges(t *testing.T) {
 				t.Errorf("nudges file %q\nrecords %q\nwant %q", b, recs, tt.wantRecs)
 			}
 		})
+	}
+}
+
+// ackAll is a hook run by the agent: it acknowledges every nudge in dir.
+func ackAll(t *testing.T, dir string) {
+	b, _ := os.ReadFile(filepath.Join(dir, nudgefile.File))
+	acks := nudgefile.EncodeAck(nudgefile.Ack{Time: time.Now(), CLI: "plain"})
+	for _, rec := range nudgefile.Parse(b) {
+		acks = append(acks, nudgefile.EncodeAck(nudgefile.Ack{Seq: rec.Seq, Time: time.Now(), CLI: "plain"})...)
+	}
+	if err := os.WriteFile(filepath.Join(dir, nudgefile.AckFile), acks, 0o644); err != nil {
+		t.Error(err)
 	}
 }
 

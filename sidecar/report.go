@@ -201,7 +201,12 @@ func (r *reporter) silent(ctx context.Context, detector, message string) error {
 // deltasHidden reports, with the next write, that the agent's stream
 // hides the model's deltas.
 func (r *reporter) deltasHidden(message string) {
-	r.riders = append(r.riders, desired{Type: protocol.ConditionDeltasHidden, Reason: protocol.ReasonDeltasHidden, Message: message})
+	r.warn(protocol.ConditionDeltasHidden, protocol.ReasonDeltasHidden, message)
+}
+
+// warn reports one of protocol.Warnings with the next write.
+func (r *reporter) warn(condition, reason, message string) {
+	r.riders = append(r.riders, desired{Type: condition, Reason: reason, Message: message})
 }
 
 // detectorSilentRun is the silent-run nudge's detector name (SPEC.md).

@@ -36,6 +36,10 @@ type runner struct {
 	checkpointPeriod time.Duration
 	// blindTold is set once the DeltasHidden condition went out.
 	blindTold bool
+	// pending are the nudges written for the agent whose delivery is not
+	// known yet; hooksTold is set once HooksNotRun went out.
+	pending   []pendingNudge
+	hooksTold bool
 }
 
 // reopener is a source that can drop its connection and open a new one from
@@ -285,9 +289,17 @@ func (w *watchState) tick() bool {
 			return true
 		}
 		if t := eng.Tick(now); t != nil {
-			w.end(r.tripped(w.writeCtx, eng, t))
+			err := r.settleDeliveries(w.writeCtx, eng, true)
+			if err == nil {
+				err = r.tripped(w.writeCtx, eng, t)
+			}
+			w.end(err)
 			return false
 		}
+	}
+	if err := r.settleDeliveries(w.writeCtx, eng, false); err != nil {
+		w.end(err)
+		return false
 	}
 	r.progress(w.writeCtx, eng)
 	w.res.check(w.writeCtx, r.rep, eng, w.lastSeen, now)
@@ -309,6 +321,9 @@ func (r *runner) verdicts(ctx context.Context, eng *monitor.Engine, v monitor.Ve
 	}
 	if v.Trip == nil {
 		return false, nil
+	}
+	if err := r.settleDeliveries(ctx, eng, true); err != nil {
+		return false, err
 	}
 	return true, r.tripped(ctx, eng, v.Trip)
 }
@@ -349,6 +364,9 @@ func (r *runner) finish(ctx context.Context, eng *monitor.Engine, followErr erro
 	v := eng.Finish()
 	r.tellBlind(eng)
 	if err := r.nudges(ctx, eng, v.Nudges); err != nil {
+		return err
+	}
+	if err := r.settleDeliveries(ctx, eng, true); err != nil {
 		return err
 	}
 	rep := eng.Report()

@@ -23,6 +23,9 @@ type scriptedSource struct {
 	lines     []string
 	hold      chan struct{}
 	connected atomic.Bool
+	// before, when set, runs before each line is emitted (the agent's side:
+	// a hook run between two tool calls).
+	before func()
 }
 
 func (s *scriptedSource) Connected() bool { return s.connected.Load() }
@@ -31,6 +34,9 @@ func (s *scriptedSource) Follow(ctx context.Context, emit func(streamLine) error
 	s.connected.Store(true)
 	defer s.connected.Store(false)
 	for _, l := range s.lines {
+		if s.before != nil {
+			s.before()
+		}
 		if err := emit(streamLine{Data: []byte(l)}); err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"turnwatch.dev/turnwatch/pkg/monitor"
+	"turnwatch.dev/turnwatch/pkg/nudgefile"
 )
 
 // exitTripped is watch's exit code when a detector stopped the child.
@@ -41,6 +42,7 @@ func runWatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ef.register(fs)
 	grace := fs.Duration("grace", 10*time.Second, "time between SIGTERM and SIGKILL when stopping the child")
 	tick := fs.Duration("tick", time.Second, "how often the stall is judged from the clock")
+	nudgeDir := fs.String("nudge-dir", "", "also write each nudge to DIR/"+nudgefile.File+", where turnwatch-hook reads it (as the sidecar does with nudgeDelivery file)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: turnwatch-sidecar watch [--format FORMAT] [--guards FILE] [--grace D] -- COMMAND [ARGS...]")
 		fs.PrintDefaults()
@@ -62,7 +64,7 @@ func runWatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "watch:", err)
 		return 2
 	}
-	w := &watcher{eng: eng, stderr: stderr, grace: *grace}
+	w := &watcher{eng: eng, stderr: stderr, grace: *grace, nudgeDir: *nudgeDir}
 	return w.run(fs.Args(), stdin, stdout, ef.maxLine, *tick)
 }
 
@@ -75,6 +77,8 @@ type watcher struct {
 	grace   time.Duration
 	cmd     *exec.Cmd
 	tripped bool
+	// nudgeDir, when set, receives each nudge for the agent's hook.
+	nudgeDir string
 	exited  chan struct{}
 }
 
@@ -156,8 +160,16 @@ func (w *watcher) ticker(every time.Duration, done <-chan struct{}) {
 // report prints nudges and a trip on stderr; a trip stops the child.
 // Called with mu held.
 func (w *watcher) report(v monitor.Verdicts) {
-	for _, n := range v.Nudges {
+	first := w.eng.NudgeCount() - len(v.Nudges) + 1
+	for i, n := range v.Nudges {
 		writeJSONLine(w.stderr, map[string]monitor.Nudge{"nudge": n})
+		if w.nudgeDir == "" {
+			continue
+		}
+		rec := nudgefile.Record{Seq: first + i, Time: time.Now(), Detector: n.Detector, Message: n.Message, Line: n.Line, Warning: n.Detector != monitor.DetectorSilentRun}
+		if err := nudgefile.Append(w.nudgeDir, rec); err != nil {
+			fmt.Fprintln(w.stderr, "watch: delivering a nudge:", err)
+		}
 	}
 	if v.Trip == nil || w.tripped {
 		return

@@ -100,6 +100,11 @@ type AgentTurnStatus struct {
 // repetition and a stall inside a message cannot be seen.
 const TurnConditionDeltasHidden = "DeltasHidden"
 
+// TurnConditionHooksNotRun is the AgentTurn condition set when a turn that
+// delivers nudges made tool calls and no turnwatch hook ever ran
+// (docs/nudges.md): its nudges could not reach the model.
+const TurnConditionHooksNotRun = "HooksNotRun"
+
 // AgentTurn is one attempt of an AgentRun: one Pod, one conversation.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status

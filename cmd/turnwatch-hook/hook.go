@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"turnwatch.dev/turnwatch/pkg/nudgefile"
 )
@@ -50,15 +51,54 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 		return 2
 	}
 	event := readEvent(*cli, stdin)
-	fresh, err := unseen(*dir)
+	fresh, shown, err := unseen(*dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "turnwatch-hook: %v\n", err)
 	}
 	out := render(*cli, event, fresh, *block)
 	if len(out) > 0 {
-		_, _ = stdout.Write(out)
+		if _, err := stdout.Write(out); err != nil {
+			fresh = nil // not handed over: neither marked shown nor acknowledged
+		}
+	}
+	if err := shown.done(fresh); err != nil {
+		fmt.Fprintf(stderr, "turnwatch-hook: state: %v\n", err)
+	}
+	if err := acknowledge(*dir, *cli, event, fresh, time.Now()); err != nil {
+		fmt.Fprintf(stderr, "turnwatch-hook: acknowledging: %v\n", err)
 	}
 	return 0
+}
+
+// acknowledge tells the sidecar, in the volume's ack file, that the hook
+// ran (a seq 0 line, the first time) and which nudges it handed to the CLI.
+// The file is made readable by every user: the sidecar runs as its own.
+func acknowledge(dir, cli, event string, recs []nudgefile.Record, now time.Time) error {
+	f, err := os.OpenFile(filepath.Join(dir, nudgefile.AckFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", nudgefile.AckFile)
+	}
+	_ = f.Chmod(0o644) // a umask of 077 would hide it from the sidecar
+	var b []byte
+	if fi.Size() == 0 {
+		b = nudgefile.EncodeAck(nudgefile.Ack{Time: now, CLI: cli, Event: event})
+	}
+	for _, r := range recs {
+		b = append(b, nudgefile.EncodeAck(nudgefile.Ack{Seq: r.Seq, Time: now, CLI: cli, Event: event})...)
+	}
+	if len(b) == 0 {
+		return nil
+	}
+	_, err = f.Write(append([]byte{'\n'}, b...)) // a torn line before ends there
+	return err
 }
 
 // readEvent reads the hook event the CLI sends on stdin (claude, gemini) and
@@ -75,37 +115,56 @@ func readEvent(cli string, stdin io.Reader) string {
 	return ev.Name
 }
 
-// unseen returns the nudges of dir not shown yet, and marks them shown.
-// Under an exclusive lock on the state file, so that two hooks run at once
-// (parallel tool calls) do not both show the same nudge.
-func unseen(dir string) ([]nudgefile.Record, error) {
+// ledger is the hook's memory of the nudges it showed, held under an
+// exclusive lock on the state file until done, so that two hooks run at
+// once (parallel tool calls) do not both show the same nudge.
+type ledger struct {
+	f     *os.File
+	shown []int
+}
+
+// unseen returns the nudges of dir not shown yet, and the locked ledger
+// that marks them shown once they were handed over (nil when there is
+// none: every nudge is shown, none is marked).
+func unseen(dir string) ([]nudgefile.Record, *ledger, error) {
 	recs, err := readNudges(filepath.Join(dir, nudgefile.File))
 	if err != nil || len(recs) == 0 {
-		return nil, err
+		return nil, nil, err
 	}
 	st, err := os.OpenFile(filepath.Join(dir, stateFile), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
-		return recs, fmt.Errorf("state: %w (showing every nudge)", err)
+		return recs, nil, fmt.Errorf("state: %w (showing every nudge)", err)
 	}
-	defer st.Close()
 	if err := syscall.Flock(int(st.Fd()), syscall.LOCK_EX); err != nil {
-		return recs, fmt.Errorf("state: %w", err)
+		st.Close()
+		return recs, nil, fmt.Errorf("state: %w", err)
 	}
-	shown := readShown(st)
+	l := &ledger{f: st, shown: readShown(st)}
 	var fresh []nudgefile.Record
 	for _, r := range recs {
-		if !slices.Contains(shown, r.Seq) {
+		if !slices.Contains(l.shown, r.Seq) {
 			fresh = append(fresh, r)
-			shown = append(shown, r.Seq)
 		}
 	}
-	if len(fresh) == 0 {
-		return nil, nil
+	return fresh, l, nil
+}
+
+// done marks recs shown (none when the handover failed) and unlocks.
+func (l *ledger) done(recs []nudgefile.Record) error {
+	if l == nil {
+		return nil
 	}
-	if len(shown) > maxShown {
-		shown = shown[len(shown)-maxShown:]
+	defer l.f.Close()
+	if len(recs) == 0 {
+		return nil
 	}
-	return fresh, writeShown(st, shown)
+	for _, r := range recs {
+		l.shown = append(l.shown, r.Seq)
+	}
+	if len(l.shown) > maxShown {
+		l.shown = l.shown[len(l.shown)-maxShown:]
+	}
+	return writeShown(l.f, l.shown)
 }
 
 // readNudges reads what can be read of the nudges file: a missing file is

@@ -166,3 +166,38 @@ func TestHookClaudeBlock(t *testing.T) {
 		t.Fatalf("%q %v", out.String(), err)
 	}
 }
+
+// failWriter is a CLI that closed the hook's stdout.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, os.ErrClosed }
+
+// The hook acknowledges that it ran (once) and each nudge it handed over;
+// a nudge it could not hand over is not acknowledged, and is shown again.
+func TestHookAcknowledges(t *testing.T) {
+	dir := t.TempDir()
+	if _, code := hook(t, dir, cliClaude, `{"hook_event_name":"PostToolUse"}`); code != 0 {
+		t.Fatal(code)
+	}
+	acks, err := nudgefile.ReadAcks(dir)
+	if err != nil || !acks.Ran || acks.Delivered(1) {
+		t.Fatalf("after a run with nothing to say: %+v %v", acks, err)
+	}
+	appendNudge(t, dir, 1, "silentRun", false)
+	var errs bytes.Buffer
+	run([]string{"--cli", cliClaude, "--dir", dir}, strings.NewReader(`{}`), failWriter{}, &errs, func(string) string { return "" })
+	if acks, _ := nudgefile.ReadAcks(dir); acks.Delivered(1) {
+		t.Fatalf("a nudge the CLI never got is acknowledged")
+	}
+	if out, _ := hook(t, dir, cliClaude, `{"hook_event_name":"PostToolUse"}`); !strings.Contains(out, "change course") {
+		t.Fatalf("not shown: %q", out)
+	}
+	hook(t, dir, cliClaude, `{"hook_event_name":"PostToolUse"}`)
+	b, _ := os.ReadFile(filepath.Join(dir, nudgefile.AckFile))
+	if acks := nudgefile.ParseAcks(b); !acks.Ran || !acks.Delivered(1) || strings.Count(string(b), `"seq":0`) != 1 || strings.Count(string(b), `"seq":1`) != 1 {
+		t.Fatalf("acks file %q", b)
+	}
+	if fi, _ := os.Stat(filepath.Join(dir, nudgefile.AckFile)); fi.Mode().Perm() != 0o644 {
+		t.Errorf("acks file mode %v, want 0644 (the sidecar's user reads it)", fi.Mode())
+	}
+}

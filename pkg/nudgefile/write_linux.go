@@ -24,25 +24,39 @@ const writeFlags = os.O_WRONLY | syscall.O_NOFOLLOW | syscall.O_NONBLOCK | sysca
 // agent's user reads what the sidecar's user wrote. Nothing is read from
 // the file.
 func Append(dir string, r Record) error {
+	return appendLines(dir, File, Encode(r))
+}
+
+// AppendVerdicts writes vs at the end of dir/VerdictFile, as Append does.
+func AppendVerdicts(dir string, vs []Verdict) error {
+	var b []byte
+	for _, v := range vs {
+		b = append(b, EncodeVerdict(v)...)
+	}
+	return appendLines(dir, VerdictFile, b)
+}
+
+// appendLines appends lines (newline-terminated) to dir/name.
+func appendLines(dir, name string, lines []byte) error {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	f, err := openRegular(root, File, os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := openRegular(root, name, os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
-		if aside := moveAside(root, File); aside != nil {
-			return fmt.Errorf("nudges file: %w (and moving it aside: %v)", err, aside)
+		if aside := moveAside(root, name); aside != nil {
+			return fmt.Errorf("%s: %w (and moving it aside: %v)", name, err, aside)
 		}
-		if f, err = openRegular(root, File, os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644); err != nil {
-			return fmt.Errorf("nudges file: %w", err)
+		if f, err = openRegular(root, name, os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	defer f.Close()
 	// A newline first: a torn last line (the agent's, or a write cut
 	// short) ends there instead of swallowing this record. Readers skip
 	// the empty lines this leaves.
-	_, err = f.Write(append([]byte{'\n'}, Encode(r)...))
+	_, err = f.Write(append([]byte{'\n'}, lines...))
 	return err
 }
 
@@ -144,4 +158,33 @@ func ownDir(root *os.Root, name string) error {
 		}
 	}
 	return fmt.Errorf("%s: cannot make it a directory", name)
+}
+
+// readFlags open what the agent may have planted for reading without
+// following a last symlink or blocking on a fifo.
+const readFlags = os.O_RDONLY | syscall.O_NOFOLLOW | syscall.O_NONBLOCK | syscall.O_CLOEXEC
+
+// ReadAcks reads what the hook acknowledged in dir/AckFile, through an
+// os.Root on the volume: at most MaxAcks bytes of a regular file. A missing
+// file is no ack; anything else that cannot be read is an error (and no
+// ack).
+func ReadAcks(dir string) (Acks, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return Acks{}, err
+	}
+	defer root.Close()
+	f, err := root.OpenFile(AckFile, readFlags, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return Acks{}, nil
+	}
+	if err != nil {
+		return Acks{}, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return Acks{}, fmt.Errorf("%s is not a regular file", AckFile)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxAcks))
+	return ParseAcks(b), err
 }

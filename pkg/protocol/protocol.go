@@ -26,6 +26,12 @@ const (
 	// that read deltas cannot see it. Its reason is ReasonDeltasHidden, its
 	// message which detectors are blind and the flag that fixes it.
 	ConditionDeltasHidden = "turnwatch.dev/DeltasHidden"
+	// ConditionHooksNotRun is True once a turn that delivers nudges through
+	// the shared volume ended a nudge's delivery, or the turn, with tool
+	// calls made and no turnwatch hook ever run (the CLI started with its
+	// hooks off, or not wired to the adapter): nudges cannot reach the
+	// model. Its reason is ReasonHooksNotRun.
+	ConditionHooksNotRun = "turnwatch.dev/HooksNotRun"
 	// ConditionProgress carries a Progress JSON object in its message,
 	// throttled by the sidecar.
 	ConditionProgress = "turnwatch.dev/Progress"
@@ -40,6 +46,17 @@ const (
 	// the condition cannot be written (the Pod's status refused too).
 	ConditionFailed = "turnwatch.dev/Failed"
 )
+
+// Warning is a Pod condition that tells and decides nothing: the
+// controller copies it onto the turn (as a condition whose type is the
+// reason) and tells it once per turn as a Warning Event of that reason.
+type Warning struct{ Condition, Reason string }
+
+// Warnings lists them.
+var Warnings = []Warning{
+	{ConditionDeltasHidden, ReasonDeltasHidden},
+	{ConditionHooksNotRun, ReasonHooksNotRun},
+}
 
 // Reasons of ConditionFailed, and prefixes of the sidecar's termination
 // message.
@@ -69,6 +86,8 @@ const (
 	ReasonResult  = "Result" // the format's final result event was seen
 	// ReasonDeltasHidden is ConditionDeltasHidden's reason.
 	ReasonDeltasHidden = "DeltasHidden"
+	// ReasonHooksNotRun is ConditionHooksNotRun's reason.
+	ReasonHooksNotRun = "HooksNotRun"
 	ReasonNoResult     = "NoResult" // the output ended without one
 )
 

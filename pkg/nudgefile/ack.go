@@ -1,0 +1,75 @@
+package nudgefile
+
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+)
+
+// AckFile is where turnwatch-hook acknowledges what it delivered, in Dir:
+// one JSON line per nudge it handed to the CLI, and one line with seq 0 the
+// first time it ran at all. The sidecar reads it to tell "delivered" from
+// "not delivered" on the nudge's Pod condition and Event, and to warn once
+// when no hook ran in a turn. The agent can write it too: an ack is never a
+// verdict, and a forged one can at most mislabel a nudge's delivery.
+const AckFile = "acks.jsonl"
+
+// MaxAcks bounds what the sidecar reads of AckFile: an honest file holds a
+// line per nudge and one hello, a few KiB at most.
+const MaxAcks = 1 << 20
+
+// Ack is one line of AckFile.
+type Ack struct {
+	// Seq is the number of the nudge delivered (Record.Seq); 0 says only
+	// that the hook ran.
+	Seq int `json:"seq"`
+	// Time is when the hook wrote the line.
+	Time time.Time `json:"time"`
+	// CLI and Event name the hook protocol and the CLI's event it answered
+	// (claude PostToolUse, opencode tool.execute.after...).
+	CLI   string `json:"cli,omitempty"`
+	Event string `json:"event,omitempty"`
+}
+
+// EncodeAck is a as one line, newline included.
+func EncodeAck(a Ack) []byte {
+	a.Time = a.Time.UTC()
+	b, _ := json.Marshal(a) // ints, strings and a time: cannot fail
+	return append(b, '\n')
+}
+
+// Acks is what AckFile says: whether a hook ran, and which nudges it
+// delivered.
+type Acks struct {
+	Ran       bool
+	delivered map[int]bool
+}
+
+// Delivered says whether the nudge numbered seq was acknowledged.
+func (a Acks) Delivered(seq int) bool { return a.delivered[seq] }
+
+// ParseAcks reads AckFile's lines, skipping what is not an ack. It never
+// fails.
+func ParseAcks(data []byte) Acks {
+	var a Acks
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		var rec Ack
+		if len(line) == 0 || len(line) > MaxLine || json.Unmarshal(line, &rec) != nil || rec.Seq < 0 {
+			continue
+		}
+		a.Ran = true
+		if rec.Seq > 0 {
+			if a.delivered == nil {
+				a.delivered = map[int]bool{}
+			}
+			a.delivered[rec.Seq] = true
+		}
+	}
+	return a
+}
