@@ -160,12 +160,21 @@ func validateConfig(cfg Config) error {
 	if n := g.CycleRepeats; n != nil && *n == 1 {
 		return fmt.Errorf("config: guards.cycleRepeats: must be 0 (off) or at least 2")
 	}
-	for name, d := range map[string]*string{"stallTimeout": cfg.Guards.StallTimeout, "toolTimeout": cfg.Guards.ToolTimeout} {
+	for name, d := range map[string]*string{"stallTimeout": cfg.Guards.StallTimeout, "toolTimeout": cfg.Guards.ToolTimeout, "refuseWait": cfg.Guards.RefuseWait} {
 		if d == nil {
 			continue
 		}
-		if _, err := time.ParseDuration(*d); err != nil {
+		v, err := time.ParseDuration(*d)
+		if err != nil {
 			return fmt.Errorf("config: guards.%s: %w", name, err)
+		}
+		if v < 0 {
+			return fmt.Errorf("config: guards.%s: must not be negative", name)
+		}
+	}
+	if d := cfg.Guards.RefuseWait; d != nil {
+		if v, _ := time.ParseDuration(*d); v > monitor.MaxRefuseWait {
+			return fmt.Errorf("config: guards.refuseWait: must be at most %v", monitor.MaxRefuseWait)
 		}
 	}
 	if c := cfg.Guards.MaxCostUSD; c != nil {
@@ -226,6 +235,8 @@ func defaultGuards() twv1.Guards {
 		AnswerAware:       ptr.To(g.AnswerAware),
 		NudgeDelivery:     ptr.To(g.NudgeDelivery),
 		WarnFirst:         ptr.To(g.WarnFirst),
+		Refuse:            ptr.To(g.Refuse),
+		RefuseWait:        ptr.To(durationString(time.Duration(g.RefuseWait))),
 	}
 }
 

@@ -33,4 +33,13 @@ func addNudges(spec *corev1.PodSpec, agent int, g twv1.Guards) {
 		c.VolumeMounts = append(c.VolumeMounts, mount)
 		c.Env = append(c.Env, env)
 	}
+	if g.Refuse == nil || *g.Refuse {
+		wait := "2s"
+		if g.RefuseWait != nil {
+			wait = *g.RefuseWait
+		}
+		// The pre-tool hook waits this long for the sidecar's verdict; unset,
+		// it does not wait (nothing is refused).
+		spec.Containers[agent].Env = append(spec.Containers[agent].Env, corev1.EnvVar{Name: nudgefile.EnvRefuseWait, Value: wait})
+	}
 }

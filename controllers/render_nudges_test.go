@@ -88,6 +88,31 @@ func TestRenderNudgeVolume(t *testing.T) {
 			}) {
 				t.Fatal("the token is mounted where the nudges are")
 			}
+			if w := envOf(agent)[nudgefile.EnvRefuseWait]; w != "2s" || envOf(side)[nudgefile.EnvRefuseWait] != "" {
+				t.Fatalf("refuse wait: agent %q, sidecar %q; want the default 2s on the agent only", w, envOf(side)[nudgefile.EnvRefuseWait])
+			}
 		})
+	}
+}
+
+// refuse false leaves the hook without a wait: it refuses nothing.
+func TestRenderRefuseOff(t *testing.T) {
+	for _, tt := range []struct {
+		refuse *bool
+		wait   *string
+		want   string
+	}{{nil, nil, "2s"}, {ptr.To(true), ptr.To("500ms"), "500ms"}, {ptr.To(false), ptr.To("1s"), ""}} {
+		run := newRun("ns", "r", func(r *twv1.AgentRun) {
+			r.Spec.Guards = &twv1.Guards{NudgeDelivery: ptr.To("file"), Refuse: tt.refuse, RefuseWait: tt.wait}
+		})
+		turn := &twv1.AgentTurn{}
+		turn.Name, turn.Namespace = "r-0", "ns"
+		pod, err := renderPod(run, turn, renderOptions{SidecarImage: "img", Guards: DefaultConfig().Guards})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := envOf(pod.Spec.Containers[0])[nudgefile.EnvRefuseWait]; got != tt.want {
+			t.Errorf("refuse %v wait %v: %s=%q, want %q", tt.refuse, tt.wait, nudgefile.EnvRefuseWait, got, tt.want)
+		}
 	}
 }

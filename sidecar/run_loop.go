@@ -40,6 +40,8 @@ type runner struct {
 	// known yet; hooksTold is set once HooksNotRun went out.
 	pending   []pendingNudge
 	hooksTold bool
+	// calls are the tool calls judged for the pre-tool hook.
+	calls calls
 }
 
 // reopener is a source that can drop its connection and open a new one from
@@ -237,7 +239,9 @@ func (w *watchState) line(l streamLine) error {
 	if l.Cut {
 		feed = eng.FeedSkipped // as replay counts it: a line, unparsed; its head moves the clock
 	}
-	if over, err := r.verdicts(w.writeCtx, eng, feed(l.Data, w.lastSeen)); over || err != nil {
+	v := feed(l.Data, w.lastSeen)
+	r.judgeCalls(eng, v.Trip, !l.Cut)
+	if over, err := r.verdicts(w.writeCtx, eng, v); over || err != nil {
 		w.end(err)
 		return errWatchOver
 	}
@@ -289,6 +293,7 @@ func (w *watchState) tick() bool {
 			return true
 		}
 		if t := eng.Tick(now); t != nil {
+			r.judgeCalls(eng, t, false)
 			err := r.settleDeliveries(w.writeCtx, eng, true)
 			if err == nil {
 				err = r.tripped(w.writeCtx, eng, t)

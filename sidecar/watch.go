@@ -77,8 +77,10 @@ type watcher struct {
 	grace   time.Duration
 	cmd     *exec.Cmd
 	tripped bool
-	// nudgeDir, when set, receives each nudge for the agent's hook.
+	// nudgeDir, when set, receives each nudge for the agent's hook, and
+	// the verdict on each call when the guards refuse.
 	nudgeDir string
+	calls    calls
 	exited  chan struct{}
 }
 
@@ -111,9 +113,9 @@ func (w *watcher) run(argv []string, stdin io.Reader, stdout io.Writer, maxLine 
 		}
 		w.mu.Lock()
 		if lr.Skipped() {
-			w.report(w.eng.FeedSkipped(line, time.Now()))
+			w.report(w.eng.FeedSkipped(line, time.Now()), false)
 		} else {
-			w.report(w.eng.Feed(line, time.Now()))
+			w.report(w.eng.Feed(line, time.Now()), true)
 		}
 		w.mu.Unlock()
 	}
@@ -124,7 +126,7 @@ func (w *watcher) run(argv []string, stdin io.Reader, stdout io.Writer, maxLine 
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !w.tripped {
-		w.report(w.eng.Finish())
+		w.report(w.eng.Finish(), false)
 	}
 	if w.tripped {
 		return exitTripped
@@ -150,7 +152,7 @@ func (w *watcher) ticker(every time.Duration, done <-chan struct{}) {
 		case now := <-t.C:
 			w.mu.Lock()
 			if trip := w.eng.Tick(now); trip != nil {
-				w.report(monitor.Verdicts{Trip: trip})
+				w.report(monitor.Verdicts{Trip: trip}, false)
 			}
 			w.mu.Unlock()
 		}
@@ -159,7 +161,14 @@ func (w *watcher) ticker(every time.Duration, done <-chan struct{}) {
 
 // report prints nudges and a trip on stderr; a trip stops the child.
 // Called with mu held.
-func (w *watcher) report(v monitor.Verdicts) {
+func (w *watcher) report(v monitor.Verdicts, parsed bool) {
+	if w.nudgeDir != "" && w.eng.State().Guards.Refuses() && !w.tripped {
+		if vs := w.calls.judge(w.eng, v.Trip, parsed); len(vs) > 0 {
+			if err := nudgefile.AppendVerdicts(w.nudgeDir, vs); err != nil {
+				fmt.Fprintln(w.stderr, "watch: writing verdicts:", err)
+			}
+		}
+	}
 	first := w.eng.NudgeCount() - len(v.Nudges) + 1
 	for i, n := range v.Nudges {
 		writeJSONLine(w.stderr, map[string]monitor.Nudge{"nudge": n})

@@ -110,6 +110,22 @@ type Guards struct {
 	// Cluster default false.
 	// +optional
 	WarnFirst *bool `json:"warnFirst,omitempty"`
+
+	// Refuse makes the agent's pre-tool hook refuse the call that trips a
+	// stopping detector before the CLI runs it, and end the CLI's turn,
+	// where nudges are delivered (nudgeDelivery "file"; docs/nudges.md).
+	// Cluster default true.
+	// +optional
+	Refuse *bool `json:"refuse,omitempty"`
+
+	// RefuseWait bounds how long the pre-tool hook waits for the sidecar's
+	// verdict on its call, in Go duration syntax, at most "5s"; past it the
+	// call runs (fail open). Cluster default "2s".
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s))+$`
+	// +kubebuilder:validation:MaxLength=16
+	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('5s')",message="must be at most 5s"
+	// +optional
+	RefuseWait *string `json:"refuseWait,omitempty"`
 }
 
 // override sets *dst to src when src is set.
@@ -144,5 +160,7 @@ func (g Guards) Merge(o *Guards) Guards {
 	override(&out.AnswerAware, o.AnswerAware)
 	override(&out.NudgeDelivery, o.NudgeDelivery)
 	override(&out.WarnFirst, o.WarnFirst)
+	override(&out.Refuse, o.Refuse)
+	override(&out.RefuseWait, o.RefuseWait)
 	return out
 }

@@ -18,9 +18,15 @@ import (
 // CLI names --cli accepts.
 const (
 	cliClaude = "claude"
+	cliCodex  = "codex" // Claude Code's wire format (hooks.json)
 	cliGemini = "gemini"
-	cliPlain  = "plain"
+	// cliAdapter is the JSON protocol of turnwatch's own adapters (the
+	// opencode plugin, the pi extension): see adapterEvent.
+	cliAdapter = "adapter"
+	cliPlain   = "plain"
 )
+
+var clis = []string{cliClaude, cliCodex, cliGemini, cliAdapter, cliPlain}
 
 const (
 	// stateFile remembers the numbers of the nudges shown, next to them.
@@ -40,17 +46,27 @@ const (
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	fs := flag.NewFlagSet("turnwatch-hook", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cli := fs.String("cli", cliPlain, "the hook protocol: claude | gemini | plain")
+	cli := fs.String("cli", cliPlain, "the hook protocol: "+strings.Join(clis, " | "))
 	dir := fs.String("dir", or(getenv(nudgefile.EnvDir), nudgefile.Dir), "the nudges directory [$"+nudgefile.EnvDir+"]")
 	block := fs.Bool("block", false, "claude: also answer \"decision\": \"block\" with the nudges as \"reason\", which Claude Code versions that read no PostToolUse additionalContext feed to the model (docs/nudges.md)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *cli != cliClaude && *cli != cliGemini && *cli != cliPlain {
-		fmt.Fprintf(stderr, "turnwatch-hook: --cli %q: want claude, gemini or plain\n", *cli)
+	if !slices.Contains(clis, *cli) {
+		fmt.Fprintf(stderr, "turnwatch-hook: --cli %q: want one of %s\n", *cli, strings.Join(clis, ", "))
 		return 2
 	}
-	event := readEvent(*cli, stdin)
+	ev := readEvent(*cli, stdin)
+	event := ev.name()
+	if ev.pre() {
+		if v, ok := refusal(*dir, ev, refuseWait(getenv, stderr), stderr); ok {
+			_, _ = stdout.Write(renderRefusal(*cli, v))
+			if err := acknowledgeRefusal(*dir, *cli, event, ev.id(), time.Now()); err != nil {
+				fmt.Fprintf(stderr, "turnwatch-hook: acknowledging: %v\n", err)
+			}
+			return 0
+		}
+	}
 	fresh, shown, err := unseen(*dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "turnwatch-hook: %v\n", err)
@@ -72,8 +88,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 
 // acknowledge tells the sidecar, in the volume's ack file, that the hook
 // ran (a seq 0 line, the first time) and which nudges it handed to the CLI.
-// The file is made readable by every user: the sidecar runs as its own.
 func acknowledge(dir, cli, event string, recs []nudgefile.Record, now time.Time) error {
+	acks := make([]nudgefile.Ack, 0, len(recs))
+	for _, r := range recs {
+		acks = append(acks, nudgefile.Ack{Seq: r.Seq, Time: now, CLI: cli, Event: event})
+	}
+	return appendAcks(dir, acks)
+}
+
+// appendAcks appends acks to the ack file, after a hello line (seq 0) when
+// the file is new. The file is made readable by every user: the sidecar
+// runs as its own.
+func appendAcks(dir string, acks []nudgefile.Ack) error {
 	f, err := os.OpenFile(filepath.Join(dir, nudgefile.AckFile), os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o644)
 	if err != nil {
 		return err
@@ -89,30 +115,20 @@ func acknowledge(dir, cli, event string, recs []nudgefile.Record, now time.Time)
 	_ = f.Chmod(0o644) // a umask of 077 would hide it from the sidecar
 	var b []byte
 	if fi.Size() == 0 {
-		b = nudgefile.EncodeAck(nudgefile.Ack{Time: now, CLI: cli, Event: event})
+		hello := nudgefile.Ack{Time: time.Now()}
+		if len(acks) > 0 {
+			hello.Time, hello.CLI, hello.Event = acks[0].Time, acks[0].CLI, acks[0].Event
+		}
+		b = nudgefile.EncodeAck(hello)
 	}
-	for _, r := range recs {
-		b = append(b, nudgefile.EncodeAck(nudgefile.Ack{Seq: r.Seq, Time: now, CLI: cli, Event: event})...)
+	for _, a := range acks {
+		b = append(b, nudgefile.EncodeAck(a)...)
 	}
 	if len(b) == 0 {
 		return nil
 	}
 	_, err = f.Write(append([]byte{'\n'}, b...)) // a torn line before ends there
 	return err
-}
-
-// readEvent reads the hook event the CLI sends on stdin (claude, gemini) and
-// returns its hook_event_name; plain reads nothing.
-func readEvent(cli string, stdin io.Reader) string {
-	if cli == cliPlain || stdin == nil {
-		return ""
-	}
-	b, _ := io.ReadAll(io.LimitReader(stdin, maxStdin))
-	var ev struct {
-		Name string `json:"hook_event_name"`
-	}
-	_ = json.Unmarshal(b, &ev)
-	return ev.Name
 }
 
 // ledger is the hook's memory of the nudges it showed, held under an
@@ -235,10 +251,11 @@ func text(recs []nudgefile.Record) string {
 // event it was run for) hookSpecificOutput whose additionalContext the
 // model reads; nothing when there is nothing to say. Gemini CLI: JSON is
 // mandatory on stdout, so "{}" when there is nothing; additionalContext is
-// appended to the tool result. Plain: one line per nudge.
+// appended to the tool result. Codex: Claude Code's shape. The adapters:
+// {"context": TEXT}, or {} when there is nothing. Plain: one line per nudge.
 func render(cli, event string, recs []nudgefile.Record, block bool) []byte {
 	switch cli {
-	case cliClaude:
+	case cliClaude, cliCodex:
 		if len(recs) == 0 {
 			return nil
 		}
@@ -255,6 +272,11 @@ func render(cli, event string, recs []nudgefile.Record, block bool) []byte {
 			return []byte("{}\n")
 		}
 		return jsonLine(map[string]any{"hookSpecificOutput": map[string]any{"additionalContext": text(recs)}})
+	case cliAdapter:
+		if len(recs) == 0 {
+			return []byte("{}\n")
+		}
+		return jsonLine(map[string]any{"context": text(recs)})
 	}
 	if len(recs) == 0 {
 		return nil
@@ -276,4 +298,53 @@ func or(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// hookEvent is what a CLI's hook gets on stdin: Claude Code's and Codex's
+// and Gemini CLI's event fields, and the adapters' (cliAdapter).
+type hookEvent struct {
+	Name      string          `json:"hook_event_name"`
+	ToolUseID string          `json:"tool_use_id"`
+	ToolName  string          `json:"tool_name"`
+	ToolInput json.RawMessage `json:"tool_input"`
+	// The adapters' protocol: Event is "pre" before a tool call, "post"
+	// after it; Call is the call's id as the CLI's stream names it, Tool
+	// and Args its tool and arguments.
+	Event string          `json:"event"`
+	Call  string          `json:"call"`
+	Tool  string          `json:"tool"`
+	Args  json.RawMessage `json:"args"`
+	// NoWait asks for the verdict as it stands, without waiting.
+	NoWait bool `json:"nowait"`
+}
+
+// readEvent reads the hook event the CLI sends on stdin; plain reads
+// nothing.
+func readEvent(cli string, stdin io.Reader) hookEvent {
+	var ev hookEvent
+	if cli == cliPlain || stdin == nil {
+		return ev
+	}
+	b, _ := io.ReadAll(io.LimitReader(stdin, maxStdin))
+	_ = json.Unmarshal(b, &ev)
+	return ev
+}
+
+// name is the CLI's name for the event.
+func (e hookEvent) name() string { return or(e.Name, e.Event) }
+
+// pre says the event comes before the tool runs.
+func (e hookEvent) pre() bool {
+	return e.Name == "PreToolUse" || e.Name == "BeforeTool" || e.Event == "pre"
+}
+
+// id is the call's id, when the CLI passes one (Gemini CLI does not).
+func (e hookEvent) id() string { return or(e.ToolUseID, e.Call) }
+
+// tool is the call's tool name and arguments.
+func (e hookEvent) tool() (string, []byte) {
+	if e.ToolName != "" {
+		return e.ToolName, e.ToolInput
+	}
+	return e.Tool, e.Args
 }

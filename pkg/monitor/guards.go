@@ -58,7 +58,22 @@ type Guards struct {
 	// nudges are delivered to the agent (NudgeDelivery file): the agent is
 	// told before it is stopped.
 	WarnFirst bool `json:"warnFirst,omitempty"`
+	// Refuse makes the agent's pre-tool hook refuse the call that trips a
+	// stopping detector before the CLI runs it, where nudges are delivered
+	// (NudgeDelivery file): the sidecar writes its verdict on every call it
+	// judged, the hook waits for its call's at most RefuseWait (past it the
+	// call runs) and refuses a tripping one with the trip's message.
+	Refuse bool `json:"refuse"`
+	// RefuseWait bounds the pre-tool hook's wait for the sidecar's verdict.
+	RefuseWait Duration `json:"refuseWait"`
 }
+
+// MaxRefuseWait bounds refuseWait: the CLIs' own hook timeouts (claude 10s
+// in the samples) must stay longer.
+const MaxRefuseWait = 5 * time.Second
+
+// Refuses says whether the pre-tool hook refuses tripping calls.
+func (g Guards) Refuses() bool { return g.Delivers() && g.Refuse }
 
 // Nudge delivery modes (guards.nudgeDelivery).
 const (
@@ -84,6 +99,8 @@ func DefaultGuards() Guards {
 		ErrorRepeats:      6,
 		RepeatedTextBytes: 4096,
 		NudgeDelivery:     NudgeDeliveryNone,
+		Refuse:            true,
+		RefuseWait:        Duration(2 * time.Second),
 	}
 }
 
@@ -169,6 +186,13 @@ func (g *Guards) set(key string, v json.RawMessage) error {
 			return fmt.Errorf("must be true or false, got %s", v)
 		}
 		return nil
+	case "refuse":
+		if err := json.Unmarshal(v, &g.Refuse); err != nil {
+			return fmt.Errorf("must be true or false, got %s", v)
+		}
+		return nil
+	case "refuseWait":
+		return json.Unmarshal(v, &g.RefuseWait)
 	}
 	return fmt.Errorf("unknown guard (known: %s)", strings.Join(guardNames, ", "))
 }
@@ -176,7 +200,7 @@ func (g *Guards) set(key string, v json.RawMessage) error {
 var guardNames = []string{"stepBudget", "identicalCalls", "silentTurns", "stallTimeout",
 	"toolTimeout", "whitespaceDeltas", "whitespaceBytes", "worldTools", "maxCostUSD",
 	"cycleRepeats", "errorRepeats", "repeatedTextBytes", "answerAware",
-	"nudgeDelivery", "warnFirst"}
+	"nudgeDelivery", "warnFirst", "refuse", "refuseWait"}
 
 func setCount(dst *int, v json.RawMessage) error {
 	var n int
@@ -208,6 +232,9 @@ func (g Guards) Validate() error {
 	}
 	if g.ToolTimeout < 0 {
 		return fmt.Errorf("guards: toolTimeout: must not be negative")
+	}
+	if g.RefuseWait < 0 || time.Duration(g.RefuseWait) > MaxRefuseWait {
+		return fmt.Errorf("guards: refuseWait: must be between 0s and %v", MaxRefuseWait)
 	}
 	if _, err := g.maxCost(); err != nil {
 		return err

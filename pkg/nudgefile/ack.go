@@ -29,6 +29,9 @@ type Ack struct {
 	// (claude PostToolUse, opencode tool.execute.after...).
 	CLI   string `json:"cli,omitempty"`
 	Event string `json:"event,omitempty"`
+	// Refused names a call the hook refused before it ran (its id, or "?"
+	// when the CLI passes none); Seq is 0 on such a line.
+	Refused string `json:"refused,omitempty"`
 }
 
 // EncodeAck is a as one line, newline included.

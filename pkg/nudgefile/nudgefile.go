@@ -29,6 +29,10 @@ const (
 	// EnvDir tells the sidecar (and the agent) where the volume is; unset,
 	// nudges are not delivered.
 	EnvDir = "TURNWATCH_NUDGE_DIR"
+	// EnvRefuseWait tells the agent's pre-tool hook how long to wait for
+	// the sidecar's verdict on its call (guards.refuseWait); unset, refusing
+	// is off and the hook does not wait.
+	EnvRefuseWait = "TURNWATCH_REFUSE_WAIT"
 	// Volume is the shared volume's name: the reserved prefix keeps any
 	// template from naming or mounting it.
 	Volume = "turnwatch-nudges"

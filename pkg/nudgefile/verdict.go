@@ -2,7 +2,10 @@ package nudgefile
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -21,8 +24,14 @@ const VerdictFile = "verdicts.jsonl"
 
 // Verdict is one line of VerdictFile.
 type Verdict struct {
-	// Call is the tool call's id as the CLI's stream names it.
+	// Call is the tool call's id as the CLI's stream names it; CallAll
+	// ("*") is the verdict on every call not judged by a line of its own:
+	// written once a trip ended the turn.
 	Call string `json:"call"`
+	// Key names the call for a hook whose CLI passes no call id (Gemini
+	// CLI's BeforeTool): CallKey of its tool name, arguments and how many
+	// calls with both came before it in the turn.
+	Key string `json:"key,omitempty"`
 	// Refuse is true for a call that tripped a stopping detector: the hook
 	// refuses it with Message and ends the CLI's turn.
 	Refuse bool `json:"refuse,omitempty"`
@@ -31,18 +40,45 @@ type Verdict struct {
 	Message  string `json:"message,omitempty"`
 }
 
+// CallAll is Verdict.Call for every call the file names no verdict for.
+const CallAll = "*"
+
+// CallKey names the nth call (from 1) of the turn with this tool name and
+// these JSON arguments, whatever their spacing and key order: the sidecar
+// reads them from the stream, the hook from its CLI's event.
+func CallKey(name string, args []byte, n int) string {
+	sum := sha256.Sum256(canonical(args))
+	return name + " " + hex.EncodeToString(sum[:8]) + " " + strconv.Itoa(n)
+}
+
+// canonical is a JSON value with its object keys sorted and no spacing;
+// what is not JSON is itself.
+func canonical(raw []byte) []byte {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return raw
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return raw
+	}
+	return b
+}
+
 // EncodeVerdict is v as one line, newline included.
 func EncodeVerdict(v Verdict) []byte {
 	b, _ := json.Marshal(v) // strings and a bool: cannot fail
 	return append(b, '\n')
 }
 
-// FindVerdict returns the verdict on call in data (VerdictFile's lines):
-// the last line that names it wins, junk is skipped.
-func FindVerdict(data []byte, call string) (Verdict, bool) {
-	var found Verdict
-	ok := false
-	needle := []byte(call)
+// FindVerdict returns the verdict in data (VerdictFile's lines) on the call
+// with this id (or, for an empty id, this key), else the CallAll verdict:
+// the last line that names the call wins, junk is skipped.
+func FindVerdict(data []byte, call, key string) (Verdict, bool) {
+	var found, all Verdict
+	ok, allOK := false, false
 	for len(data) > 0 {
 		line := data
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
@@ -50,14 +86,22 @@ func FindVerdict(data []byte, call string) (Verdict, bool) {
 		} else {
 			data = nil
 		}
-		if len(line) == 0 || len(line) > MaxLine || !bytes.Contains(line, needle) {
+		if len(line) == 0 || len(line) > MaxLine {
 			continue
 		}
 		var v Verdict
-		if json.Unmarshal(line, &v) != nil || v.Call != call || !utf8.ValidString(v.Message) {
+		if json.Unmarshal(line, &v) != nil || !utf8.ValidString(v.Message) {
 			continue
 		}
-		found, ok = v, true
+		switch {
+		case v.Call == CallAll:
+			all, allOK = v, true
+		case call != "" && v.Call == call, call == "" && key != "" && v.Key == key:
+			found, ok = v, true
+		}
 	}
-	return found, ok
+	if ok {
+		return found, true
+	}
+	return all, allOK
 }

@@ -100,17 +100,17 @@ func moveAside(root *os.Root, name string) error {
 	return err
 }
 
-// InstallHook copies the hook binary at src to dir/HookPath (mode 0755):
-// written under a fresh name created exclusively, then renamed over the
-// final name, so nothing the agent planted is written through.
+// InstallHook copies the hook binary at src to dir/HookPath (mode 0755),
+// and writes the Adapters beside it in dir (0644): each under a fresh name
+// created exclusively, then renamed over the final name, so nothing the
+// agent planted is written through.
 func InstallHook(dir, src string) error {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return err
 	}
 	defer root.Close()
-	bin := path.Dir(HookPath)
-	if err := ownDir(root, bin); err != nil {
+	if err := ownDir(root, path.Dir(HookPath)); err != nil {
 		return err
 	}
 	in, err := os.Open(src)
@@ -118,8 +118,28 @@ func InstallHook(dir, src string) error {
 		return err
 	}
 	defer in.Close()
-	tmp := path.Join(bin, ".turnwatch-hook."+strconv.FormatInt(time.Now().UnixNano(), 36))
-	out, err := openRegular(root, tmp, os.O_CREATE|os.O_EXCL, 0o755)
+	if err := install(root, HookPath, in, 0o755); err != nil {
+		return err
+	}
+	for _, name := range []string{OpencodePlugin, PiExtension} {
+		f, err := Adapters.Open("adapters/" + name)
+		if err != nil {
+			return err
+		}
+		err = install(root, name, f, 0o644)
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// install writes what in holds at name in root, by way of an exclusive
+// temporary file in the same directory.
+func install(root *os.Root, name string, in io.Reader, perm os.FileMode) error {
+	tmp := path.Join(path.Dir(name), "."+path.Base(name)+"."+strconv.FormatInt(time.Now().UnixNano(), 36))
+	out, err := openRegular(root, tmp, os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return err
 	}
@@ -128,7 +148,7 @@ func InstallHook(dir, src string) error {
 		err = cerr
 	}
 	if err == nil {
-		err = root.Rename(tmp, HookPath)
+		err = root.Rename(tmp, name)
 	}
 	if err != nil {
 		_ = root.Remove(tmp)

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"turnwatch.dev/turnwatch/pkg/nudgefile"
+)
+
+func preHook(t *testing.T, dir, cli, stdin, wait string) (string, time.Duration) {
+	t.Helper()
+	var out, errs bytes.Buffer
+	start := time.Now()
+	run([]string{"--cli", cli, "--dir", dir}, strings.NewReader(stdin), &out, &errs, func(k string) string {
+		if k == nudgefile.EnvRefuseWait {
+			return wait
+		}
+		return ""
+	})
+	return out.String(), time.Since(start)
+}
+
+func writeVerdicts(t *testing.T, dir string, vs ...nudgefile.Verdict) {
+	t.Helper()
+	if err := nudgefile.AppendVerdicts(dir, vs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The pre-tool hook refuses the call the sidecar refused, in each CLI's
+// words, and ends its turn; lets through a call judged fine; past the wait
+// lets the call run; with refusing off never waits nor refuses.
+func TestHookRefuses(t *testing.T) {
+	refused := nudgefile.Verdict{Call: "toolu_4", Refuse: true, Detector: "identicalCalls", Message: "repeated an identical tool call 4 times"}
+	claudePre := func(id string) string {
+		return `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"` + id + `","tool_input":{"command":"cat /etc/os-release"}}`
+	}
+	tests := []struct {
+		name, cli, stdin, wait string
+		verdicts              []nudgefile.Verdict
+		want                  string // a substring of the answer; "" for no refusal
+		slow                  bool   // waited the whole wait
+	}{
+		{"claude: refused", cliClaude, claudePre("toolu_4"), "2s", []nudgefile.Verdict{{Call: "toolu_3"}, refused},
+			`"continue":false`, false},
+		{"claude: judged fine", cliClaude, claudePre("toolu_3"), "2s", []nudgefile.Verdict{{Call: "toolu_3"}, refused}, "", false},
+		{"claude: no verdict, fail open", cliClaude, claudePre("toolu_9"), "150ms", []nudgefile.Verdict{{Call: "toolu_3"}}, "", true},
+		{"claude: refusing off", cliClaude, claudePre("toolu_4"), "", []nudgefile.Verdict{refused}, "", false},
+		{"codex: Claude's words", cliCodex, claudePre("toolu_4"), "2s", []nudgefile.Verdict{refused}, `"permissionDecision":"deny"`, false},
+		{"after a trip, any call", cliClaude, claudePre("toolu_7"), "2s",
+			[]nudgefile.Verdict{{Call: nudgefile.CallAll, Refuse: true, Detector: "stall", Message: "no output for 10m"}}, "no output for 10m", false},
+		{"adapter: refused", cliAdapter, `{"event":"pre","call":"toolu_4","tool":"bash"}`, "2s", []nudgefile.Verdict{refused}, `"refuse":true`, false},
+		{"adapter nowait: no verdict yet, at once", cliAdapter, `{"event":"pre","nowait":true,"call":"toolu_9"}`, "2s", nil, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if len(tt.verdicts) > 0 {
+				writeVerdicts(t, dir, tt.verdicts...)
+			}
+			out, took := preHook(t, dir, tt.cli, tt.stdin, tt.wait)
+			if tt.want == "" && strings.Contains(out, "refused") || tt.want != "" && !strings.Contains(out, tt.want) {
+				t.Errorf("answer %q, want %q", out, tt.want)
+			}
+			if tt.want != "" {
+				if acks, _ := os.ReadFile(filepath.Join(dir, nudgefile.AckFile)); !strings.Contains(string(acks), `"refused"`) {
+					t.Errorf("the refusal is not acknowledged: %q", acks)
+				}
+			}
+			if slow := took >= 150*time.Millisecond; slow != tt.slow {
+				t.Errorf("took %v (want the whole wait: %v)", took, tt.slow)
+			}
+		})
+	}
+}
+
+// Gemini CLI passes no call id: the hook names the call by tool, arguments
+// and how many such calls it saw, as the sidecar does, so the 4th of four
+// identical calls is the one refused.
+func TestHookRefusesByKey(t *testing.T) {
+	dir := t.TempDir()
+	args := []byte(`{"command":"cat /etc/os-release"}`)
+	var vs []nudgefile.Verdict
+	for n := 1; n <= 4; n++ {
+		v := nudgefile.Verdict{Call: "run_shell_command__" + string(rune('0'+n)), Key: nudgefile.CallKey("run_shell_command", args, n)}
+		if n == 4 {
+			v.Refuse, v.Detector, v.Message = true, "identicalCalls", "repeated an identical tool call 4 times"
+		}
+		vs = append(vs, v)
+	}
+	writeVerdicts(t, dir, vs...)
+	ev, _ := json.Marshal(map[string]any{"hook_event_name": "BeforeTool", "tool_name": "run_shell_command", "tool_input": json.RawMessage(" {\"command\": \"cat /etc/os-release\"}")})
+	for n := 1; n <= 4; n++ {
+		out, _ := preHook(t, dir, cliGemini, string(ev), "1s")
+		if refused := strings.Contains(out, `"decision":"deny"`) && strings.Contains(out, `"continue":false`); refused != (n == 4) {
+			t.Errorf("call %d: %q", n, out)
+		}
+	}
+}
