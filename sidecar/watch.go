@@ -81,7 +81,7 @@ type watcher struct {
 	// the verdict on each call when the guards refuse.
 	nudgeDir string
 	calls    calls
-	exited  chan struct{}
+	exited   chan struct{}
 }
 
 func (w *watcher) run(argv []string, stdin io.Reader, stdout io.Writer, maxLine int, tick time.Duration) int {

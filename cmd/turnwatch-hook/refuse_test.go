@@ -42,9 +42,9 @@ func TestHookRefuses(t *testing.T) {
 	}
 	tests := []struct {
 		name, cli, stdin, wait string
-		verdicts              []nudgefile.Verdict
-		want                  string // a substring of the answer; "" for no refusal
-		slow                  bool   // waited the whole wait
+		verdicts               []nudgefile.Verdict
+		want                   string // a substring of the answer; "" for no refusal
+		slow                   bool   // waited the whole wait
 	}{
 		{"claude: refused", cliClaude, claudePre("toolu_4"), "2s", []nudgefile.Verdict{{Call: "toolu_3"}, refused},
 			`"continue":false`, false},

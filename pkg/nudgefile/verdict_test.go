@@ -25,8 +25,8 @@ func TestFindVerdict(t *testing.T) {
 	stopped := file + string(EncodeVerdict(Verdict{Call: CallAll, Refuse: true, Detector: "stall", Message: "stalled"}))
 	tests := []struct {
 		name, data, call, key string
-		found, refuse        bool
-		detector             string
+		found, refuse         bool
+		detector              string
 	}{
 		{"judged ok", file, "c1", "", true, false, ""},
 		{"refused", file, "c2", "", true, true, "identicalCalls"},

@@ -88,7 +88,7 @@ const (
 	ReasonDeltasHidden = "DeltasHidden"
 	// ReasonHooksNotRun is ConditionHooksNotRun's reason.
 	ReasonHooksNotRun = "HooksNotRun"
-	ReasonNoResult     = "NoResult" // the output ended without one
+	ReasonNoResult    = "NoResult" // the output ended without one
 )
 
 // Env the controller sets on the agent container.
