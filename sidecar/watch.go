@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -32,7 +33,10 @@ func init() {
 // The child's stdout is passed through unchanged; its stdin and stderr are
 // ours. Detectors run live, the stall from the real clock. On a trip the
 // child's process group gets SIGTERM, then SIGKILL after the grace period;
-// the trip is printed as one JSON line on stderr and watch exits 3. Nudges
+// the trip is printed as one JSON line on stderr, then {"ended":"stopped"}
+// (or "itself", when the child ended before it was sent SIGTERM: with
+// --nudge-dir and guards that refuse, it has refuseWait and a second to),
+// and watch exits 3. Nudges
 // are printed as {"nudge":{...}} lines on stderr and the run goes on.
 // Otherwise watch exits with the child's exit code.
 func runWatch(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -81,6 +85,8 @@ type watcher struct {
 	// the verdict on each call when the guards refuse.
 	nudgeDir string
 	calls    calls
+	// signaled is set once the child was sent SIGTERM after a trip.
+	signaled atomic.Bool
 	exited   chan struct{}
 }
 
@@ -129,6 +135,11 @@ func (w *watcher) run(argv []string, stdin io.Reader, stdout io.Writer, maxLine 
 		w.report(w.eng.Finish(), false)
 	}
 	if w.tripped {
+		ended := "itself" // the hook refused the tripping call and the CLI ended its turn
+		if w.signaled.Load() {
+			ended = "stopped"
+		}
+		writeJSONLine(w.stderr, map[string]string{"ended": ended})
 		return exitTripped
 	}
 	var exitErr *exec.ExitError
@@ -185,13 +196,26 @@ func (w *watcher) report(v monitor.Verdicts, parsed bool) {
 	}
 	w.tripped = true
 	writeJSONLine(w.stderr, v.Trip)
-	go w.stop()
+	var leeway time.Duration
+	if g := w.eng.State().Guards; w.nudgeDir != "" && g.Refuses() {
+		// The agent's hook refuses the tripping call and ends the CLI's
+		// turn: let it end by itself first.
+		leeway = time.Duration(g.RefuseWait) + time.Second
+	}
+	go w.stop(leeway)
 }
 
-// stop sends SIGTERM to the child's process group, then SIGKILL if it has
-// not exited after the grace period.
-func (w *watcher) stop() {
+// stop sends SIGTERM to the child's process group once it has had leeway
+// to exit by itself, then SIGKILL if it has not exited after the grace
+// period.
+func (w *watcher) stop(leeway time.Duration) {
+	select {
+	case <-w.exited:
+		return
+	case <-time.After(leeway):
+	}
 	pgid := w.cmd.Process.Pid
+	w.signaled.Store(true)
 	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	select {
 	case <-w.exited:

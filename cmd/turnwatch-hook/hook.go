@@ -59,13 +59,20 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(s
 	ev := readEvent(*cli, stdin)
 	event := ev.name()
 	if ev.pre() {
-		if v, ok := refusal(*dir, ev, refuseWait(getenv, stderr), stderr); ok {
+		// Before the tool runs, the hook only refuses: nudges wait for the
+		// hook after it, whose answer every CLI feeds to the model.
+		if v, ok := refusal(*dir, *cli, ev, refuseWait(getenv, stderr), stderr); ok {
 			_, _ = stdout.Write(renderRefusal(*cli, v))
 			if err := acknowledgeRefusal(*dir, *cli, event, ev.id(), time.Now()); err != nil {
 				fmt.Fprintf(stderr, "turnwatch-hook: acknowledging: %v\n", err)
 			}
-			return 0
+		} else {
+			_, _ = stdout.Write(render(*cli, event, nil, false))
+			if err := appendAcks(*dir, nil); err != nil {
+				fmt.Fprintf(stderr, "turnwatch-hook: acknowledging: %v\n", err)
+			}
 		}
+		return 0
 	}
 	fresh, shown, err := unseen(*dir)
 	if err != nil {

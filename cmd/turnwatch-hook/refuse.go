@@ -39,12 +39,12 @@ func refuseWait(getenv func(string) string, stderr io.Writer) time.Duration {
 // about, and returns it when it refuses the call. Past wait the call runs
 // (fail open), and stderr says so. A wait of 0 is refusing off; an adapter
 // event with nowait looks once (its CLI shows a call only after it ran).
-func refusal(dir string, ev hookEvent, wait time.Duration, stderr io.Writer) (nudgefile.Verdict, bool) {
+func refusal(dir, cli string, ev hookEvent, wait time.Duration, stderr io.Writer) (nudgefile.Verdict, bool) {
 	if wait <= 0 {
 		return nudgefile.Verdict{}, false
 	}
-	if ev.NoWait {
-		wait = 0
+	if ev.NoWait || cli == cliCodex {
+		wait = 0 // the CLI shows the call only after it ran: no verdict can come first
 	}
 	id, key := ev.id(), ""
 	if id == "" {
@@ -108,12 +108,17 @@ func refusalText(v nudgefile.Verdict) string {
 }
 
 // renderRefusal is the hook's answer that refuses the call and ends the
-// CLI's turn: Claude Code and Codex deny it and stop (continue false);
-// Gemini CLI the same in its words; the adapters are told to abort.
+// CLI's turn: Claude Code denies it and stops (continue false); Gemini CLI
+// the same in its words; the adapters are told to abort. Codex only
+// denies: no answer of a PreToolUse hook ends its turn.
 func renderRefusal(cli string, v nudgefile.Verdict) []byte {
 	text := refusalText(v)
 	switch cli {
-	case cliClaude, cliCodex:
+	case cliCodex: // Codex ignores a PreToolUse answer that holds "continue" at all
+		return jsonLine(map[string]any{
+			"hookSpecificOutput": map[string]any{"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": text},
+		})
+	case cliClaude:
 		return jsonLine(map[string]any{
 			"hookSpecificOutput": map[string]any{"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": text},
 			"continue":           false, "stopReason": text,

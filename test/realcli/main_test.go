@@ -19,6 +19,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"turnwatch.dev/turnwatch/pkg/nudgefile"
 )
 
 // Set by TestMain for the tests.
@@ -122,12 +124,5 @@ func mountHook(hook string) error {
 	if out, err := exec.Command("mount", "-t", "tmpfs", "turnwatch", "/run/turnwatch").CombinedOutput(); err != nil {
 		return fmt.Errorf("mount tmpfs /run/turnwatch: %v: %s", err, out)
 	}
-	b, err := os.ReadFile(hook)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll("/run/turnwatch/bin", 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile("/run/turnwatch/bin/turnwatch-hook", b, 0o755)
+	return nudgefile.InstallHook(nudgefile.Dir, hook) // the hook and the adapters, as the sidecar writes them
 }

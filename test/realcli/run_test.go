@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"turnwatch.dev/turnwatch/pkg/monitor"
+	"turnwatch.dev/turnwatch/pkg/nudgefile"
 	"turnwatch.dev/turnwatch/pkg/scriptedmodel"
 )
 
@@ -26,6 +27,9 @@ type outcome struct {
 	trip   *monitor.Trip  // what watch stopped the CLI for (nil: none)
 	nudges []monitor.Nudge
 	exit   int // watch's exit code (3: tripped)
+	// ended says how the CLI ended after a trip: "itself" (its hook refused
+	// the tripping call and ended its turn) or "stopped" (SIGTERM).
+	ended string
 	// stopped is how long the CLI took to be gone after watch's trip.
 	stopped time.Duration
 	model   *scriptedmodel.Server
@@ -96,7 +100,12 @@ func runWith(t *testing.T, name, format string, start launch, sc scriptedmodel.S
 	defer stream.Close()
 
 	mark := calls.mark()
-	argv := append([]string{"watch", "--format", format, "--guards", guardsFile, "--grace", "10s", "--tick", "200ms", "--"}, cmdline...)
+	argv := []string{"watch", "--format", format, "--guards", guardsFile, "--grace", "10s", "--tick", "200ms"}
+	if guards["nudgeDelivery"] == "file" {
+		argv = append(argv, "--nudge-dir", nudgefile.Dir) // where the samples' hooks look
+		env = append(env, nudgefile.EnvDir+"="+nudgefile.Dir, nudgefile.EnvRefuseWait+"=2s")
+	}
+	argv = append(append(argv, "--"), cmdline...)
 	cmd := exec.Command(sidecarBin, argv...)
 	cmd.Dir = work
 	cmd.Env = append([]string{"PATH=" + clisDir + ":" + os.Getenv("PATH"), "HOME=" + home, "TERM=dumb", "LANG=C.UTF-8"}, env...)
@@ -128,9 +137,12 @@ func runWith(t *testing.T, name, format string, start launch, sc scriptedmodel.S
 			Nudge *monitor.Nudge `json:"nudge"`
 		}
 		var tr monitor.Trip
+		var end struct{ Ended string }
 		switch {
 		case json.Unmarshal(line, &n) == nil && n.Nudge != nil:
 			o.nudges = append(o.nudges, *n.Nudge)
+		case json.Unmarshal(line, &end) == nil && end.Ended != "":
+			o.ended = end.Ended
 		case o.trip == nil && json.Unmarshal(line, &tr) == nil && tr.Detector != "":
 			o.trip, tripAt = &tr, time.Now()
 		default:
