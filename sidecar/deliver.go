@@ -63,9 +63,9 @@ func (r *runner) nudges(ctx context.Context, eng *monitor.Engine, ns []monitor.N
 }
 
 // pendingNudge is a nudge written for the agent whose Pod condition waits
-// for its delivery to be known: the hook acknowledged it (delivered), or a
-// later tool call began without that (the model was asked again without
-// it: not delivered), or the turn ended.
+// for its delivery to be known: the hook acknowledged it (delivered), or
+// the call after the next one began without that (not delivered), or the
+// turn ended.
 type pendingNudge struct {
 	n         monitor.Nudge
 	seq       int
@@ -102,8 +102,11 @@ func (r *runner) settleDeliveries(ctx context.Context, eng *monitor.Engine, fina
 			word = wordDelivered
 		case final:
 			word = wordNotDelivered + ": no hook acknowledged it before the turn ended"
-		case steps > p.steps:
-			word = wordNotDelivered + ": no hook acknowledged it before the next tool call"
+		case steps > p.steps+1:
+			// The hook of the call the nudge was said at may have run
+			// before the sidecar read that call's line: the next call's
+			// hook is the last chance.
+			word = wordNotDelivered + ": no hook acknowledged it by the next tool call"
 		default:
 			return nil
 		}

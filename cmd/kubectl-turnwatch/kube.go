@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -45,6 +48,11 @@ func explainRun(ctx context.Context, cfg *rest.Config, ns, name, pick string, ga
 		return nil, err
 	}
 	r := &explain.Run{Namespace: ns, Name: name, Phase: string(run.Status.Phase), Turns: turnsOf(&run, list.Items)}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	addNotes(ctx, cs, &run, list.Items, r.Turns)
 	if f := run.Status.Fault; f != nil {
 		r.Fault = &explain.Turn{Name: f.Turn, Class: string(f.Class), Detector: f.Detector, Message: f.Message}
 	}
@@ -56,15 +64,37 @@ func explainRun(ctx context.Context, cfg *rest.Config, ns, name, pick string, ga
 		return r, nil // no turn yet
 	}
 	r.StreamTurn = turn.Name
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
 	r.Stream, err = turnStream(ctx, c, cs, ns, turn, run.Spec.Format, gap)
 	if err != nil {
 		r.StreamError = err.Error()
 	}
 	return r, nil
+}
+
+// addNotes gives each turn what it told besides its outcome: its Nudged
+// Events on the run, oldest first, in the sidecar's words (which say
+// whether the nudge was delivered to the agent), then the sidecar's
+// warnings on the turn. Events a user may not list are left out.
+func addNotes(ctx context.Context, cs kubernetes.Interface, run *twv1.AgentRun, items []twv1.AgentTurn, turns []explain.Turn) {
+	byTurn := map[string][]string{}
+	if evs, err := cs.EventsV1().Events(run.Namespace).List(ctx, metav1.ListOptions{}); err == nil {
+		sort.SliceStable(evs.Items, func(i, j int) bool { return evs.Items[i].EventTime.Before(&evs.Items[j].EventTime) })
+		for _, ev := range evs.Items {
+			if ev.Regarding.UID == run.UID && ev.Reason == "Nudged" && ev.Related != nil {
+				byTurn[ev.Related.Name] = append(byTurn[ev.Related.Name], strings.TrimPrefix(ev.Note, "turn "+ev.Related.Name+": "))
+			}
+		}
+	}
+	for _, at := range items {
+		for _, w := range protocol.Warnings {
+			if c := meta.FindStatusCondition(at.Status.Conditions, w.Reason); c != nil && c.Status == metav1.ConditionTrue {
+				byTurn[at.Name] = append(byTurn[at.Name], w.Reason+": "+c.Message)
+			}
+		}
+	}
+	for i := range turns {
+		turns[i].Notes = byTurn[turns[i].Name]
+	}
 }
 
 // turnsOf merges the run's status list (deleted turns included) with the

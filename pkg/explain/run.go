@@ -18,6 +18,10 @@ type Turn struct {
 	Steps    int64  `json:"steps"`
 	CostUSD  string `json:"costUSD,omitempty"`
 	Pod      string `json:"pod,omitempty"`
+	// Notes are what the turn told besides its outcome: each nudge as its
+	// Nudged Event says it (with delivered / not delivered) and the
+	// sidecar's warnings (DeltasHidden, HooksNotRun).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Run is an AgentRun explained: its turns, then one turn's stream.
@@ -69,6 +73,9 @@ func (r *Run) WriteText(w io.Writer, color bool) error {
 		fmt.Fprintf(&b, "  %-28s %-7d %s %-34s %5d  %s\n", t.Name, t.Attempt, pad(outcome, 10), errText, t.Steps, orDash(t.CostUSD))
 		if t.Message != "" {
 			fmt.Fprintf(&b, "  %-28s %s\n", "", p.s(styleDim, t.Message))
+		}
+		for _, n := range t.Notes {
+			fmt.Fprintf(&b, "  %-28s %s\n", "", p.s(styleYellow, n))
 		}
 	}
 	b.WriteString("\n")

@@ -157,7 +157,8 @@ func checkInspection(t *testing.T, text string) {
 	}
 	for f := range in.Files {
 		switch f {
-		case nudgefile.File, nudgefile.HookPath, "hook-state.json", nudgefile.AckFile, nudgefile.VerdictFile:
+		case nudgefile.File, nudgefile.HookPath, "hook-state.json", "hook-calls.json", nudgefile.AckFile, nudgefile.VerdictFile,
+			nudgefile.OpencodePlugin, nudgefile.PiExtension:
 		default:
 			t.Errorf("the nudges volume holds %s (%s)", f, in.Files[f])
 		}

@@ -141,6 +141,7 @@ func playReal(t *testing.T, format string, sample *unstructured.Unstructured, sc
 	}
 	checkFreshTurns(t, name, model, turns)
 	checkDeltasHidden(t, format, scenario, name, turns)
+	checkRealHooks(t, format, scenario, name, sample, model, turns)
 	if want.class != "" && want.detector != "" {
 		for _, turn := range turns {
 			measureRealStop(t, format, name, turn, want.detector == monitor.DetectorStall)

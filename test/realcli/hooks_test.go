@@ -36,6 +36,12 @@ func TestHooks(t *testing.T) {
 				if !o.model.Told("turnwatch nudge (silentRun") {
 					t.Errorf("the model never read the silent-run nudge")
 				}
+				for _, q := range o.model.Requests() {
+					if b := string(q.Body); strings.Contains(b, "turnwatch nudge (silentRun") {
+						t.Logf("%s: what the model read (request %d): %s", format, q.Seq, around(b, "turnwatch nudge (silentRun", 700))
+						break
+					}
+				}
 				if acks := readAcks(t); !acks.Ran || !acks.Delivered(1) {
 					t.Errorf("the hook did not acknowledge nudge 1: %+v", acks)
 				}
@@ -53,23 +59,39 @@ func TestHooks(t *testing.T) {
 				}
 			})
 			t.Run("refused", func(t *testing.T) {
-				o := hookRun(t, run, "identicalLoop", map[string]any{"nudgeDelivery": "file"})
+				marker := filepath.Join(t.TempDir(), "cat-ran")
+				o := hookRun(t, run, "identicalLoop", map[string]any{"nudgeDelivery": "file"}, catShim(t, marker)...)
 				if o.trip == nil || o.trip.Detector != "identicalCalls" {
 					t.Fatalf("trip %+v, want identicalCalls, as without hooks", o.trip)
 				}
 				b, _ := os.ReadFile(filepath.Join(nudgefile.Dir, nudgefile.AckFile))
 				refused := strings.Contains(string(b), `"refused"`)
-				t.Logf("%s: refused %v, ended %s, %v after the trip", format, refused, o.ended, o.stopped)
-				if refusesBeforeRun[format] && (!refused || o.ended != "itself") {
-					t.Errorf("the tripping call was not refused before it ran (refused %v, ended %s); acks %s", refused, o.ended, b)
+				m, _ := os.ReadFile(marker)
+				ran := strings.Count(string(m), "\n")
+				t.Logf("%s: the loop's tool ran %d times; refused %v, ended %s, %v after the trip", format, ran, refused, o.ended, o.stopped)
+				if refusesBeforeRun[format] && (!refused || o.ended != "itself" || ran != 3) {
+					t.Errorf("the 4th identical call was not refused before it ran: the tool ran %d times (want 3), refused %v, ended %s; acks %s", ran, refused, o.ended, b)
 				}
 			})
 		})
 	}
 }
 
-// hookRun plays a scenario to a sample with a clean nudges volume.
-func hookRun(t *testing.T, run *twv1.AgentRun, scenario string, guards map[string]any) outcome {
+// catShim puts a cat first on the CLI's PATH that counts its runs in
+// marker (a line each) before it runs the real one: the loop's tool call
+// reads a file with cat.
+func catShim(t *testing.T, marker string) []string {
+	dir := t.TempDir()
+	script := "#!/bin/sh\necho ran >> " + marker + "\nexec /bin/cat \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "cat"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"PATH=" + dir + ":" + clisDir + ":" + os.Getenv("PATH")}
+}
+
+// hookRun plays a scenario to a sample with a clean nudges volume; extra is
+// env for the CLI (the last value of a name wins).
+func hookRun(t *testing.T, run *twv1.AgentRun, scenario string, guards map[string]any, extra ...string) outcome {
 	t.Helper()
 	for _, name := range []string{nudgefile.File, nudgefile.AckFile, nudgefile.VerdictFile, "hook-state.json", "hook-calls.json"} {
 		os.Remove(filepath.Join(nudgefile.Dir, name))
@@ -78,7 +100,7 @@ func hookRun(t *testing.T, run *twv1.AgentRun, scenario string, guards map[strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	return runWith(t, "hooks-"+string(run.Spec.Format), string(run.Spec.Format), sampleLaunch(run, nil), sc, scriptedmodel.Options{}, guards, t.TempDir())
+	return runWith(t, "hooks-"+string(run.Spec.Format), string(run.Spec.Format), sampleLaunch(run, extra), sc, scriptedmodel.Options{}, guards, t.TempDir())
 }
 
 func readAcks(t *testing.T) nudgefile.Acks {
