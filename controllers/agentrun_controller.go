@@ -32,7 +32,7 @@ const (
 	EventNudged   = "Nudged"   // the silent-run nudge fired in a turn
 	// EventDeltasHidden: a turn's stream hides the model's deltas (a Warning, once per turn).
 	EventDeltasHidden = protocol.ReasonDeltasHidden
-	// EventHooksNotRun: a turn that delivers nudges made tool calls and no
+	// EventHooksNotRun: a turn that delivers nudges ran tool calls and no
 	// turnwatch hook ran (a Warning, once per turn).
 	EventHooksNotRun = protocol.ReasonHooksNotRun
 	EventSucceeded   = "Succeeded" // a turn finished with a final result

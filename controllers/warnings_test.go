@@ -99,4 +99,4 @@ func TestWarningsTold(t *testing.T) {
 
 // hooksNotRunText is the sidecar's HooksNotRun message, as an envtest
 // sidecar plays it.
-const hooksNotRunText = "no turnwatch hook ran in this turn although it made tool calls: nudges cannot reach the model"
+const hooksNotRunText = "no turnwatch hook ran in this turn although tool calls ran: nudges cannot reach the model"

@@ -111,7 +111,7 @@ func (r *runner) settleDeliveries(ctx context.Context, eng *monitor.Engine, fina
 			return nil
 		}
 		r.pending = r.pending[1:]
-		if !acks.Ran && !p.unwritten {
+		if !acks.Ran && !p.unwritten && eng.State().Answered > 0 {
 			r.hooksNotRun()
 		}
 		r.logNudge(p, word)
@@ -119,7 +119,9 @@ func (r *runner) settleDeliveries(ctx context.Context, eng *monitor.Engine, fina
 			return err
 		}
 	}
-	if final && r.cfg.delivers() && !acks.Ran && steps > 0 {
+	// A call refused by the CLI itself (Gemini CLI's read_file of a
+	// missing path) runs no hook: only a call that ran counts.
+	if final && r.cfg.delivers() && !acks.Ran && eng.State().Answered > 0 {
 		r.hooksNotRun()
 	}
 	return nil
@@ -137,7 +139,7 @@ func (r *runner) hooksNotRun() {
 }
 
 // hooksNotRunMessage is ConditionHooksNotRun's message.
-const hooksNotRunMessage = "no turnwatch hook ran in this turn although it made tool calls: nudges cannot reach the model " +
+const hooksNotRunMessage = "no turnwatch hook ran in this turn although tool calls ran: nudges cannot reach the model " +
 	"(is the CLI started with its hooks off, or not wired to the turnwatch adapter? docs/nudges.md)"
 
 func (r *runner) logNudge(p pendingNudge, delivery string) {

@@ -101,7 +101,7 @@ type AgentTurnStatus struct {
 const TurnConditionDeltasHidden = "DeltasHidden"
 
 // TurnConditionHooksNotRun is the AgentTurn condition set when a turn that
-// delivers nudges made tool calls and no turnwatch hook ever ran
+// delivers nudges ran tool calls and no turnwatch hook ever ran
 // (docs/nudges.md): its nudges could not reach the model.
 const TurnConditionHooksNotRun = "HooksNotRun"
 

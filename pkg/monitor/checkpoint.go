@@ -26,7 +26,7 @@ type snapshot struct {
 	Next, N  int
 	Lines    int
 	Unparsed int
-	Ignored  int // added after version 1 was written: an older checkpoint restores it as 0
+	Ignored  int // added after version 1 was written: an older checkpoint restores it as 0 (as St.Answered)
 	Live     bool
 	Result   bool
 	Stopped  bool

@@ -114,7 +114,7 @@ func TestCheckpointCoversTheEngine(t *testing.T) {
 			"errNote", "resultErr", "failed", "cliStop", "closed", "seg", "open", "sessionModel", "agentSession", "deltas", "priceCache"},
 		"message": {"open", "id", "speaks", "calls", "stop", "hasStop", "weakStop", "stopLine", "toks", "model", "rep", "deltas", "whole"},
 		"State": {"Guards", "Steps", "Streak", "Silent", "Nudged", "Warned", "WhitespaceDeltas", "WhitespaceBytes", "Cost", "Prior", "Cap",
-			"StopReason", "Outstanding", "Gap", "Cycle", "CyclePeriod", "ErrorStreak", "RepeatBytes", "RepeatPeriod"},
+			"StopReason", "Outstanding", "Gap", "Cycle", "CyclePeriod", "ErrorStreak", "Answered", "RepeatBytes", "RepeatPeriod"},
 	}
 	for _, typ := range []reflect.Type{reflect.TypeOf(Engine{}), reflect.TypeOf(message{}), reflect.TypeOf(State{})} {
 		var got []string

@@ -649,6 +649,7 @@ func (e *Engine) answer(id, name []byte, isError bool, text []byte) bool {
 	}
 	if !isError {
 		e.st.ErrorStreak = 0
+		e.st.Answered++
 		return false
 	}
 	if e.st.ErrorStreak > 0 && ans == e.x.LastErr {

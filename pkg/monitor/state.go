@@ -41,6 +41,9 @@ type State struct {
 	Cycle, CyclePeriod int
 	// ErrorStreak counts consecutive error answers with the same text.
 	ErrorStreak int
+	// Answered counts the tool answers of the turn that were not errors (a
+	// call that ran: the CLI ran its hooks around it).
+	Answered int
 	// RepeatBytes is the longest periodic run of streamed text (period
 	// RepeatPeriod, counting the first copy) the last delta or text block
 	// reached within its message and kind; 0 when none spans two copies.

@@ -28,7 +28,7 @@ const (
 	ConditionDeltasHidden = "turnwatch.dev/DeltasHidden"
 	// ConditionHooksNotRun is True once a turn that delivers nudges through
 	// the shared volume ended a nudge's delivery, or the turn, with tool
-	// calls made and no turnwatch hook ever run (the CLI started with its
+	// calls run (answered without an error) and no turnwatch hook ever run (the CLI started with its
 	// hooks off, or not wired to the adapter): nudges cannot reach the
 	// model. Its reason is ReasonHooksNotRun.
 	ConditionHooksNotRun = "turnwatch.dev/HooksNotRun"

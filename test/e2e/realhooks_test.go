@@ -132,7 +132,8 @@ func TestRealHooksOff(t *testing.T) {
 	name := "real-claude-hooks-off"
 	ep := scriptedmodel.Endpoints["claude"]
 	run := sampleOnNode(t, sample, name, url+ep.Suffix, ep.Env, "")
-	for _, c := range agentContainers(run) {
+	cs := agentContainers(run)
+	for _, c := range cs {
 		envs, _, _ := unstructured.NestedSlice(c.(map[string]any), "env")
 		for _, e := range envs {
 			if m := e.(map[string]any); m["name"] == "HOOK_SETTINGS" {
@@ -141,7 +142,7 @@ func TestRealHooksOff(t *testing.T) {
 		}
 		_ = unstructured.SetNestedSlice(c.(map[string]any), envs, "env")
 	}
-	_ = unstructured.SetNestedSlice(run.Object, agentContainers(run), "spec", "template", "spec", "containers")
+	_ = unstructured.SetNestedSlice(run.Object, cs, "spec", "template", "spec", "containers")
 	if out, err := kubectlApply(t, run); err != nil {
 		t.Fatalf("kubectl apply: %v\n%s", err, out)
 	}
