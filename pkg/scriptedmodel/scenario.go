@@ -87,7 +87,11 @@ var Scenarios = []Scenario{
 	{Name: "repetition", Plays: "streams the same sentence over and over",
 		Detector: "repetition", Class: "degenerate",
 		reply: func(c *Conversation, _ *Options) Reply {
-			return Reply{Text: repeat("All work and no play makes a dull agent. ", 160), Stop: StopEnd, Output: 2000}
+			// 120 copies: 4920 bytes, past the guard's 4096. pi prints the
+			// whole message so far with each delta, twice: 160 copies made
+			// that 1 MiB, the e2e node's log rotation size, and the kept
+			// Pod's log could come back empty.
+			return Reply{Text: repeat("All work and no play makes a dull agent. ", 120), Stop: StopEnd, Output: 2000}
 		}},
 	{Name: "lengthStop", Plays: "answers until the output-length limit",
 		Detector: "lengthStop", Class: "length",
