@@ -59,6 +59,12 @@ func (r *runner) nudges(ctx context.Context, eng *monitor.Engine, ns []monitor.N
 		}
 		r.pending = append(r.pending, p)
 	}
+	// Per line, the ack file is read only when a call began since the last
+	// look: that is when a pending nudge's delivery can become known (the
+	// tick looks too, once per period).
+	if steps := eng.State().Steps; len(ns) == 0 && steps == r.lookedAt {
+		return nil
+	}
 	return r.settleDeliveries(ctx, eng, false)
 }
 
@@ -92,6 +98,7 @@ func (r *runner) settleDeliveries(ctx context.Context, eng *monitor.Engine, fina
 		r.log.Error(err, "cannot read the hook's acknowledgements", "dir", r.cfg.NudgeDir)
 	}
 	steps := eng.State().Steps
+	r.lookedAt = steps
 	for len(r.pending) > 0 {
 		p := r.pending[0]
 		word := ""

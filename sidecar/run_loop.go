@@ -40,6 +40,7 @@ type runner struct {
 	// known yet; hooksTold is set once HooksNotRun went out.
 	pending   []pendingNudge
 	hooksTold bool
+	lookedAt  int // the turn's tool calls when the ack file was last read
 	// calls are the tool calls judged for the pre-tool hook.
 	calls calls
 }

@@ -194,22 +194,10 @@ func (l *ledger) done(recs []nudgefile.Record) error {
 // no nudge; a fifo, a device or a directory is refused; junk lines are
 // skipped.
 func readNudges(path string) ([]nudgefile.Record, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	b, err := readBounded(path)
 	if os.IsNotExist(err) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxRead))
 	if err != nil {
 		return nil, err
 	}

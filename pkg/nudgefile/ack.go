@@ -1,7 +1,6 @@
 package nudgefile
 
 import (
-	"bytes"
 	"encoding/json"
 	"time"
 )
@@ -55,16 +54,10 @@ func (a Acks) Delivered(seq int) bool { return a.delivered[seq] }
 // fails.
 func ParseAcks(data []byte) Acks {
 	var a Acks
-	for len(data) > 0 {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			data = nil
-		}
+	eachLine(data, func(line []byte) {
 		var rec Ack
-		if len(line) == 0 || len(line) > MaxLine || json.Unmarshal(line, &rec) != nil || rec.Seq < 0 {
-			continue
+		if json.Unmarshal(line, &rec) != nil || rec.Seq < 0 {
+			return
 		}
 		a.Ran = true
 		if rec.Seq > 0 {
@@ -73,6 +66,6 @@ func ParseAcks(data []byte) Acks {
 			}
 			a.delivered[rec.Seq] = true
 		}
-	}
+	})
 	return a
 }

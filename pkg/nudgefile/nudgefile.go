@@ -88,6 +88,18 @@ func Encode(r Record) []byte {
 // (junk, a torn last line, a record out of bounds). It never fails.
 func Parse(data []byte) []Record {
 	var out []Record
+	eachLine(data, func(line []byte) {
+		var r Record
+		if json.Unmarshal(line, &r) == nil && r.Valid() {
+			out = append(out, r)
+		}
+	})
+	return out
+}
+
+// eachLine calls f with every line of data that is not empty and not over
+// MaxLine (junk to every reader of the volume's files), without its newline.
+func eachLine(data []byte, f func(line []byte)) {
 	for len(data) > 0 {
 		line := data
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
@@ -95,14 +107,8 @@ func Parse(data []byte) []Record {
 		} else {
 			data = nil
 		}
-		if len(line) == 0 || len(line) > MaxLine {
-			continue
+		if len(line) > 0 && len(line) <= MaxLine {
+			f(line)
 		}
-		var r Record
-		if json.Unmarshal(line, &r) != nil || !r.Valid() {
-			continue
-		}
-		out = append(out, r)
 	}
-	return out
 }

@@ -79,19 +79,10 @@ func EncodeVerdict(v Verdict) []byte {
 func FindVerdict(data []byte, call, key string) (Verdict, bool) {
 	var found, all Verdict
 	ok, allOK := false, false
-	for len(data) > 0 {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			data = nil
-		}
-		if len(line) == 0 || len(line) > MaxLine {
-			continue
-		}
+	eachLine(data, func(line []byte) {
 		var v Verdict
 		if json.Unmarshal(line, &v) != nil || !utf8.ValidString(v.Message) {
-			continue
+			return
 		}
 		switch {
 		case v.Call == CallAll:
@@ -99,7 +90,7 @@ func FindVerdict(data []byte, call, key string) (Verdict, bool) {
 		case call != "" && v.Call == call, call == "" && key != "" && v.Key == key:
 			found, ok = v, true
 		}
-	}
+	})
 	if ok {
 		return found, true
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -400,13 +399,7 @@ func measureRealStop(t *testing.T, format, run string, turn *unstructured.Unstru
 // from the real CLI's stream.
 func checkRealExplain(t *testing.T, name string, c realVerdict) {
 	t.Helper()
-	bin := needTools(t)
-	cmd := exec.Command(filepath.Join(bin, "kubectl"), "turnwatch", "explain", name, "-n", env.ns)
-	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "KUBECONFIG="+env.kubeconfig)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("kubectl turnwatch explain %s: %v\n%s", name, err, out)
-	}
+	out := explainOut(t, name)
 	wants := []string{fmt.Sprintf("AgentRun %s/%s: Faulted (%s, %s)", env.ns, name, c.class, c.detector)}
 	if slices.Contains(linedDetectors, c.detector) {
 		wants = append(wants, fmt.Sprintf("TRIPPED %s (%s) at line", c.detector, c.class))
