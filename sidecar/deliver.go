@@ -1,4 +1,4 @@
-package main
+package sidecar
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 const hookName = "turnwatch-hook"
 
 // delivers says whether nudges reach the agent through the shared volume.
-func (c runConfig) delivers() bool { return c.NudgeDir != "" && c.Guards.Delivers() }
+func (c Options) delivers() bool { return c.NudgeDir != "" && c.Guards.Delivers() }
 
 // installHook copies turnwatch-hook into the shared volume, for the agent
 // CLI's hook to run. A failure is logged, not fatal: the nudges file is

@@ -5,7 +5,7 @@
 // config/sidecar, and the reporter and the whole run loop writing through
 // the sidecar's own, Pod-bound credential. Run with KUBEBUILDER_ASSETS set
 // (hack/envtest.sh prints it) and `-tags envtest`.
-package main
+package sidecar
 
 import (
 	"bytes"
@@ -541,7 +541,7 @@ func TestRunThroughTheAPIServer(t *testing.T) {
 			runOnce := func() {
 				t.Helper()
 				client := mustKubeClient(&rest.Config{Host: front.URL, BearerToken: token})
-				cfg := runConfig{Format: "claude", Guards: monitor.DefaultGuards(), Prices: monitor.DefaultPrices(),
+				cfg := Options{Format: "claude", Guards: monitor.DefaultGuards(), Prices: monitor.DefaultPrices(),
 					PodName: pod.Name, Namespace: ns, AgentContainer: "agent", ProgressPeriod: time.Hour,
 					Drain: time.Second, WriteGrace: 5 * time.Second}
 				r := newRunner(cfg, client, testLogger(t))

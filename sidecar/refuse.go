@@ -1,13 +1,14 @@
-package main
+package sidecar
 
 import (
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/nudgefile"
 )
 
-// calls remembers the tool calls the sidecar wrote a verdict on, for the
-// agent's pre-tool hook (guards.refuse, docs/nudges.md).
-type calls struct {
+// Calls remembers the tool calls the sidecar wrote a verdict on, for the
+// agent's pre-tool hook (guards.refuse, docs/nudges.md). The zero value is
+// ready; `turnwatch-sidecar watch` judges with it as the watchdog does.
+type Calls struct {
 	judged map[string]bool // by call id
 	seen   map[string]int  // calls by tool name and arguments, for CallKey
 	closed bool            // the CallAll verdict is written
@@ -20,17 +21,17 @@ func (r *runner) judgeCalls(eng *monitor.Engine, trip *monitor.Trip, parsed bool
 	if !r.cfg.Guards.Refuses() {
 		return
 	}
-	if vs := r.calls.judge(eng, trip, parsed); len(vs) > 0 {
+	if vs := r.calls.Judge(eng, trip, parsed); len(vs) > 0 {
 		if err := nudgefile.AppendVerdicts(r.cfg.NudgeDir, vs); err != nil {
 			r.log.Error(err, "cannot write the verdicts for the agent's hook (its calls run after refuseWait)")
 		}
 	}
 }
 
-// judge is the verdict on each call the line showed whole, before the CLI
+// Judge is the verdict on each call the line showed whole, before the CLI
 // runs it: refused when the line tripped, else let through. After a trip,
 // one CallAll line refuses every call not judged yet, and nothing follows.
-func (c *calls) judge(eng *monitor.Engine, trip *monitor.Trip, parsed bool) []nudgefile.Verdict {
+func (c *Calls) Judge(eng *monitor.Engine, trip *monitor.Trip, parsed bool) []nudgefile.Verdict {
 	if c.closed {
 		return nil
 	}

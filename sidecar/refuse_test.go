@@ -1,4 +1,4 @@
-package main
+package sidecar
 
 import (
 	"bufio"
@@ -28,13 +28,13 @@ func TestJudgeCallsRealStreams(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var c calls
+			var c Calls
 			var vs []nudgefile.Verdict
 			sc := bufio.NewScanner(f)
 			sc.Buffer(make([]byte, 1<<20), 1<<20)
 			for sc.Scan() {
 				v := eng.Feed(sc.Bytes(), time.Now())
-				vs = append(vs, c.judge(eng, v.Trip, true)...)
+				vs = append(vs, c.Judge(eng, v.Trip, true)...)
 				if v.Trip != nil {
 					break
 				}
@@ -59,7 +59,7 @@ func TestJudgeCallsRealStreams(t *testing.T) {
 			if v, ok := nudgefile.FindVerdict(file, "a-later-call", "later key"); !ok || !v.Refuse {
 				t.Errorf("a call after the trip: %+v %v, want refused", v, ok)
 			}
-			if more := c.judge(eng, nil, true); more != nil {
+			if more := c.Judge(eng, nil, true); more != nil {
 				t.Errorf("verdicts after the trip: %+v", more)
 			}
 		})

@@ -1,4 +1,4 @@
-package main
+package sidecar
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // engine, one reporter on the own Pod. The engine and the reporter are used
 // under watchState's lock only.
 type runner struct {
-	cfg runConfig
+	cfg Options
 	src source
 	rep *reporter
 	log logr.Logger
@@ -42,7 +42,7 @@ type runner struct {
 	hooksTold bool
 	lookedAt  int // the turn's tool calls when the ack file was last read
 	// calls are the tool calls judged for the pre-tool hook.
-	calls calls
+	calls Calls
 }
 
 // reopener is a source that can drop its connection and open a new one from
@@ -99,7 +99,7 @@ const (
 
 // newKubeRunner builds the runner from the in-cluster credential (or
 // cfg.Kubeconfig).
-func newKubeRunner(cfg runConfig, log logr.Logger) (*runner, error) {
+func newKubeRunner(cfg Options, log logr.Logger) (*runner, error) {
 	rc, err := restConfig(cfg.Kubeconfig)
 	if err != nil {
 		return nil, err
@@ -113,7 +113,7 @@ func newKubeRunner(cfg runConfig, log logr.Logger) (*runner, error) {
 }
 
 // newRunner wires the source and the reporter on client.
-func newRunner(cfg runConfig, client *kubeClient, log logr.Logger) *runner {
+func newRunner(cfg Options, client *kubeClient, log logr.Logger) *runner {
 	ps := &podStatus{client: client, namespace: cfg.Namespace, name: cfg.PodName}
 	done := agentDoneFunc(ps, cfg.AgentContainer, defaultBackoff.refusalGrace, log)
 	var src source

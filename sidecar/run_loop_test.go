@@ -1,4 +1,4 @@
-package main
+package sidecar
 
 import (
 	"context"
@@ -89,7 +89,7 @@ func (s *syncPatcher) waitFor(t *testing.T, what string, ok func(map[string]core
 
 func testRunner(t *testing.T, src source, p statusPatcher, now func() time.Time) *runner {
 	t.Helper()
-	cfg := runConfig{Format: monitor.FormatClaude, Guards: monitor.DefaultGuards(), Prices: monitor.DefaultPrices(),
+	cfg := Options{Format: monitor.FormatClaude, Guards: monitor.DefaultGuards(), Prices: monitor.DefaultPrices(),
 		PodName: "p", Namespace: "ns", AgentContainer: "agent", Drain: 50 * time.Millisecond, WriteGrace: 5 * time.Second}
 	log := testLogger(t)
 	rep := &reporter{pod: p, now: now, backoff: backoff{initial: time.Millisecond, max: 10 * time.Millisecond}, log: log}

@@ -1,4 +1,4 @@
-package main
+package sidecar
 
 import (
 	"bytes"
@@ -64,7 +64,7 @@ func (rp *runProgress) write(ctx context.Context, p protocol.Progress, now time.
 
 // runProgressOf is the run writer cfg asks for, or nil: without a run name
 // progress goes to the own Pod, as before the run took it.
-func runProgressOf(cfg runConfig, client *kubeClient) *runProgress {
+func runProgressOf(cfg Options, client *kubeClient) *runProgress {
 	if cfg.RunName == "" {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package main
+package sidecar
 
 import (
 	"context"
@@ -52,7 +52,7 @@ func TestProgressToRun(t *testing.T) {
 	pod := &podPatcher{t: t}
 	c := &clock{t: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}
 	r := newTestReporter(t, pod, c)
-	cfg := runConfig{RunName: "fix", RunUID: "uid-fix", PodName: "fix-1", Namespace: "team", PriorSteps: 3, PriorCostUSD: "0.10"}
+	cfg := Options{RunName: "fix", RunUID: "uid-fix", PodName: "fix-1", Namespace: "team", PriorSteps: 3, PriorCostUSD: "0.10"}
 	r.run = runProgressOf(cfg, mustKubeClient(&rest.Config{Host: ts.URL}))
 	ctx := context.Background()
 
@@ -97,7 +97,7 @@ func TestProgressToRunRefused(t *testing.T) {
 	defer ts.Close()
 	c := &clock{t: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}
 	r := newTestReporter(t, &podPatcher{t: t}, c)
-	r.run = runProgressOf(runConfig{RunName: "fix", PodName: "fix-0", Namespace: "team"}, mustKubeClient(&rest.Config{Host: ts.URL}))
+	r.run = runProgressOf(Options{RunName: "fix", PodName: "fix-0", Namespace: "team"}, mustKubeClient(&rest.Config{Host: ts.URL}))
 	ctx := context.Background()
 	c.t = c.t.Add(15 * time.Second) // the first report waits a period
 	r.progress(ctx, protocol.Progress{Steps: 1, CostUSD: "0"})
@@ -117,7 +117,7 @@ func TestProgressToRunRefused(t *testing.T) {
 // Without a run name (a sidecar run by hand, or an older manager) progress
 // stays on the Pod.
 func TestRunProgressOfNoRun(t *testing.T) {
-	if runProgressOf(runConfig{PodName: "p"}, nil) != nil {
+	if runProgressOf(Options{PodName: "p"}, nil) != nil {
 		t.Fatal("a run writer without a run name")
 	}
 }

@@ -19,13 +19,13 @@ import (
 // and the shared corpus beside the repository when it is there.
 func repoStreams(t *testing.T) []string {
 	t.Helper()
-	healthy, err := filepath.Glob("../test/fakeagent/scenarios/*/healthy.log")
+	healthy, err := filepath.Glob("../../test/fakeagent/scenarios/*/healthy.log")
 	if err != nil || len(healthy) != 5 {
 		t.Fatalf("healthy scenarios %v %v", healthy, err)
 	}
 	paths := append(healthy, corpus)
-	if st, err := os.Stat("../../shared/corpus"); err == nil && st.IsDir() {
-		paths = append(paths, "../../shared/corpus")
+	if st, err := os.Stat("../../../shared/corpus"); err == nil && st.IsDir() {
+		paths = append(paths, "../../../shared/corpus")
 	}
 	return paths
 }
@@ -75,7 +75,7 @@ func TestCalibrateRepoStreams(t *testing.T) {
 	values, _ := json.Marshal(map[string]any{"guards": c.Suggested})
 	valuesFile := filepath.Join(dir, "values.json")
 	os.WriteFile(valuesFile, values, 0o644)
-	helm := exec.Command("go", "tool", "-modfile=../hack/tools/go.mod", "helm", "template", "t", "../charts/turnwatch", "--kube-version", "1.37.2", "-f", valuesFile)
+	helm := exec.Command("go", "tool", "-modfile=../../hack/tools/go.mod", "helm", "template", "t", "../../charts/turnwatch", "--kube-version", "1.37.2", "-f", valuesFile)
 	if b, err := helm.CombinedOutput(); err != nil {
 		t.Fatalf("the chart refuses the suggested guards %s: %v\n%s", values, err, b)
 	} else if !bytes.Contains(b, []byte("maxCostUSD: \""+fmt.Sprint(c.Suggested["maxCostUSD"])+"\"")) {
@@ -89,7 +89,7 @@ func jsonNumber(v any) string { b, _ := json.Marshal(v); return string(b) }
 // and where, and suggests a guard past what it saw.
 func TestCalibrateWouldTrip(t *testing.T) {
 	var out, errb bytes.Buffer
-	loop := "../test/fakeagent/scenarios/claude/loop.log"
+	loop := "../../test/fakeagent/scenarios/claude/loop.log"
 	if code := dispatch([]string{"calibrate", loop}, nil, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}

@@ -8,6 +8,9 @@
 // main only dispatches: each subcommand lives in its own file and registers
 // itself in commands from an init function, so more can be added without
 // touching this file.
+//
+// The watchdog that `run` starts is package turnwatch.dev/turnwatch/sidecar;
+// the files here hold the subcommands' flags and wiring.
 package main
 
 import (

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-const corpus = "../pkg/monitor/testdata/corpus/"
+const corpus = "../../pkg/monitor/testdata/corpus/"
 
 func TestReplay(t *testing.T) {
 	dir := t.TempDir()

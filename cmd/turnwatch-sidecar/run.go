@@ -19,6 +19,7 @@ import (
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/nudgefile"
 	"turnwatch.dev/turnwatch/pkg/protocol"
+	"turnwatch.dev/turnwatch/sidecar"
 )
 
 func init() {
@@ -28,52 +29,6 @@ func init() {
 	}
 }
 
-// runConfig is what `run` needs, from the env the controller sets
-// (docs/protocol.md) with flags taking precedence.
-type runConfig struct {
-	Format         string
-	Guards         monitor.Guards
-	Prices         monitor.Prices
-	PriorCostUSD   string
-	PodName        string
-	Namespace      string
-	AgentContainer string
-	StreamFile     string
-	// RunName is the run whose status carries this turn's progress ("":
-	// progress goes to the own Pod's Progress condition); PriorSteps are
-	// its earlier turns' steps.
-	RunName    string
-	RunUID     string
-	PriorSteps int64
-	// ProgressPeriod is the least time between two Progress writes.
-	ProgressPeriod time.Duration
-	// Drain is how long, after SIGTERM, the sidecar keeps reading what the
-	// agent wrote before it makes the final evaluation.
-	Drain time.Duration
-	// WriteGrace is how long, after SIGTERM and the drain, the last writes
-	// may take.
-	WriteGrace time.Duration
-	Kubeconfig string
-	MaxLine    int
-	// TerminationLog is where the sidecar writes why it ends when retrying
-	// cannot help (the container's terminationMessagePath).
-	TerminationLog string
-	// StateDir is the sidecar's own volume for its checkpoint ("" for none).
-	StateDir string
-	// NudgeDir is the volume shared with the agent, where nudges are
-	// delivered when the guards say so ("" for none).
-	NudgeDir string
-}
-
-// Defaults where docs/protocol.md leaves the knob to the sidecar.
-const (
-	defaultProgressPeriod = 15 * time.Second
-	// The kubelet gives a container 30 s between SIGTERM and SIGKILL by
-	// default: drain plus the last writes stay well inside it.
-	defaultDrain      = protocol.SidecarDrain
-	defaultWriteGrace = protocol.SidecarWriteGrace
-)
-
 // namespaceFile is where the projected service-account volume puts the
 // Pod's namespace.
 const namespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
@@ -81,11 +36,12 @@ const namespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 // defaultTerminationLog is the kubelet's default terminationMessagePath.
 const defaultTerminationLog = "/dev/termination-log"
 
-// parseRunConfig reads the env through getenv, then the flags in args.
-func parseRunConfig(args []string, getenv func(string) string, stderr io.Writer) (runConfig, error) {
+// parseRunConfig reads the watchdog's options from the env through getenv
+// (docs/protocol.md), then from the flags in args, which take precedence.
+func parseRunConfig(args []string, getenv func(string) string, stderr io.Writer) (sidecar.Options, error) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var c runConfig
+	var c sidecar.Options
 	var guards, prices, period string
 	fs.StringVar(&c.Format, "format", or(getenv(protocol.EnvFormat), monitor.FormatAuto), "stream format: "+strings.Join(monitor.Formats, " | ")+" [$"+protocol.EnvFormat+"]")
 	fs.StringVar(&guards, "guards", getenv(protocol.EnvGuards), "guards: a JSON object, or a file holding one [$"+protocol.EnvGuards+"]")
@@ -99,8 +55,8 @@ func parseRunConfig(args []string, getenv func(string) string, stderr io.Writer)
 	fs.StringVar(&c.AgentContainer, "container", getenv(protocol.EnvAgentContainer), "the agent container, whose log is followed [$"+protocol.EnvAgentContainer+"]")
 	fs.StringVar(&c.StreamFile, "stream-file", getenv(protocol.EnvStreamFile), "follow this file instead of the container log [$"+protocol.EnvStreamFile+"]")
 	fs.StringVar(&period, "progress-period", getenv(protocol.EnvProgressPeriod), "least time between Progress writes: seconds or a duration (default 15s) [$"+protocol.EnvProgressPeriod+"]")
-	fs.DurationVar(&c.Drain, "drain", defaultDrain, "after SIGTERM, how long to keep reading the agent's output")
-	fs.DurationVar(&c.WriteGrace, "write-grace", defaultWriteGrace, "after SIGTERM and the drain, how long the last writes may take")
+	fs.DurationVar(&c.Drain, "drain", sidecar.DefaultDrain, "after SIGTERM, how long to keep reading the agent's output")
+	fs.DurationVar(&c.WriteGrace, "write-grace", sidecar.DefaultWriteGrace, "after SIGTERM and the drain, how long the last writes may take")
 	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "kubeconfig to use instead of the in-cluster credential")
 	fs.IntVar(&c.MaxLine, "max-line", monitor.DefaultMaxLine, "longest line kept whole; longer ones count as unparsed")
 	fs.StringVar(&c.StateDir, "state-dir", getenv(protocol.EnvStateDir), "the sidecar's own directory for its checkpoint; \"\" replays the log on restart [$"+protocol.EnvStateDir+"]")
@@ -127,27 +83,7 @@ func parseRunConfig(args []string, getenv func(string) string, stderr io.Writer)
 			c.Namespace = strings.TrimSpace(string(b))
 		}
 	}
-	return c, c.check()
-}
-
-func (c runConfig) check() error {
-	var missing []string
-	for _, f := range []struct{ name, v string }{
-		{protocol.EnvPodName, c.PodName}, {protocol.EnvPodNamespace, c.Namespace}, {protocol.EnvAgentContainer, c.AgentContainer},
-	} {
-		if f.v == "" {
-			missing = append(missing, f.name)
-		}
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("missing %s (env or flag)", strings.Join(missing, ", "))
-	}
-	_, err := monitor.New(c.engineOptions()) // format, guards, prior cost
-	return err
-}
-
-func (c runConfig) engineOptions() monitor.Options {
-	return monitor.Options{Format: c.Format, Guards: c.Guards, Prices: c.Prices, PriorCostUSD: c.PriorCostUSD}
+	return c, c.Validate()
 }
 
 // inlineOrFile returns s itself when it is JSON, else the file it names.
@@ -173,7 +109,7 @@ func parsePrices(b []byte) (monitor.Prices, error) {
 // parsePeriod reads whole seconds ("15") or a Go duration ("15s").
 func parsePeriod(s string) (time.Duration, error) {
 	if s == "" {
-		return defaultProgressPeriod, nil
+		return sidecar.DefaultProgressPeriod, nil
 	}
 	if n, err := strconv.Atoi(s); err == nil && n >= 0 {
 		return time.Duration(n) * time.Second, nil
@@ -214,12 +150,7 @@ func runCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	r, err := newKubeRunner(cfg, log)
-	if err != nil {
-		log.Error(err, "cannot start")
-		return 1
-	}
-	if err := r.run(ctx); err != nil {
+	if err := sidecar.Run(ctx, cfg, log); err != nil {
 		log.Error(err, "run failed")
 		return 1
 	}

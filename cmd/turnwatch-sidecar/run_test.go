@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"turnwatch.dev/turnwatch/pkg/protocol"
+	"turnwatch.dev/turnwatch/sidecar"
 )
 
 func TestParseRunConfig(t *testing.T) {
@@ -35,10 +36,10 @@ func TestParseRunConfig(t *testing.T) {
 		name    string
 		env     map[string]string
 		args    []string
-		check   func(t *testing.T, c runConfig)
+		check   func(t *testing.T, c sidecar.Options)
 		wantErr string
 	}{
-		{name: "from the env", env: base, check: func(t *testing.T, c runConfig) {
+		{name: "from the env", env: base, check: func(t *testing.T, c sidecar.Options) {
 			if c.Format != "pi" || c.PodName != "run-a-0" || c.Namespace != "agents" || c.AgentContainer != "agent" ||
 				c.PriorCostUSD != "1.25" || c.StreamFile != "" || c.ProgressPeriod != 15*time.Second {
 				t.Fatalf("%+v", c)
@@ -48,13 +49,13 @@ func TestParseRunConfig(t *testing.T) {
 			}
 		}},
 		{name: "flags win", env: base, args: []string{"--format", "claude", "--pod", "other", "--progress-period", "2s", "--guards", guardsFile},
-			check: func(t *testing.T, c runConfig) {
+			check: func(t *testing.T, c sidecar.Options) {
 				if c.Format != "claude" || c.PodName != "other" || c.ProgressPeriod != 2*time.Second || c.Guards.StepBudget != 5 || c.Guards.IdenticalCalls != 4 {
 					t.Fatalf("%+v", c)
 				}
 			}},
 		{name: "period in whole seconds", env: with(protocol.EnvProgressPeriod, "30", protocol.EnvStreamFile, "/stream/out.jsonl"),
-			check: func(t *testing.T, c runConfig) {
+			check: func(t *testing.T, c sidecar.Options) {
 				if c.ProgressPeriod != 30*time.Second || c.StreamFile != "/stream/out.jsonl" {
 					t.Fatalf("%+v", c)
 				}

@@ -16,6 +16,7 @@ import (
 
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/nudgefile"
+	"turnwatch.dev/turnwatch/sidecar"
 )
 
 // exitTripped is watch's exit code when a detector stopped the child.
@@ -84,7 +85,7 @@ type watcher struct {
 	// nudgeDir, when set, receives each nudge for the agent's hook, and
 	// the verdict on each call when the guards refuse.
 	nudgeDir string
-	calls    calls
+	calls    sidecar.Calls
 	// signaled is set once the child was sent SIGTERM after a trip.
 	signaled atomic.Bool
 	exited   chan struct{}
@@ -174,7 +175,7 @@ func (w *watcher) ticker(every time.Duration, done <-chan struct{}) {
 // Called with mu held.
 func (w *watcher) report(v monitor.Verdicts, parsed bool) {
 	if w.nudgeDir != "" && w.eng.State().Guards.Refuses() && !w.tripped {
-		if vs := w.calls.judge(w.eng, v.Trip, parsed); len(vs) > 0 {
+		if vs := w.calls.Judge(w.eng, v.Trip, parsed); len(vs) > 0 {
 			if err := nudgefile.AppendVerdicts(w.nudgeDir, vs); err != nil {
 				fmt.Fprintln(w.stderr, "watch: writing verdicts:", err)
 			}
