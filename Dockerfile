@@ -8,13 +8,11 @@ FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
-COPY main.go ./
 COPY api/ api/
 COPY cmd/ cmd/
 COPY controllers/ controllers/
 COPY pkg/ pkg/
 COPY sidecar/ sidecar/
-COPY cmd/ cmd/
 COPY hack/build-static.sh hack/
 RUN hack/build-static.sh /out
 

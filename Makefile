@@ -200,14 +200,14 @@ demo-down: ## Stop the demo's manager and tear down its node, leaving nothing be
 
 .PHONY: build
 build: ## Build the manager, the sidecar, the nudge hook and the kubectl plugin (bin/kubectl-turnwatch: put bin/ on PATH for `kubectl turnwatch explain RUN`).
-	go build -o $(BIN)/manager .
-	go build -o $(BIN)/turnwatch-sidecar ./sidecar
+	go build -o $(BIN)/manager ./cmd/manager
+	go build -o $(BIN)/turnwatch-sidecar ./cmd/turnwatch-sidecar
 	go build -o $(BIN)/kubectl-turnwatch ./cmd/kubectl-turnwatch
 	CGO_ENABLED=0 go build -o $(BIN)/turnwatch-hook ./cmd/turnwatch-hook
 
 .PHONY: run
 run: manifests ## Run the manager against the current kubeconfig's cluster.
-	go run . --config="$(CONFIG)" --sidecar-image="$(SIDECAR_IMG)" --metrics-bind-address=0 --health-probe-bind-address=0
+	go run ./cmd/manager --config="$(CONFIG)" --sidecar-image="$(SIDECAR_IMG)" --metrics-bind-address=0 --health-probe-bind-address=0
 
 ##@ Deploy
 

@@ -701,9 +701,9 @@ var managerBuild struct {
 // managerBinary builds the manager once per test binary.
 func managerBinary(t *testing.T) string {
 	t.Helper()
-	// The flags and the wiring live in main.go and controllers/: re-run
+	// The flags and the wiring live in cmd/manager/main.go and controllers/: re-run
 	// (instead of replaying a cached pass) when they change.
-	_ = mustRead(t, "main.go")
+	_ = mustRead(t, "cmd/manager/main.go")
 	if d, err := os.Open(filepath.Join(repoRoot, "controllers")); err == nil {
 		d.Close()
 	}
@@ -713,7 +713,7 @@ func managerBinary(t *testing.T) string {
 			return
 		}
 		managerBuild.bin = filepath.Join(managerBuild.dir, "manager")
-		build := exec.Command("go", "build", "-o", managerBuild.bin, ".")
+		build := exec.Command("go", "build", "-o", managerBuild.bin, "./cmd/manager")
 		build.Dir = repoRoot
 		managerBuild.out, managerBuild.err = build.CombinedOutput()
 	})

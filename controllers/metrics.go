@@ -6,7 +6,7 @@ import (
 )
 
 // The metrics endpoint serves HTTPS to authenticated and authorized callers
-// only (main.go): the manager checks each caller's token and its right to
+// only (cmd/manager/main.go): the manager checks each caller's token and its right to
 // GET /metrics (ClusterRole turnwatch-metrics-reader) with the API server.
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create

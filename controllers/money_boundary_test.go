@@ -57,9 +57,9 @@ func TestMoneyAcrossTheSidecar(t *testing.T) {
 func buildSidecar(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "turnwatch-sidecar")
-	cmd := exec.Command("go", "build", "-o", bin, "../sidecar")
+	cmd := exec.Command("go", "build", "-o", bin, "../cmd/turnwatch-sidecar")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./sidecar: %v\n%s", err, out)
+		t.Fatalf("go build ./cmd/turnwatch-sidecar: %v\n%s", err, out)
 	}
 	return bin
 }

@@ -25,7 +25,7 @@ const maxWritesPerTurn = 10
 
 // API writes per turn with the real sidecar binary, not a played one: a
 // rerolled run (trip, reroll, trip, fault) whose two turns are watched by
-// the sidecar built from ./sidecar, reporting through a proxy that counts
+// the sidecar built from ./cmd/turnwatch-sidecar, reporting through a proxy that counts
 // its writes, while the manager's writes are counted at its transport.
 // BenchmarkScale measures the controller's side at scale with a sidecar
 // that writes only the trip; this test adds what a real sidecar writes

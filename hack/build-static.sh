@@ -11,8 +11,8 @@ out=${1:?usage: build-static.sh OUT}
 mkdir -p "$out"
 export CGO_ENABLED=0
 flags=(-trimpath -ldflags "-s -w")
-go build "${flags[@]}" -o "$out/manager" .
-go build "${flags[@]}" -o "$out/turnwatch-sidecar" ./sidecar
+go build "${flags[@]}" -o "$out/manager" ./cmd/manager
+go build "${flags[@]}" -o "$out/turnwatch-sidecar" ./cmd/turnwatch-sidecar
 # The nudge hook the sidecar copies into the volume it shares with the agent.
 go build "${flags[@]}" -o "$out/turnwatch-hook" ./cmd/turnwatch-hook
 go build "${flags[@]}" -o "$out/kubectl-turnwatch" ./cmd/kubectl-turnwatch

@@ -132,9 +132,9 @@ func teardown(code int) {
 func buildImages() error {
 	bins := map[string]string{
 		"fakeagent":         "./test/fakeagent",
-		"turnwatch-sidecar": "./sidecar",
+		"turnwatch-sidecar": "./cmd/turnwatch-sidecar",
 		"turnwatch-hook":    "./cmd/turnwatch-hook",
-		"manager":           ".",
+		"manager":           "./cmd/manager",
 	}
 	for name, pkg := range bins {
 		logf("go build %s", pkg)

@@ -70,7 +70,7 @@ func reexecSealed() int {
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "turnwatch-sidecar")
 	hook := filepath.Join(dir, "turnwatch-hook")
-	for out, pkg := range map[string]string{bin: "turnwatch.dev/turnwatch/sidecar", hook: "turnwatch.dev/turnwatch/cmd/turnwatch-hook"} {
+	for out, pkg := range map[string]string{bin: "turnwatch.dev/turnwatch/cmd/turnwatch-sidecar", hook: "turnwatch.dev/turnwatch/cmd/turnwatch-hook"} {
 		build := exec.Command("go", "build", "-o", out, pkg)
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr

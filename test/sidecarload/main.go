@@ -5,7 +5,7 @@
 // timestamp), runs `turnwatch-sidecar run` against it, and samples the
 // sidecar from /proc (docs/performance.md, "Sidecar footprint"):
 //
-//	go build -o /tmp/sidecar ./sidecar && go build -o /tmp/fakeagent ./test/fakeagent
+//	go build -o /tmp/sidecar ./cmd/turnwatch-sidecar && go build -o /tmp/fakeagent ./test/fakeagent
 //	go run ./test/sidecarload -sidecar /tmp/sidecar -for 60s -- /tmp/fakeagent --rate 100 --for 70s
 package main
 
