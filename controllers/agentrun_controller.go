@@ -334,6 +334,19 @@ func (r *AgentRunReconciler) recordEnd(ctx context.Context, run *twv1.AgentRun, 
 	}
 }
 
+// announceRerolls emits the Rerolled Event of every turn (oldest first)
+// whose attempt is past announced, the status's mark before the write that
+// raised it: each reroll is told once, by whichever pass first records its
+// turn in status, even after a restart between the turn's creation and that
+// write.
+func (r *AgentRunReconciler) announceRerolls(run *twv1.AgentRun, turns []twv1.AgentTurn, announced int32) {
+	for i := 1; i < len(turns); i++ {
+		if turns[i].Spec.Attempt > announced {
+			r.recordReroll(run, &turns[i-1], &turns[i])
+		}
+	}
+}
+
 func (r *AgentRunReconciler) recordReroll(run *twv1.AgentRun, failed, next *twv1.AgentTurn) {
 	class := errorType(failed)
 	rerollsTotal.WithLabelValues(string(class)).Inc()
