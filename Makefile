@@ -82,7 +82,7 @@ test-cli: ## The five real agent CLIs (pinned in hack/clis.tsv, installed by hac
 
 .PHONY: test-envtest
 test-envtest: ## Everything that needs a real kube-apiserver and etcd (envtest): controllers, sidecar RBAC/reporting, chart, samples.
-	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test -count=1 -tags envtest ./api/... ./controllers/... ./sidecar/... ./charts/... ./test/samples/...
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test -count=1 ./api/... ./controllers/... ./sidecar/... ./charts/... ./test/samples/...
 
 .PHONY: bench-scale
 bench-scale: ## Operator at scale on envtest: 500 runs tripped, rerolled, tripped, faulted (not part of test).
@@ -98,7 +98,7 @@ bench-memory: ## Manager heap on envtest with 1,000 runs (TURNWATCH_MEM_RUNS) of
 
 .PHONY: test-envtest-sidecar
 test-envtest-sidecar: ## The sidecar's RBAC, admission policy and reporting on a real kube-apiserver (envtest).
-	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test -tags envtest ./sidecar/...
+	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test ./sidecar/...
 
 E2E_TIMEOUT ?= 60m
 

@@ -306,7 +306,7 @@ func TestSidecarRBAC(t *testing.T) {
 			"roleRef": map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "turnwatch-sidecar"},
 			"subjects": []any{
 				map[string]any{"kind": "ServiceAccount", "name": "turnwatch-sidecar", "namespace": ns},
-				// The manager reads a log tail here (controllers/identity.go).
+				// The manager reads a log tail here (controllers/manager_identity.go).
 				map[string]any{"kind": "ServiceAccount", "name": "turnwatch-manager", "namespace": "turnwatch-system"},
 			},
 		}

@@ -1,7 +1,6 @@
 package charts_test
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"net/http"
@@ -9,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -28,6 +26,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
+
+	"turnwatch.dev/turnwatch/internal/testenv"
 )
 
 // TestChartInstallsOnAPIServer creates every object the chart renders (every
@@ -39,20 +39,10 @@ import (
 // account grant only what it holds, so this proves the chart's manager
 // ClusterRole suffices.
 func TestChartInstallsOnAPIServer(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Skip("no envtest API server (KUBEBUILDER_ASSETS unset): run `make test-chart`")
-	}
+	testenv.Need(t)
 	objs := render(t, "-f", chartDir+"/ci/all-on-values.yaml")
 
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(repoRoot, chartDir, "crds")},
-		ErrorIfCRDPathMissing: true,
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("starting envtest: %v", err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	env, cfg := testenv.StartT(t, filepath.Join(chartDir, "crds"))
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
@@ -199,7 +189,7 @@ func runManager(t *testing.T, env *envtest.Environment, cfg *rest.Config, admin 
 			argv = append(argv, a.(string))
 		}
 	}
-	var logs syncBuffer
+	var logs testenv.SyncBuffer
 	cmd := exec.Command(bin, argv...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kcPath)
 	cmd.Stdout, cmd.Stderr = &logs, &logs
@@ -270,31 +260,10 @@ func runManager(t *testing.T, env *envtest.Environment, cfg *rest.Config, admin 
 }
 
 // waitFor polls cond for up to a minute.
-func waitFor(t *testing.T, logs *syncBuffer, what string, cond func() bool) {
+func waitFor(t *testing.T, logs *testenv.SyncBuffer, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s; manager log:\n%s", what, logs.String())
-		}
-		time.Sleep(200 * time.Millisecond)
+	err := testenv.WaitFor(context.Background(), time.Minute, 200*time.Millisecond, what, nil, func() (bool, error) { return cond(), nil })
+	if err != nil {
+		t.Fatalf("%v; manager log:\n%s", err, logs.String())
 	}
-}
-
-// syncBuffer is a bytes.Buffer the manager's stdout and stderr share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

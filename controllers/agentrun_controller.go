@@ -108,7 +108,7 @@ func (r *AgentRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	}
 	if err := r.writeStatus(ctx, run, turns, d); err != nil {
 		// A conflict is most often a sidecar's progress report landing
-		// first (freshness.go): that change's own event brings the run
+		// first (status_freshness.go): that change's own event brings the run
 		// back, so the pass ends quietly.
 		return ctrl.Result{}, ignoreConflict(err)
 	}
@@ -292,21 +292,32 @@ func (r *AgentRunReconciler) sessionEpoch(ctx context.Context, run *twv1.AgentRu
 // resourceVersion it read, so two passes over a stale copy cannot both
 // report the same ending.
 func (r *AgentRunReconciler) writeStatus(ctx context.Context, run *twv1.AgentRun, turns []twv1.AgentTurn, d decision) error {
-	st := runStatus(run, turns, d, metav1.NewTime(r.Clock.Now()))
-	if equality.Semantic.DeepEqual(st, run.Status) {
-		return nil
-	}
 	before, announced := run.Status.Phase, run.Status.AnnouncedAttempt
-	run.Status = st
-	if err := r.Status().Update(ctx, run); err != nil {
+	wrote, err := r.putStatus(ctx, run, runStatus(run, turns, d, metav1.NewTime(r.Clock.Now())))
+	if err != nil || !wrote {
 		return err
 	}
-	r.written.wrote(run.UID, memoStatus(run.Status), r.Clock.Now())
 	r.announceRerolls(run, turns, announced)
-	if before != st.Phase {
+	if before != run.Status.Phase {
 		r.recordEnd(ctx, run, d)
 	}
 	return nil
+}
+
+// putStatus is the one write of a run's status: it writes st if it differs
+// from the run's, and remembers the write as the memo compares it
+// (memoStatus), so that the next pass sees the cached copy as current once
+// it shows the write. It says whether it wrote.
+func (r *AgentRunReconciler) putStatus(ctx context.Context, run *twv1.AgentRun, st twv1.AgentRunStatus) (bool, error) {
+	if equality.Semantic.DeepEqual(st, run.Status) {
+		return false, nil
+	}
+	run.Status = st
+	if err := r.Status().Update(ctx, run); err != nil {
+		return false, err
+	}
+	r.written.wrote(run.UID, memoStatus(run.Status), r.Clock.Now())
+	return true, nil
 }
 
 func (r *AgentRunReconciler) recordEnd(ctx context.Context, run *twv1.AgentRun, d decision) {
@@ -320,6 +331,19 @@ func (r *AgentRunReconciler) recordEnd(ctx context.Context, run *twv1.AgentRun, 
 		r.Recorder.Eventf(run, d.last, corev1.EventTypeNormal, EventSucceeded, "Settle", "turn %s finished with a final result", d.last.Name)
 	case twv1.RunAborted:
 		r.Recorder.Eventf(run, nil, corev1.EventTypeNormal, EventAborted, "Abort", "the run was cancelled or deleted")
+	}
+}
+
+// announceRerolls emits the Rerolled Event of every turn (oldest first)
+// whose attempt is past announced, the status's mark before the write that
+// raised it: each reroll is told once, by whichever pass first records its
+// turn in status, even after a restart between the turn's creation and that
+// write.
+func (r *AgentRunReconciler) announceRerolls(run *twv1.AgentRun, turns []twv1.AgentTurn, announced int32) {
+	for i := 1; i < len(turns); i++ {
+		if turns[i].Spec.Attempt > announced {
+			r.recordReroll(run, &turns[i-1], &turns[i])
+		}
 	}
 }
 

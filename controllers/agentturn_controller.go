@@ -43,7 +43,7 @@ type AgentTurnReconciler struct {
 	Clock        clock.PassiveClock
 	Config       Config
 	SidecarImage string
-	// LogTail reads the agent's log tail (tail.go); nil reads none.
+	// LogTail reads the agent's log tail (agentturn_controller_tail.go); nil reads none.
 	LogTail LogTail
 	// Manager is the manager's own RBAC subject, named in the sidecar's
 	// per-namespace RoleBinding so that LogTail may read there; nil leaves
@@ -189,13 +189,7 @@ func (r *AgentTurnReconciler) podMissing(ctx context.Context, run *twv1.AgentRun
 		if !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err
 		}
-		st := turn.Status.DeepCopy()
-		settle(st, twv1.TurnFailed, &twv1.TurnError{Type: twv1.ClassInfra, Message: "the pod was deleted before the turn ended"}, r.Clock.Now())
-		if err := r.writeStatus(ctx, turn, st); err != nil {
-			return ctrl.Result{}, err
-		}
-		r.recordSettled(ctx, turn, false)
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, r.failInfra(ctx, turn, "the pod was deleted before the turn ended")
 	}
 	if err := ensureSidecarRBAC(ctx, r.Client, r.APIReader, turn.Namespace, r.Manager); err != nil {
 		return ctrl.Result{}, fmt.Errorf("sidecar RBAC: %w", err)
@@ -259,7 +253,7 @@ func (r *AgentTurnReconciler) keepStopped(ctx context.Context, run *twv1.AgentRu
 // makes the kubelet kill the containers; the Pod object and its logs stay for
 // inspection until the run is deleted.
 func (r *AgentTurnReconciler) stop(ctx context.Context, pod *corev1.Pod) error {
-	stopped := pod.Spec.ActiveDeadlineSeconds != nil && *pod.Spec.ActiveDeadlineSeconds == 1
+	stopped := isStopped(pod)
 	if r.stopped.stale(pod.UID, stopped, r.Clock.Now()) || stopped || podTerminal(pod) {
 		return nil
 	}
@@ -277,11 +271,22 @@ func settle(st *twv1.AgentTurnStatus, outcome twv1.TurnOutcome, e *twv1.TurnErro
 	st.CompletionTime = ptrTime(metav1.NewTime(now))
 }
 
+// failInfra settles the turn as infra with msg.
+func (r *AgentTurnReconciler) failInfra(ctx context.Context, turn *twv1.AgentTurn, msg string) error {
+	st := turn.Status.DeepCopy()
+	settle(st, twv1.TurnFailed, &twv1.TurnError{Type: twv1.ClassInfra, Message: msg}, r.Clock.Now())
+	if err := r.writeStatus(ctx, turn, st); err != nil {
+		return err
+	}
+	r.recordSettled(ctx, turn, false)
+	return nil
+}
+
 // writeStatus writes st if it differs; the update is guarded by the
 // resourceVersion read, so a stale pass fails instead of overwriting.
 func (r *AgentTurnReconciler) writeStatus(ctx context.Context, turn *twv1.AgentTurn, st *twv1.AgentTurnStatus) error {
 	if st.Outcome != "" {
-		r.counts.settle(turn.UID, st) // the counts held back while it ran (freshness.go)
+		r.counts.settle(turn.UID, st) // the counts held back while it ran (status_freshness.go)
 	}
 	if equality.Semantic.DeepEqual(*st, turn.Status) {
 		return nil

@@ -45,7 +45,7 @@ type Config struct {
 	Sidecar SidecarConfig `json:"sidecar"`
 	// StatusFreshness is how old a running agent's steps and cost in the
 	// run's status may be; the sidecar reports progress at most that often
-	// (freshness.go). Longer costs fewer API writes.
+	// (status_freshness.go). Longer costs fewer API writes.
 	StatusFreshness metav1Duration `json:"statusFreshness"`
 }
 

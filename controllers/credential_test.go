@@ -1,61 +1,28 @@
 package controllers
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"testing"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"turnwatch.dev/turnwatch/internal/testenv"
 )
 
 // installPolicy applies config/sidecar (the sidecar's ClusterRole and the
 // admission policies) to the envtest API server.
 func installPolicy() error {
-	for _, f := range []string{"clusterrole.yaml", "validatingadmissionpolicy.yaml"} {
-		if err := applyFile(filepath.Join("..", "config", "sidecar", f)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// applyFile creates every object of a YAML file; existing ones are kept.
-func applyFile(path string) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
-	for {
-		obj := &unstructured.Unstructured{}
-		if err := dec.Decode(&obj.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-		if len(obj.Object) == 0 {
-			continue
-		}
-		if err := k8s.Create(context.Background(), obj); err != nil && !apierrors.IsAlreadyExists(err) {
-			return err
-		}
-	}
+	return testenv.InstallSidecarPolicy(context.Background(), k8s)
 }
 
 // The sidecar's credential is what the controller grants and no more: with

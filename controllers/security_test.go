@@ -223,7 +223,7 @@ func TestManagerEffectivePermissions(t *testing.T) {
 	}
 	// A namespace where no turn ran yet, and one where turns run: there the
 	// sidecar's RoleBinding names the manager as its second subject
-	// (identity.go), which the list must show too.
+	// (manager_identity.go), which the list must show too.
 	if err := installPolicy(); err != nil { // the turnwatch-sidecar ClusterRole
 		t.Fatal(err)
 	}
@@ -318,7 +318,7 @@ func formatRules(everywhere, added []string) string {
 		"# the manager's own namespace only):\n" +
 		strings.Join(everywhere, "\n") + "\n" +
 		"#\n# Added in a namespace where turns run, by the turnwatch-sidecar RoleBinding\n" +
-		"# there, which names the manager as its second subject (controllers/identity.go):\n" +
+		"# there, which names the manager as its second subject (controllers/manager_identity.go):\n" +
 		strings.Join(added, "\n") + "\n"
 }
 

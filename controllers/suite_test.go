@@ -31,6 +31,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/internal/testenv"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -54,22 +55,18 @@ func TestMain(m *testing.M) {
 	if err := twv1.AddToScheme(testScheme); err != nil {
 		panic(err)
 	}
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Println("KUBEBUILDER_ASSETS is not set: the envtest suites are skipped (run `make test-envtest`)")
+	if !testenv.Available() {
+		fmt.Println(testenv.SkipNotice())
 		os.Exit(m.Run())
 	}
 	ctrl.SetLogger(logr.Discard())
 	if os.Getenv("TURNWATCH_TEST_LOG") != "" {
 		ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
 	}
-	testEnv = &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-	}
 	var err error
-	restConfig, err = testEnv.Start()
+	testEnv, restConfig, err = testenv.Start(filepath.Join("config", "crd", "bases"))
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "starting envtest:", err)
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	k8s, err = client.New(restConfig, client.Options{Scheme: testScheme})

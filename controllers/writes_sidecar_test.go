@@ -77,7 +77,7 @@ func TestWritesPerTurnRealSidecar(t *testing.T) {
 }
 
 const (
-	// reviewKey is the manager's SelfSubjectReview at start (identity.go).
+	// reviewKey is the manager's SelfSubjectReview at start (manager_identity.go).
 	reviewKey = "POST /apis/authentication.k8s.io/v1/selfsubjectreviews"
 	// readKey is the sidecar's empty status patch: its only way to read its
 	// Pod (sidecar/kube.go); the API server writes nothing for it.

@@ -1,10 +1,8 @@
-//go:build envtest
-
 // The sidecar's Kubernetes side on a real kube-apiserver and etcd (envtest):
 // its least-privilege Role and admission policy, as shipped in
 // config/sidecar, and the reporter and the whole run loop writing through
-// the sidecar's own, Pod-bound credential. Run with KUBEBUILDER_ASSETS set
-// (hack/envtest.sh prints it) and `-tags envtest`.
+// the sidecar's own, Pod-bound credential. Runs when KUBEBUILDER_ASSETS is
+// set (`make test-envtest`; internal/testenv), skipped otherwise.
 package sidecar
 
 import (
@@ -19,13 +17,11 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	admissionv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -36,9 +32,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/yaml"
 
+	"turnwatch.dev/turnwatch/internal/testenv"
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
@@ -51,12 +48,16 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	testEnv = &envtest.Environment{}
-	cfg, err := testEnv.Start()
+	if !testenv.Available() {
+		fmt.Println(testenv.SkipNotice())
+		os.Exit(m.Run())
+	}
+	env, cfg, err := testenv.Start()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "envtest: %v (is KUBEBUILDER_ASSETS set? hack/envtest.sh prints it)\n", err)
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	testEnv = env
 	apiCfg = cfg
 	admin = kubernetes.NewForConfigOrDie(cfg)
 	if err := installPolicy(context.Background()); err != nil {
@@ -71,64 +72,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// manifest reads the YAML documents of a file under config/sidecar.
-func manifest(name string) ([][]byte, error) {
-	b, err := os.ReadFile(filepath.Join("..", "config", "sidecar", name))
-	if err != nil {
-		return nil, err
-	}
-	var docs [][]byte
-	for _, d := range strings.Split(string(b), "\n---\n") {
-		if strings.TrimSpace(d) != "" {
-			docs = append(docs, []byte(d))
-		}
-	}
-	return docs, nil
-}
-
 // installPolicy creates the shipped ClusterRole of the sidecar and the
-// ValidatingAdmissionPolicies with their bindings.
+// ValidatingAdmissionPolicies with their bindings (config/sidecar).
 func installPolicy(ctx context.Context) error {
-	docs, err := manifest("clusterrole.yaml")
-	if err != nil || len(docs) != 1 {
-		return fmt.Errorf("want the sidecar ClusterRole: %v", err)
-	}
-	var role rbacv1.ClusterRole
-	if err := yaml.UnmarshalStrict(docs[0], &role); err != nil {
+	c, err := client.New(apiCfg, client.Options{})
+	if err != nil {
 		return err
 	}
-	if _, err := admin.RbacV1().ClusterRoles().Create(ctx, &role, metav1.CreateOptions{}); err != nil {
-		return err
-	}
-	if docs, err = manifest("validatingadmissionpolicy.yaml"); err != nil || len(docs) < 2 {
-		return fmt.Errorf("want the policies and their bindings: %v", err)
-	}
-	for _, doc := range docs {
-		var kind struct{ Kind string }
-		if err := yaml.Unmarshal(doc, &kind); err != nil {
-			return err
-		}
-		switch kind.Kind {
-		case "ValidatingAdmissionPolicy":
-			var pol admissionv1.ValidatingAdmissionPolicy
-			if err := yaml.UnmarshalStrict(doc, &pol); err != nil {
-				return err
-			}
-			_, err = admin.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(ctx, &pol, metav1.CreateOptions{})
-		case "ValidatingAdmissionPolicyBinding":
-			var bind admissionv1.ValidatingAdmissionPolicyBinding
-			if err := yaml.UnmarshalStrict(doc, &bind); err != nil {
-				return err
-			}
-			_, err = admin.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, &bind, metav1.CreateOptions{})
-		default:
-			err = fmt.Errorf("unexpected %q in validatingadmissionpolicy.yaml", kind.Kind)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return testenv.InstallSidecarPolicy(ctx, c)
 }
 
 // sidecarNamespace is a namespace set up as the manager sets one up: the
@@ -212,6 +163,7 @@ const tripPatch = `{"status":{"conditions":[{"type":"turnwatch.dev/Tripped","sta
 
 // The sidecar's credential does one thing: write its own Pod's status.
 func TestLeastPrivilege(t *testing.T) {
+	testenv.Need(t)
 	ctx := context.Background()
 	ns := sidecarNamespace(t, ctx)
 	a, b := agentPod(t, ctx, ns, "a"), agentPod(t, ctx, ns, "b")
@@ -372,6 +324,7 @@ func checkConditions(t *testing.T, got map[string]corev1.PodCondition, want []wa
 
 // The reporter, with the sidecar's own credential, on a real API server.
 func TestReporterOnAPIServer(t *testing.T) {
+	testenv.Need(t)
 	ctx := context.Background()
 	ns := sidecarNamespace(t, ctx)
 	const loopMsg = "repeated an identical tool call 4 times"
@@ -504,6 +457,7 @@ func terminate(t *testing.T, ctx context.Context, ns, name string) {
 // The whole `run` wiring (in-cluster shape: pods/log and pods/status with
 // the Pod-bound token) against the real API server, with drops in the log.
 func TestRunThroughTheAPIServer(t *testing.T) {
+	testenv.Need(t)
 	ctx := context.Background()
 	ns := sidecarNamespace(t, ctx)
 	cases := []struct {

@@ -1,34 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"strings"
-	"sync"
 	"testing"
+
+	"turnwatch.dev/turnwatch/internal/testenv"
 )
-
-// syncBuffer is a bytes.Buffer safe for the writers a child process and
-// watch's goroutines share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func run(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errb syncBuffer
+	var out, errb testenv.SyncBuffer
 	code = dispatch(args, strings.NewReader(stdin), &out, &errb)
 	return code, out.String(), errb.String()
 }

@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -14,6 +13,8 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
+
+	"turnwatch.dev/turnwatch/internal/testenv"
 )
 
 var (
@@ -131,24 +132,7 @@ func (o *observer) turn(obj any) {
 // waitFor polls cond at every observation (and every second) until it
 // returns true, an error, or the timeout passes.
 func waitFor(ctx context.Context, timeout time.Duration, what string, cond func() (bool, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	for {
-		ch := env.obs.changed()
-		ok, err := cond()
-		if err != nil {
-			return fmt.Errorf("waiting for %s: %w", what, err)
-		}
-		if ok {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("timed out after %v waiting for %s", timeout, what)
-		case <-ch:
-		case <-time.After(time.Second):
-		}
-	}
+	return testenv.WaitFor(ctx, timeout, time.Second, what, env.obs.changed, cond)
 }
 
 // podOf returns the Pod with the given name from the informer's cache.

@@ -16,10 +16,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/internal/testenv"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -97,18 +97,7 @@ func TestCLISamples(t *testing.T) {
 // dry run, on a real API server with the generated CRDs: the schema and its
 // CEL rules must accept them.
 func TestSamplesAdmitted(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Skip("no envtest API server (KUBEBUILDER_ASSETS unset): run `make test-envtest`")
-	}
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("starting envtest: %v", err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	_, cfg := testenv.StartT(t, filepath.Join("config", "crd", "bases"))
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, twv1.AddToScheme} {
 		if err := add(scheme); err != nil {

@@ -6,6 +6,12 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
@@ -138,4 +144,46 @@ func edit(t *testing.T, ns, name string, change func(*twv1.AgentRun)) {
 		change(run)
 		return k8s.Update(context.Background(), run)
 	})
+}
+
+// A finished run with steps and cost is released in the first pass after
+// its deletion, even right after a pass that wrote its status: the write
+// memo must see the cached copy as current, so the finalizer goes (and a
+// TTL would run) instead of the pass waiting out the memo's TTL.
+func TestFinishedRunReleasedInOnePass(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	ctx := context.Background()
+	ns := newNamespace(t)
+	run := newRun(ns, "finished", func(r *twv1.AgentRun) { r.Finalizers = []string{twv1.Finalizer} })
+	create(t, run)
+	done := metav1.Now()
+	run.Status = twv1.AgentRunStatus{
+		Phase: twv1.RunSucceeded, Attempts: 1, Steps: 3, CostUSD: "0.42", CompletionTime: &done,
+		Turns: []twv1.TurnRef{{Name: "finished-0", Outcome: twv1.TurnSucceeded, Steps: 3, CostUSD: "0.42"}},
+	}
+	if err := k8s.Status().Update(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	r := &AgentRunReconciler{Client: k8s, APIReader: k8s, Scheme: testScheme,
+		Recorder: events.NewFakeRecorder(10), Clock: clock.RealClock{}, Config: DefaultConfig()}
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: run.Name}}
+
+	// This pass writes observedGeneration, and remembers the write.
+	if res, err := r.Reconcile(ctx, req); err != nil || res.RequeueAfter != 0 {
+		t.Fatalf("first pass: %+v, %v", res, err)
+	}
+	if got, err := getRun(ns, run.Name); err != nil || got.Status.ObservedGeneration != got.Generation {
+		t.Fatalf("observedGeneration not written: %+v, %v", got, err)
+	}
+	if err := k8s.Delete(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Reconcile(ctx, req)
+	if err != nil || res.RequeueAfter != 0 {
+		t.Fatalf("pass after the deletion: %+v, %v; want the finalizer released at once", res, err)
+	}
+	if _, err := getRun(ns, run.Name); !apierrors.IsNotFound(err) {
+		t.Fatalf("the run is still there (%v): its finalizer was not released", err)
+	}
 }

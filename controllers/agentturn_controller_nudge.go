@@ -44,16 +44,3 @@ func nudgeNote(turn string, n, latest int32, message string) string {
 	}
 	return fmt.Sprintf("turn %s: nudge, streak %d: %s", turn, n, text)
 }
-
-// announceRerolls emits the Rerolled Event of every turn (oldest first)
-// whose attempt is past announced, the status's mark before the write that
-// raised it: each reroll is told once, by whichever pass first records its
-// turn in status, even after a restart between the turn's creation and that
-// write.
-func (r *AgentRunReconciler) announceRerolls(run *twv1.AgentRun, turns []twv1.AgentTurn, announced int32) {
-	for i := 1; i < len(turns); i++ {
-		if turns[i].Spec.Attempt > announced {
-			r.recordReroll(run, &turns[i-1], &turns[i])
-		}
-	}
-}

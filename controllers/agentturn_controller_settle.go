@@ -31,7 +31,7 @@ type verdict struct {
 	// Finished condition after the agent exited).
 	recheck time.Duration
 	// checkTail says the verdict (no-signal) was made without the whole
-	// stream: the log's tail must be read before it stands (tail.go).
+	// stream: the log's tail must be read before it stands (agentturn_controller_tail.go).
 	checkTail bool
 }
 

@@ -47,7 +47,7 @@ type renderOptions struct {
 	Prices       json.RawMessage // passed through, unread
 	// Resources are the sidecar container's requests and limits.
 	Resources corev1.ResourceRequirements
-	// Freshness sets the sidecar's Progress period (freshness.go); 0 leaves
+	// Freshness sets the sidecar's Progress period (status_freshness.go); 0 leaves
 	// the sidecar's default.
 	Freshness time.Duration
 }

@@ -241,7 +241,7 @@ func ignoreConflict(err error) error {
 // memoStatus is the run's status as the write memo compares it: without
 // the fields a sidecar's progress report writes. A report that lands
 // between the controller's write and the cache's view of it must not make
-// the cached copy look older than that write (memo.go).
+// the cached copy look older than that write (write_memo.go).
 func memoStatus(st twv1.AgentRunStatus) twv1.AgentRunStatus {
 	st.Steps, st.CostUSD, st.Progress = 0, "", nil
 	return st

@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -25,12 +24,8 @@ import (
 func (r *AgentRunReconciler) holdFinished(ctx context.Context, run *twv1.AgentRun) (ctrl.Result, error) {
 	st := run.Status.DeepCopy()
 	st.ObservedGeneration = run.Generation
-	if !equality.Semantic.DeepEqual(*st, run.Status) {
-		run.Status = *st
-		if err := r.Status().Update(ctx, run); err != nil {
-			return ctrl.Result{}, err
-		}
-		r.written.wrote(run.UID, run.Status, r.Clock.Now())
+	if _, err := r.putStatus(ctx, run, *st); err != nil {
+		return ctrl.Result{}, err
 	}
 	if run.DeletionTimestamp != nil {
 		return ctrl.Result{}, r.release(ctx, run)

@@ -93,11 +93,5 @@ func ptrTrue(b *bool) bool { return b != nil && *b }
 // refuseTemplate fails the turn as infra without creating its Pod; the
 // run's reroll policy decides what follows, as for a Pod the API refused.
 func (r *AgentTurnReconciler) refuseTemplate(ctx context.Context, turn *twv1.AgentTurn, e *templateRefusedError) error {
-	st := turn.Status.DeepCopy()
-	settle(st, twv1.TurnFailed, &twv1.TurnError{Type: twv1.ClassInfra, Message: e.Error()}, r.Clock.Now())
-	if err := r.writeStatus(ctx, turn, st); err != nil {
-		return err
-	}
-	r.recordSettled(ctx, turn, false)
-	return nil
+	return r.failInfra(ctx, turn, e.Error())
 }

@@ -181,17 +181,6 @@ func (r *AgentTurnReconciler) recordPod(ctx context.Context, turn *twv1.AgentTur
 	return r.writeStatus(ctx, turn, st)
 }
 
-// failInfra settles the turn as infra with msg.
-func (r *AgentTurnReconciler) failInfra(ctx context.Context, turn *twv1.AgentTurn, msg string) error {
-	st := turn.Status.DeepCopy()
-	settle(st, twv1.TurnFailed, &twv1.TurnError{Type: twv1.ClassInfra, Message: msg}, r.Clock.Now())
-	if err := r.writeStatus(ctx, turn, st); err != nil {
-		return err
-	}
-	r.recordSettled(ctx, turn, false)
-	return nil
-}
-
 // podUncached handles a Pod the API server has and the cache does not. The
 // turn's own Pod is only late in the cache, unless it lost the run label the
 // cache selects on; any other Pod of the turn's name is in the way.

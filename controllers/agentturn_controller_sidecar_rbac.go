@@ -29,7 +29,7 @@ const (
 // before a turn's Pod can run there: the binding gives the account the
 // turnwatch-sidecar ClusterRole in this namespace only. The manager, when
 // known, is the binding's second subject, so that it may read a log tail
-// here (identity.go) without pods/log anywhere else.
+// here (manager_identity.go) without pods/log anywhere else.
 func sidecarRBAC(namespace string, manager *rbacv1.Subject) []client.Object {
 	meta := func() metav1.ObjectMeta {
 		return metav1.ObjectMeta{
