@@ -121,7 +121,7 @@ test-e2e: ## End-to-end on a real single-node cluster (needs root; brings the no
 test-e2e-install: ## Only the install tests: make demo USE_CURRENT_CLUSTER=1, make deploy/undeploy, helm install/upgrade/uninstall, README's quickstart, kubectl turnwatch explain, Prometheus (node kept up).
 	TURNWATCH_E2E_KEEP_NODE=1 TURNWATCH_E2E_INSTALL=1 go test -tags e2e ./test/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT) -run '$(E2E_INSTALL_TESTS)'
 
-##@ Local node (a real single-node cluster: hack/node-up.sh, ../shared/REALNODE.md)
+##@ Local node (a real single-node cluster: hack/node-up.sh, docs/e2e.md)
 
 .PHONY: node-up
 node-up: ## Bring the local node up (or reuse it); prints the kubeconfig path last.

@@ -12,7 +12,7 @@ import (
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 )
 
-// What status promises (SPEC.md, v2): terminal is terminal, and the run's
+// What status promises (docs/design.md#what-status-promises): terminal is terminal, and the run's
 // record of its turns outlives the turns.
 
 // holdFinished is the whole reconcile of a Succeeded, Faulted or Aborted

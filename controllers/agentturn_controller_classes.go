@@ -5,7 +5,7 @@ import (
 	"turnwatch.dev/turnwatch/pkg/monitor"
 )
 
-// Detector names (SPEC.md), as the engine names them.
+// Detector names (docs/design.md#the-detectors-and-the-reasons-for-their-numbers), as the engine names them.
 const (
 	DetectorStepBudget     = monitor.DetectorStepBudget
 	DetectorIdenticalCalls = monitor.DetectorIdenticalCalls

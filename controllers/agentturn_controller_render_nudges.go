@@ -16,7 +16,7 @@ var nudgesSizeLimit = resource.MustParse("16Mi")
 
 // addNudges shares a volume between the sidecar (the Pod's first init
 // container) and the agent container when the run's guards deliver nudges
-// to the agent (SPEC.md "Nudges that reach the agent"). It is an emptyDir
+// to the agent (docs/nudges.md#the-shared-volume). It is an emptyDir
 // of its own, with the reserved prefix so no template can name or mount it,
 // and it holds only what the sidecar writes for the agent (nudges.jsonl and
 // turnwatch-hook): the token stays in its projected volume, mounted in the

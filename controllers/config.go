@@ -74,7 +74,7 @@ func (d *metav1Duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// DefaultConfig is SPEC.md's defaults.
+// DefaultConfig is the built-in cluster defaults (docs/operator.md#cluster-defaults-one-place).
 func DefaultConfig() Config {
 	return Config{
 		Guards: defaultGuards(),
@@ -216,7 +216,7 @@ func mergeRerolls(def twv1.RerollPolicy, o *twv1.RerollPolicy) twv1.RerollPolicy
 	return out
 }
 
-// defaultGuards are the engine's defaults (SPEC.md's numbers, defined once in
+// defaultGuards are the engine's defaults (docs/design.md's numbers, defined once in
 // pkg/monitor), in the API's shape.
 func defaultGuards() twv1.Guards {
 	g := monitor.DefaultGuards()
@@ -228,7 +228,7 @@ func defaultGuards() twv1.Guards {
 		ToolTimeout:      ptr.To(durationString(time.Duration(g.ToolTimeout))),
 		WhitespaceDeltas: ptr.To(int32(g.WhitespaceDeltas)),
 		WhitespaceBytes:  ptr.To(int32(g.WhitespaceBytes)),
-		// v2
+		// The pattern detectors.
 		CycleRepeats:      ptr.To(int32(g.CycleRepeats)),
 		ErrorRepeats:      ptr.To(int32(g.ErrorRepeats)),
 		RepeatedTextBytes: ptr.To(int32(g.RepeatedTextBytes)),

@@ -51,7 +51,7 @@ settleGrace: 5s
 		{"negative count", "guards: {whitespaceBytes: -1}", nil, "guards.whitespaceBytes"},
 		{"bad duration", "guards: {stallTimeout: soon}", nil, "guards.stallTimeout"},
 		{"cycle of one", "guards: {cycleRepeats: 1}", nil, "guards.cycleRepeats"},
-		{"negative v2 count", "guards: {errorRepeats: -1}", nil, "guards.errorRepeats"},
+		{"negative pattern count", "guards: {errorRepeats: -1}", nil, "guards.errorRepeats"},
 		{"bad money", `guards: {maxCostUSD: "five"}`, nil, "guards.maxCostUSD"},
 		{"overspend reroll", "rerolls: {classes: [overspend]}", nil, "overspend"},
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // The API server refuses a nudge delivery it does not know, naming the
-// field, and takes the two v2 nudge guards.
+// field, and takes the two nudge delivery guards.
 func TestNudgeGuardsValidated(t *testing.T) {
 	needEnv(t)
 	t.Parallel()

@@ -3,7 +3,7 @@
 # kube-apiserver, kube-controller-manager, kube-scheduler, and a kubelet with
 # containerd and runc. No Docker, no registry, no network beyond loopback:
 # every Pod must use hostNetwork, images come from hack/image.sh and run with
-# imagePullPolicy: Never. See ../shared/REALNODE.md for why each setting is here.
+# imagePullPolicy: Never. See docs/e2e.md#why-each-setting for why each setting is here.
 #
 #   hack/node-up.sh            bring the node up, or reuse it when it is up
 #   hack/node-up.sh --restart COMPONENT   stop and start one component

@@ -209,7 +209,7 @@ func (r *reporter) warn(condition, reason, message string) {
 	r.riders = append(r.riders, desired{Type: condition, Reason: reason, Message: message})
 }
 
-// detectorSilentRun is the silent-run nudge's detector name (SPEC.md).
+// detectorSilentRun is the silent-run nudge's detector name (docs/design.md#silent-tool-run).
 const detectorSilentRun = "silentRun"
 
 // finished reports the summary of the stream; a length stop, judged at the

@@ -20,8 +20,8 @@ const (
 )
 
 // RerollPolicy says which failed turns are tried again as a fresh
-// conversation. Unset fields take the cluster default (SPEC.md's table: one
-// reroll, for runaway, stalled, degenerate and infra).
+// conversation. Unset fields take the cluster default (docs/design.md#fault-classes:
+// one reroll, for runaway, stalled, degenerate, infra and agent-error).
 // +kubebuilder:validation:XValidation:rule="!has(self.classes) || !self.classes.exists(c, c == 'overspend')",message="overspend is never rerolled: maxCostUSD caps the whole run",fieldPath=".classes"
 type RerollPolicy struct {
 	// Max is how many turns may follow the first one, all classes together.

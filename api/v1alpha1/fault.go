@@ -1,16 +1,18 @@
 package v1alpha1
 
 // FaultClass is the type of a failed turn (AgentTurn status.error.type) and of
-// a run's terminal fault. See SPEC.md "Fault classes".
+// a run's terminal fault. See docs/design.md#fault-classes.
 // +kubebuilder:validation:Enum=runaway;stalled;degenerate;overspend;length;no-signal;infra;agent-error
 type FaultClass string
 
 const (
-	// ClassRunaway: the step budget or identical calls tripped.
+	// ClassRunaway: the step budget, identical calls, cycles or repeated
+	// errors tripped (or a detector the controller does not know).
 	ClassRunaway FaultClass = "runaway"
 	// ClassStalled: no event for longer than the stall or tool timeout.
 	ClassStalled FaultClass = "stalled"
-	// ClassDegenerate: the model streamed whitespace only.
+	// ClassDegenerate: the model streamed whitespace only (degeneration) or
+	// one pattern over and over (repetition).
 	ClassDegenerate FaultClass = "degenerate"
 	// ClassOverspend: the run's cost passed guards.maxCostUSD.
 	ClassOverspend FaultClass = "overspend"
@@ -31,7 +33,8 @@ type TurnError struct {
 	// Type is the fault class.
 	Type FaultClass `json:"type"`
 	// Detector is the detector that tripped (stepBudget, identicalCalls,
-	// stall, degeneration, spend, lengthStop); empty for no-signal and infra.
+	// stall, degeneration, spend, lengthStop, cycles, repeatedErrors,
+	// repetition); empty for no-signal, infra and agent-error.
 	// +optional
 	Detector string `json:"detector,omitempty"`
 	// Message is the legible text ("repeated an identical tool call 4 times").

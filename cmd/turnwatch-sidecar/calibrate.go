@@ -24,7 +24,7 @@ func init() {
 	}
 }
 
-// calibrateMargin is SPEC.md's margin over the largest value seen.
+// calibrateMargin is the margin over the largest value seen (docs/calibrate.md).
 const calibrateMargin = 1.5
 
 // streamExts are the files a folder argument contributes (a file named on

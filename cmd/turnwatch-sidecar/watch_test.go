@@ -12,7 +12,8 @@ import (
 )
 
 // loopScript prints a looping claude stream of identical grep calls, one
-// call and its result per iteration, like the seeds/000 reviewer.
+// call and its result per iteration, like the reviewer of
+// docs/design.md#the-reviewer-that-never-stopped.
 const loopScript = `i=0
 while :; do
   i=$((i+1))

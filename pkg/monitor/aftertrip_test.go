@@ -8,7 +8,7 @@ import (
 // TestAfterTripClassified: after a stopping trip nothing more is applied
 // (no steps, cost, result, trips or nudges), but every later line is still
 // counted in lines and classified into unparsed or ignored, so the report
-// covers the whole input (SPEC.md "After a stopping trip").
+// covers the whole input (docs/design.md#after-a-stopping-trip).
 func TestAfterTripClassified(t *testing.T) {
 	var s stream
 	s.add(`{"type":"agent_start"}`)

@@ -1,6 +1,6 @@
 package monitor
 
-// Subagents (SPEC.md "Subagents"): claude lines with parent_tool_use_id
+// Subagents (docs/design.md#subagents): claude lines with parent_tool_use_id
 // come from a subagent. Steps and cost count every agent's calls; the
 // identical-call streak, cycles, repeated errors, the silent run and the
 // model message are judged per agent. The engine works on the current
@@ -17,9 +17,10 @@ const maxAgents = 8
 // answerAware: a cycle has at most maxCycle of them.
 const answerMemory = 8
 
-// agentExtra is the per-agent state that only v2 detectors read. Fields
-// are exported for the checkpoint.
-type agentExtra struct {
+// patternState is the per-agent state that only the pattern detectors
+// (cycles, repeated errors, answerAware) read. Fields are exported for the
+// checkpoint.
+type patternState struct {
 	Cyc     cycleTrack
 	LastErr uint64 // hash of the error text of the current streak
 	Seq     int64  // calls compared (their arguments complete)
@@ -44,7 +45,7 @@ type agentSlot struct {
 	silent    int
 	nudged    bool
 	errStreak int
-	x         agentExtra
+	x         patternState
 }
 
 // agentKey is the slot key of a line's agent.

@@ -6,7 +6,7 @@ import "testing"
 // successful answer to that signature (error answers are never
 // remembered), and the cycle count, like the identical streak, counts only
 // calls from the restart on: a call before the restart is never part of a
-// cycle (SPEC.md "Answer memory").
+// cycle (docs/design.md#answer-aware-identity).
 func TestAnswerMemory(t *testing.T) {
 	ok := func(sig, answer string) call { return call{sig, answer, false} }
 	fail := func(sig string) call { return call{sig, "boom", true} }

@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// Detector names, as SPEC.md spells them (reports, conditions, metrics).
+// Detector names, as docs/design.md spells them (reports, conditions, metrics).
 const (
 	DetectorStepBudget     = "stepBudget"
 	DetectorIdenticalCalls = "identicalCalls"
@@ -14,13 +14,13 @@ const (
 	DetectorDegeneration   = "degeneration"
 	DetectorSpend          = "spend"
 	DetectorLengthStop     = "lengthStop"
-	// v2 (SPEC.md "Beyond the seeds").
+	// The pattern detectors (docs/design.md#cycles and after).
 	DetectorCycles         = "cycles"
 	DetectorRepeatedErrors = "repeatedErrors"
 	DetectorRepetition     = "repetition"
 )
 
-// Fault classes, as SPEC.md spells them.
+// Fault classes, as docs/design.md#fault-classes spells them.
 const (
 	ClassRunaway    = "runaway"
 	ClassStalled    = "stalled"
@@ -60,7 +60,7 @@ const (
 // Formats lists the format names New accepts.
 var Formats = []string{FormatPi, FormatClaude, FormatCodex, FormatOpencode, FormatGemini, FormatAuto}
 
-// Stop reasons after normalization (SPEC.md "Stop reasons").
+// Stop reasons after normalization (docs/design.md#stop-reasons).
 const (
 	StopEnd     = "end"
 	StopToolUse = "tool_use"
@@ -110,7 +110,7 @@ type Verdicts struct {
 	Trip   *Trip
 }
 
-// Report is SPEC.md's replay object, field for field.
+// Report is the replay report, field for field (docs/design.md#the-replay-report).
 type Report struct {
 	Format     string  `json:"format"`
 	Lines      int     `json:"lines"`
@@ -122,7 +122,7 @@ type Report struct {
 	Nudges     []Nudge `json:"nudges"`
 	Unparsed   int     `json:"unparsed"`
 	// Ignored counts known lines that carry nothing the detectors read
-	// (SPEC.md "Known lines that carry nothing"), over the whole input like
+	// (docs/design.md#known-lines-that-carry-nothing), over the whole input like
 	// Unparsed; they are not unparsed.
 	Ignored int `json:"ignored"`
 	// ResultError is the agent's own error text when its final result event

@@ -27,8 +27,8 @@ type link struct {
 }
 
 // chain is the evaluation order, one visible list. Within one event the
-// fold reaches the phases in this order too (SPEC.md "Order within one
-// event", extended in v2): degeneration, repetition; each tool call in
+// fold reaches the phases in this order too
+// (docs/design.md#order-within-one-event): degeneration, repetition; each tool call in
 // order (step budget, identical calls, cycles); each answer (repeated
 // errors); spend; the stop reason; the silent-run nudge.
 // Repetition is judged before silence, so an agent doing both is stopped,

@@ -6,7 +6,8 @@ import (
 	"testing"
 )
 
-// The chain is one visible list in SPEC.md's order within one event.
+// The chain is one visible list in the order within one event
+// (docs/design.md#order-within-one-event).
 func TestChainOrder(t *testing.T) {
 	var got []string
 	for _, l := range chain {

@@ -9,7 +9,7 @@ import (
 
 // checkpointVersion changes whenever the snapshot's shape does; a
 // checkpoint of another version is refused (the caller replays instead).
-const checkpointVersion = 2 // 2: v2 detectors, per-agent state
+const checkpointVersion = 2 // 2: the pattern detectors, per-agent state
 
 // snapshot is everything the fold has folded: the engine's state as plain
 // data, without what New derives from Options (guards, prices, the spend
@@ -26,7 +26,7 @@ type snapshot struct {
 	Next, N  int
 	Lines    int
 	Unparsed int
-	Ignored  int // added after version 1 was written: an older checkpoint restores it as 0 (as St.Answered)
+	Ignored  int // not in version 1 (which Restore refuses); a version-2 checkpoint written before it restores it as 0
 	Live     bool
 	Result   bool
 	Stopped  bool
@@ -53,8 +53,8 @@ type snapshot struct {
 	// was written: an older checkpoint restores them as false, undecided (a
 	// message that streamed deltas still never counts as hiding them).
 	DeltasSeen, DeltasHidden bool
-	// v2: the current agent's state, the parked ones (used slots only).
-	X         agentExtra
+	// The current agent's pattern state, the parked agents (used slots only).
+	X         patternState
 	Agent     int
 	Tick      uint64
 	Agents    []agentSnapshot
@@ -84,7 +84,7 @@ type agentSnapshot struct {
 	LastSig        uint64
 	Nudged         bool
 	ErrStreak      int
-	X              agentExtra
+	X              patternState
 }
 
 func snapMessage(m *message) msgSnapshot {

@@ -13,8 +13,8 @@ func gCall(id string) []string {
 	}
 }
 
-// TestCLIGuard: a CLI's own guard is a failure the agent reports (SPEC.md
-// "A CLI's own guard"). Gemini CLI stops its turn for a loop with an error
+// TestCLIGuard: a CLI's own guard is a failure the agent reports
+// (docs/design.md#a-failure-the-agent-reports). Gemini CLI stops its turn for a loop with an error
 // notice and then prints a success result: the turn has a result, its
 // resultError is the notice's message, its stop reason is error, and the
 // notice is not an ignored line (it carried the failure). A notice the

@@ -2,7 +2,7 @@ package monitor
 
 import "strconv"
 
-// Cycle periods SPEC.md names: A B A B is 2, up to 5 signatures.
+// Cycle periods (docs/design.md#cycles): A B A B is 2, up to 5 signatures.
 const (
 	minCycle = 2
 	maxCycle = 5

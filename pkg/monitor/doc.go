@@ -7,10 +7,9 @@
 // with a hand-written zero-allocation JSON scanner (deltas are never stored
 // or decoded whole), folds the event into small counters (State), and runs
 // an ordered chain of small pure checks (see chain.go) at fixed points of the
-// fold. Names follow SPEC.md: detectors stepBudget, identicalCalls, silentRun,
-// stall, degeneration, spend, lengthStop; guards stepBudget, identicalCalls,
-// silentTurns, stallTimeout, toolTimeout, whitespaceDeltas, whitespaceBytes,
-// worldTools, maxCostUSD.
+// fold. Names follow docs/design.md: detectors stepBudget, identicalCalls,
+// silentRun, stall, degeneration, spend, lengthStop, cycles, repeatedErrors,
+// repetition; guards as in docs/design.md#thresholds-and-guards.
 //
 // Besides the verdicts, the Report states facts about the stream: the CLI's
 // own session id (AgentSessionID) and whether the stream hides the model's

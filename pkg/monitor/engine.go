@@ -39,17 +39,17 @@ type Engine struct {
 	msg     message
 	lastSig uint64
 
-	// Per agent (agents.go): the current agent's v2 state, the parked
+	// Per agent (agents.go): the current agent's pattern state, the parked
 	// ones, and what their open messages cost.
-	x         agentExtra
+	x         patternState
 	agent     int
 	tick      uint64
 	agents    [maxAgents]agentSlot
 	otherOpen Money
 	subagents bool // a subagent slot is in use
 
-	// The agent's own failure (SPEC.md "A failure the agent reports is a
-	// failure"): the last error note of the turn, and the final result
+	// The agent's own failure (docs/design.md#a-failure-the-agent-reports):
+	// the last error note of the turn, and the final result
 	// event's failure text once failed is set.
 	errNote, resultErr errText
 	failed             bool
@@ -298,7 +298,8 @@ func (e *Engine) Finish() Verdicts {
 	return e.cur
 }
 
-// Report is SPEC.md's replay object for what the engine has seen so far.
+// Report is the replay report (docs/design.md#the-replay-report) for what
+// the engine has seen so far.
 func (e *Engine) Report() Report {
 	f := e.active
 	if f == "" {
@@ -349,9 +350,10 @@ func (e *Engine) evaluate(p phase, line int) bool {
 	return false
 }
 
-// apply folds the current event into State in SPEC.md's order within one
-// event: degeneration; each tool call in order; spend; the stop reason;
-// the silent-run nudge. It returns as soon as a check stops the turn.
+// apply folds the current event into State in the order within one event
+// (docs/design.md#order-within-one-event): degeneration, repetition; each
+// tool call in order; each answer; spend; the stop reason; the silent-run
+// nudge. It returns as soon as a check stops the turn.
 func (e *Engine) apply() {
 	ev := &e.ev
 	if ev.start || ev.newSegment || ev.final {
@@ -662,7 +664,7 @@ func (e *Engine) answer(id, name []byte, isError bool, text []byte) bool {
 
 // answerAware compares a successful answer with the last successful
 // answer to the same signature; a new one restarts the identical-call
-// streak and the cycle count at its call (SPEC.md "Answer-aware identity").
+// streak and the cycle count at its call (docs/design.md#answer-aware-identity).
 func (e *Engine) answerAware(ci callInfo, ans uint64) {
 	x := &e.x
 	slot := -1

@@ -16,7 +16,7 @@ import "bytes"
 //     priced by message.model; its stop_reason (when not null) is read here.
 //     Claude Code 2.x prints stop_reason null there: then the stop is its
 //     stream's message_delta stop_reason, else the result's stop_reason
-//     when this was the last message (SPEC.md "Stop reasons, precisely").
+//     when this was the last message (docs/design.md#stop-reasons).
 //   - user lines end the model message and carry tool_result blocks.
 //   - result is the final result event; total_cost_usd replaces the
 //     session's priced estimate.
@@ -172,7 +172,7 @@ func claudeResult(s *scanner, o *obj, ev *event) bool {
 }
 
 // claudeParent reads parent_tool_use_id, which marks a subagent's line
-// (SPEC.md "Subagents"); null is the main agent. It reports whether the
+// (docs/design.md#subagents); null is the main agent. It reports whether the
 // member was that key (and consumed).
 func claudeParent(s *scanner, o *obj, ev *event) bool {
 	if string(o.key) != "parent_tool_use_id" {

@@ -11,8 +11,8 @@ package monitor
 // Gemini has no message ids or message end events: a model message is the
 // run of assistant messages and tool_use events of one model call, ended by
 // the next tool_result, user message or result. An error event directly
-// before the result is the CLI's own stop (SPEC.md "A CLI's own guard is a
-// failure the agent reports"). Assistant messages with
+// before the result is the CLI's own stop
+// (docs/design.md#a-failure-the-agent-reports). Assistant messages with
 // delta true are the deltas. result is the final result event; its stats
 // are cumulative token counts for the session, priced by the init model.
 func parseGemini(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {

@@ -41,8 +41,8 @@ func seedCorpus(f *testing.F, dir string) {
 	for _, l := range spellingSeeds {
 		f.Add([]byte(l))
 	}
-	// v2: the fake agent's streams of cycles, repeated errors and
-	// repeated text, so the new detectors' folds are exercised.
+	// The fake agent's streams of cycles, repeated errors and repeated
+	// text, so the pattern detectors' folds are exercised.
 	scen, _ := filepath.Glob(filepath.Join("../../test/fakeagent/scenarios", dir, "*.log"))
 	if dir == "" {
 		scen, _ = filepath.Glob("../../test/fakeagent/scenarios/*/*.log")

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Guards are the detector knobs, named as in SPEC.md. A count of 0 switches
+// Guards are the detector knobs, named as in docs/design.md#thresholds-and-guards. A count of 0 switches
 // its detector off; so does a zero duration, and an empty MaxCostUSD.
 type Guards struct {
 	// StepBudget is how many tool calls a turn may start; the next one trips
@@ -84,7 +84,7 @@ const (
 // Delivers says whether nudges reach the agent itself.
 func (g Guards) Delivers() bool { return g.NudgeDelivery == NudgeDeliveryFile }
 
-// DefaultGuards returns SPEC.md's defaults.
+// DefaultGuards returns the defaults of docs/design.md's detectors.
 func DefaultGuards() Guards {
 	return Guards{
 		StepBudget:       256,
@@ -94,7 +94,7 @@ func DefaultGuards() Guards {
 		ToolTimeout:      Duration(30 * time.Minute),
 		WhitespaceDeltas: 128,
 		WhitespaceBytes:  8192,
-		// v2 (SPEC.md "Beyond the seeds"): cycles are off until calibrate
+		// The pattern detectors (docs/design.md#cycles): cycles are off until calibrate
 		// says a team's healthy turns allow them.
 		ErrorRepeats:      6,
 		RepeatedTextBytes: 4096,

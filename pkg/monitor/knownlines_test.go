@@ -12,8 +12,8 @@ const (
 	gBlocked = `{"type":"error","severity":"warning","message":"Agent execution blocked: a hook said no"}`
 )
 
-// TestKnownLinesIgnored: the v3 additions to the known lines that carry
-// nothing (SPEC.md "Known lines that carry nothing") are counted in
+// TestKnownLinesIgnored: the later additions to the known lines that carry
+// nothing (docs/design.md#known-lines-that-carry-nothing) are counted in
 // ignored, not in unparsed, and the verdicts do not change. Every claude
 // system subtype but init is one; pi 0.7x's compaction_* and queue_update
 // sit beside the older auto_compaction_* and auto_retry_*; a gemini error

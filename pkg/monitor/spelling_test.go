@@ -45,7 +45,7 @@ func TestReencodedStreams(t *testing.T) {
 func streamFiles(t testing.TB) []string {
 	a, _ := filepath.Glob("testdata/corpus/*/*.*json*")
 	b, _ := filepath.Glob("testdata/fixtures/*.jsonl")
-	// The fake agent's scenarios: every detector's trip, v2's too.
+	// The fake agent's scenarios: every detector's trip, the pattern detectors' too.
 	c, _ := filepath.Glob("../../test/fakeagent/scenarios/*/*.log")
 	if len(a) == 0 || len(b) == 0 || len(c) == 0 {
 		t.Fatal("no corpus, fixtures or scenarios")

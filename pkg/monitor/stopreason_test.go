@@ -45,7 +45,7 @@ func cResultStop(stop string) string {
 }
 
 // TestStopReasonsPrecisely: the turn's stop reason is that of the main
-// agent's last model message that ended (SPEC.md "Stop reasons, precisely").
+// agent's last model message that ended (docs/design.md#stop-reasons).
 // A claude message's is its assistant line's stop_reason when set, else its
 // stream's message_delta's, else the result's for the last message; a
 // subagent's messages never set it; a message cut off before its end has

@@ -22,7 +22,7 @@ func IsLoopDetector(detector string) bool {
 }
 
 // warn turns the turn's first loop trip into a nudge where nudges reach the
-// agent (SPEC.md "Nudges that reach the agent"): the agent is told the
+// agent (docs/nudges.md#guards): the agent is told the
 // loop's own message and asked to change course, that detector's count
 // starts over, and the next loop trip of the turn trips. One warning per
 // turn: a turn reopened by a start event is the same turn.

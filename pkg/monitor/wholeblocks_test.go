@@ -7,8 +7,8 @@ import (
 
 // TestWholeBlocks: a message that streamed no deltas is read for
 // repetition from its whole text and thinking blocks; one that streamed
-// deltas is read from its deltas only, never both (SPEC.md "Whole text
-// blocks"). With the default 4096 bytes, 5000 repeated bytes in one block
+// deltas is read from its deltas only, never both
+// (docs/design.md#whole-text-blocks). With the default 4096 bytes, 5000 repeated bytes in one block
 // trip; 3000 as blocks and 3000 more as deltas of the same message do not,
 // whichever comes first.
 func TestWholeBlocks(t *testing.T) {

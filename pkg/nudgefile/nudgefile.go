@@ -1,5 +1,5 @@
 // Package nudgefile is the file through which nudges reach the agent
-// (SPEC.md "Nudges that reach the agent"): the sidecar appends one JSON line
+// (docs/nudges.md#nudgesjsonl): the sidecar appends one JSON line
 // per nudge to nudges.jsonl in a volume it shares with the agent, and
 // turnwatch-hook, run by the agent CLI's hook as the agent's user, prints
 // the ones it has not shown yet.

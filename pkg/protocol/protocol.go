@@ -107,7 +107,7 @@ const (
 // Env the controller sets on the sidecar container.
 const (
 	EnvFormat         = "TURNWATCH_FORMAT"           // pi | claude | codex | opencode | gemini | auto
-	EnvGuards         = "TURNWATCH_GUARDS"           // JSON object with SPEC.md's guard names, defaults merged in
+	EnvGuards         = "TURNWATCH_GUARDS"           // JSON object with docs/design.md#thresholds-and-guards names, defaults merged in
 	EnvPrices         = "TURNWATCH_PRICES"           // JSON price table (see pkg/monitor)
 	EnvPriorCostUSD   = "TURNWATCH_PRIOR_COST_USD"   // what earlier turns of the run cost, decimal string
 	EnvPodName        = "TURNWATCH_POD_NAME"         // downward API

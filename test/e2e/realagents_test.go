@@ -235,7 +235,7 @@ func secretKeys(run *unstructured.Unstructured) []string {
 
 // sampleOnNode is the sample as written, named, in the test namespace, with
 // its endpoint env set to the scripted model's URL, the Pod on the host's
-// network (this node has no Pod network: SPEC's hostNetwork Pods), and the
+// network (this node has no Pod network: docs/e2e.md#the-local-node), and the
 // scenario's guards, if any, over the sample's.
 func sampleOnNode(t *testing.T, sample *unstructured.Unstructured, name, url, endpointEnv, guards string) *unstructured.Unstructured {
 	run := sample.DeepCopy()

@@ -23,7 +23,7 @@ import (
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
-// Labels every AgentTurn and Pod carries (SPEC.md).
+// Labels every AgentTurn and Pod carries (docs/operator.md).
 const (
 	labelRun     = "turnwatch.dev/run"
 	labelAttempt = "turnwatch.dev/attempt"

@@ -36,7 +36,7 @@ func TestScenariosAreUpToDate(t *testing.T) {
 }
 
 // eventTypes are the event types each format's real CLI prints (see
-// ../shared/corpus and its SOURCES.md); the generated streams use no others.
+// pkg/monitor/testdata/corpus and its SOURCES.md); the generated streams use no others.
 var eventTypes = map[string][]string{
 	"pi": {"agent_start", "turn_start", "message_start", "message_update", "message_end",
 		"tool_execution_start", "tool_execution_update", "tool_execution_end", "turn_end", "agent_end"},
@@ -46,7 +46,8 @@ var eventTypes = map[string][]string{
 	"gemini":   {"init", "message", "tool_use", "tool_result", "error", "result"},
 }
 
-// finalType is the final result event of each format, as SPEC.md defines it.
+// isFinal says whether ev is the format's final result event
+// (docs/design.md#turn-boundaries).
 func isFinal(format string, ev map[string]any) bool {
 	switch format {
 	case "pi":

@@ -121,7 +121,8 @@ func healthy() Script {
 	}
 }
 
-// loop is the reviewer of seeds/000: the same grep, byte for byte, ~100 times.
+// loop is the reviewer of docs/design.md#the-reviewer-that-never-stopped:
+// the same grep, byte for byte, ~100 times.
 func loop() Script {
 	grep := Call{Kind: Grep, Pattern: "func Reconcile", Path: ".", Output: "", Took: 100 * time.Millisecond}
 	msgs := []Msg{{Wait: 1 * sec, Every: 80 * time.Millisecond,
@@ -137,7 +138,8 @@ func loop() Script {
 	return Script{Name: "loop", Prompt: "Review the diff for the Reconcile change.", Result: true, Msgs: msgs}
 }
 
-// stall is the idle turn of seeds/004: the model goes quiet for 20 minutes
+// stall is the idle turn of docs/design.md#the-turn-that-was-alive-but-useless:
+// the model goes quiet for 20 minutes
 // in the middle of a message, then finishes as if nothing happened.
 func stall() Script {
 	return Script{
@@ -158,7 +160,8 @@ func stall() Script {
 	}
 }
 
-// whitespace is the spiral of seeds/004: reasoning deltas of nothing but
+// whitespace is the spiral of docs/design.md#the-turn-that-was-alive-but-useless:
+// reasoning deltas of nothing but
 // whitespace until the output-length cap.
 func whitespace() Script {
 	ws := []string{"\n", " ", "\n\n", "  ", "\t", " \n", "   ", "\n \n"}
@@ -181,7 +184,8 @@ func whitespace() Script {
 	}
 }
 
-// silent is the run of seeds/002: 16 tool-only messages, each different,
+// silent is the run of docs/design.md#the-agent-that-never-reported: 16
+// tool-only messages, each different,
 // then it speaks and finishes.
 func silent() Script {
 	msgs := []Msg{{Wait: 1 * sec, Every: 80 * time.Millisecond,

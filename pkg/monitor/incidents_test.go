@@ -6,13 +6,14 @@ import (
 	"testing"
 )
 
-// The three incidents of seeds/ as executable facts: each test fails if the
-// rule that answers its incident breaks.
+// The three incidents of docs/design.md#the-three-incidents as executable
+// facts: each test fails if the rule that answers its incident breaks.
 
-// seeds/000: a reviewer given an empty diff made ~100 byte-identical grep
+// docs/design.md#the-reviewer-that-never-stopped:
+// a reviewer given an empty diff made ~100 byte-identical grep
 // calls. The identical-call rule trips at the 4th, in every format that
 // carries tool calls.
-func TestSeedIdenticalGrepsTripAtFourth(t *testing.T) {
+func TestIncidentIdenticalGrepsTripAtFourth(t *testing.T) {
 	grep := map[string]any{"pattern": "TODO", "path": "."}
 	build := map[string]func() (*stream, int){
 		FormatClaude: func() (*stream, int) {
@@ -57,7 +58,7 @@ func TestSeedIdenticalGrepsTripAtFourth(t *testing.T) {
 
 // Identity is byte-identical arguments in canonical JSON: key order,
 // whitespace and escapes do not hide a repetition.
-func TestSeedIdenticalCanonicalJSON(t *testing.T) {
+func TestIncidentIdenticalCanonicalJSON(t *testing.T) {
 	args := []string{`{"path":".","pattern":"TODO"}`, `{"pattern":"TODO","path":"."}`,
 		`{ "pattern" : "TO\u0044O", "path" : "." }`, `{"path":"\u002e","pattern":"TODO"}`}
 	s := &stream{}
@@ -72,9 +73,10 @@ func TestSeedIdenticalCanonicalJSON(t *testing.T) {
 	}
 }
 
-// seeds/000: healthy turns peaked at 53 steps; an honest bug hunt burned 161.
+// docs/design.md#the-reviewer-that-never-stopped:
+// healthy turns peaked at 53 steps; an honest bug hunt burned 161.
 // Neither trips the step budget of 256; the 257th step does.
-func TestSeedStepBudget(t *testing.T) {
+func TestIncidentStepBudget(t *testing.T) {
 	for _, tt := range []struct {
 		steps int
 		trip  bool
@@ -103,10 +105,11 @@ func TestSeedStepBudget(t *testing.T) {
 	}
 }
 
-// seeds/002: 16 tool-only turns, each with different code, no word to the
+// docs/design.md#the-agent-that-never-reported:
+// 16 tool-only turns, each with different code, no word to the
 // humans. Repetition sees nothing; the silent run is nudged exactly once,
 // at the 13th, and the run goes on.
-func TestSeedSilentRunNudgedOnceAtThirteenth(t *testing.T) {
+func TestIncidentSilentRunNudgedOnceAtThirteenth(t *testing.T) {
 	s := &stream{}
 	s.add(`{"type":"agent_start"}`)
 	thirteenth := 0
@@ -125,10 +128,11 @@ func TestSeedSilentRunNudgedOnceAtThirteenth(t *testing.T) {
 	}
 }
 
-// seeds/002 review notes: speaking resets the streak; whitespace is not
+// docs/design.md#the-agent-that-never-reported (its review):
+// speaking resets the streak; whitespace is not
 // speaking; a message with neither text nor tools neither resets nor
 // extends it (walk back to the last message that spoke).
-func TestSeedSilentRunStreakRules(t *testing.T) {
+func TestIncidentSilentRunStreakRules(t *testing.T) {
 	tools := func(s *stream, n int) {
 		for i := 0; i < n; i++ {
 			s.piToolOnly("bash", map[string]any{"command": s.id("echo")}, false)
@@ -164,10 +168,11 @@ func TestSeedSilentRunStreakRules(t *testing.T) {
 	}
 }
 
-// seeds/000: four run_tests answered by a flaky suite are a model reading
+// docs/design.md#the-reviewer-that-never-stopped:
+// four run_tests answered by a flaky suite are a model reading
 // answers (worldTools reset the streak); the same call refused four times
 // (answered as an error: nothing ran) is a runaway.
-func TestSeedWorldTools(t *testing.T) {
+func TestIncidentWorldTools(t *testing.T) {
 	g := guards(func(g *Guards) { g.WorldTools = []string{"run_tests"} })
 	for _, tt := range []struct {
 		name    string
@@ -193,10 +198,11 @@ func TestSeedWorldTools(t *testing.T) {
 	}
 }
 
-// seeds/004: a model streamed whitespace-only reasoning until the length
+// docs/design.md#the-turn-that-was-alive-but-useless:
+// a model streamed whitespace-only reasoning until the length
 // cap, five runs in a row. Degeneration trips at the 128th delta, long
 // before the cap; the length stop never gets to judge.
-func TestSeedWhitespaceReasoningTripsBeforeLengthCap(t *testing.T) {
+func TestIncidentWhitespaceReasoningTripsBeforeLengthCap(t *testing.T) {
 	s := &stream{}
 	s.add(`{"type":"agent_start"}`, js(map[string]any{"type": "message_start", "message": piMsg([]any{}, 0, "length")}))
 	for i := 0; i < 4000; i++ {
@@ -215,11 +221,12 @@ func TestSeedWhitespaceReasoningTripsBeforeLengthCap(t *testing.T) {
 	}
 }
 
-// seeds/004: spend was only visible at turn end. pi reports the message's
+// docs/design.md#the-turn-that-was-alive-but-useless:
+// spend was only visible at turn end. pi reports the message's
 // cost on every partial; the cap trips mid-message, at the first partial
 // whose cost passes it, and a partial and its final message are never
 // counted twice.
-func TestSeedSpendTripsMidMessage(t *testing.T) {
+func TestIncidentSpendTripsMidMessage(t *testing.T) {
 	s := &stream{}
 	s.add(`{"type":"agent_start"}`)
 	// An earlier message of $0.40, then a message whose partials climb.

@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// The v2 state (cycles, repeated errors, repeated text, answerAware, the
+// The pattern detectors' state (cycles, repeated errors, repeated text, answerAware, the
 // subagents' slots) survives a checkpoint at every cut: the restored engine
 // fed the rest reaches the uninterrupted one's report and state.
-func TestCheckpointV2EveryCut(t *testing.T) {
+func TestCheckpointPatternStateEveryCut(t *testing.T) {
 	s := &stream{}
 	s.add(cInit())
 	pat := "again and again, "

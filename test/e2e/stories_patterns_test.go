@@ -7,12 +7,13 @@ import (
 	"time"
 )
 
-// TestTripsV2 runs SPEC.md's "Beyond the seeds" detectors on the real node,
+// TestTripsPatterns runs the pattern detectors (docs/design.md#cycles and
+// after) on the real node,
 // one scenario each, through the same story as TestTrips: the sidecar's
 // condition, the turn Failed with the class, the fault on the AgentRun and
 // `kubectl describe`. cycles is off by default: the run switches it on in
 // spec.guards, as a team would after calibrate.
-func TestTripsV2(t *testing.T) {
+func TestTripsPatterns(t *testing.T) {
 	needOperator(t)
 	tests := []struct {
 		name  string
@@ -35,7 +36,7 @@ func TestTripsV2(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			name := "trip-v2-" + tt.name
+			name := "trip-pattern-" + tt.name
 			createRun(t, name, tt.spec)
 			waitRun(t, name, 4*time.Minute)
 			checkTripStory(t, name, tt.spec, tt.story)

@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// The scenarios of SPEC.md's "Beyond the seeds" (v2): loops the seeds did
-// not name.
+// The scenarios of the pattern detectors (docs/design.md#cycles and after):
+// loops the three incidents did not name.
 
 // cycle reads two files in turn, A B A B ..., twelve times: no call repeats
 // the one before it, so only cycles (cycleRepeats, off by default) sees it.

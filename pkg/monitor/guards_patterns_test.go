@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// The v2 guards in the replay guards file (and the sidecar's env): their
+// The pattern detectors' guards in the replay guards file (and the sidecar's env): their
 // defaults, their names, and the values refused.
-func TestParseGuardsV2(t *testing.T) {
+func TestParseGuardsPatterns(t *testing.T) {
 	g, err := ParseGuards(nil)
 	if err != nil || g.CycleRepeats != 0 || g.ErrorRepeats != 6 || g.RepeatedTextBytes != 4096 || g.AnswerAware {
 		t.Fatalf("defaults %+v %v", g, err)
@@ -26,8 +26,8 @@ func TestParseGuardsV2(t *testing.T) {
 			t.Errorf("%s: err %v, want one naming %s", tt.in, err, tt.field)
 		}
 	}
-	// A zero Guards means the defaults; one that only sets a v2 knob does not.
+	// A zero Guards means the defaults; one that only sets a pattern knob does not.
 	if (Guards{AnswerAware: true}).isZero() || !(Guards{}).isZero() {
-		t.Error("isZero must see the v2 guards")
+		t.Error("isZero must see the pattern guards")
 	}
 }
