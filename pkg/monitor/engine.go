@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"time"
 	"unsafe"
+
+	"turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
 )
 
 // Engine runs the detectors over one agent stream: a fold of normalized
@@ -19,8 +21,8 @@ type Engine struct {
 	st    State
 	calls callSet
 	ev    event
-	sc    scanner
-	obj   obj
+	sc    jsonscan.Scanner
+	obj   jsonscan.Obj
 	canon []byte // the line rewritten without ASCII \u escapes, when it had any (spelling.go)
 	pi    piMemo // what the last pi message left for the next line's (format_pi_memo.go)
 
@@ -116,7 +118,7 @@ func (m *modelName) set(b []byte) {
 		m.n = copy(m.b[:], b)
 		return
 	}
-	m.n = unescapeTo(m.b[:], b)
+	m.n = jsonscan.UnescapeTo(m.b[:], b)
 }
 
 func (m *modelName) bytes() []byte { return m.b[:m.n] }
@@ -706,7 +708,7 @@ func (e *Engine) isWorld(name []byte) bool {
 	}
 	if bytes.IndexByte(name, '\\') >= 0 { // compare the decoded name
 		var buf [256]byte
-		name = buf[:unescapeTo(buf[:], name)]
+		name = buf[:jsonscan.UnescapeTo(buf[:], name)]
 		_, ok := e.world[string(name)]
 		return ok
 	}
@@ -788,32 +790,32 @@ func (t *tokens) merge(u tokens, set tokenFields) {
 // order: tool calls (toolCall, tool_use, server_tool_use, ...), text that
 // speaks, and tool results (claude user lines). strs are the strings the
 // parser found in raw (event.contentStrs).
-func (e *Engine) content(raw []byte, complete bool, strs spans) bool {
-	var s scanner
-	s.reset(raw)
-	s.known = strs
-	if s.peek() != '[' {
+func (e *Engine) content(raw []byte, complete bool, strs jsonscan.Spans) bool {
+	var s jsonscan.Scanner
+	s.Reset(raw)
+	s.Known = strs
+	if s.Peek() != '[' {
 		return false // claude user content may be a plain string
 	}
-	s.enterArray()
-	var a arr
-	for s.elem(&a) {
-		if s.peek() != '{' {
-			if !s.skip() {
+	s.EnterArray()
+	var a jsonscan.Arr
+	for s.Elem(&a) {
+		if s.Peek() != '{' {
+			if !s.Skip() {
 				return false
 			}
 			continue
 		}
-		start := s.i
-		s.esc = false
+		start := s.Pos
+		s.Esc = false
 		b := readBlock(&s)
-		if s.bad {
+		if s.Bad {
 			return false
 		}
-		if s.esc { // rare: a key or word written with ASCII escapes; read the block again, decoded
-			var c scanner
-			c.reset(canonicalize(nil, raw[start:s.i]))
-			if b = readBlock(&c); c.bad {
+		if s.Esc { // rare: a key or word written with ASCII escapes; read the block again, decoded
+			var c jsonscan.Scanner
+			c.Reset(jsonscan.Canonicalize(nil, raw[start:s.Pos]))
+			if b = readBlock(&c); c.Bad {
 				return false
 			}
 		}
@@ -849,35 +851,35 @@ type block struct {
 }
 
 // readBlock reads one content block object, the scanner at its '{'.
-func readBlock(s *scanner) (b block) {
-	s.enter()
-	var o obj
+func readBlock(s *jsonscan.Scanner) (b block) {
+	s.Enter()
+	var o jsonscan.Obj
 	for {
-		k, ok := s.key(&o)
+		k, ok := s.Key(&o)
 		if !ok {
 			return b
 		}
 		switch string(k) {
 		case "type":
-			b.typ, _ = s.str()
+			b.typ, _ = s.Str()
 		case "id":
-			b.id, _ = s.strOrNull()
+			b.id, _ = s.StrOrNull()
 		case "name":
-			b.name, _ = s.strOrNull()
+			b.name, _ = s.StrOrNull()
 		case "arguments", "input":
-			b.args, _ = s.value()
+			b.args, _ = s.Value()
 		case "text":
-			b.text, _ = s.textOrNull()
+			b.text, _ = s.TextOrNull()
 		case "thinking":
-			b.thinking, _ = s.textOrNull()
+			b.thinking, _ = s.TextOrNull()
 		case "content": // a tool_result's answer
-			b.answer, _ = s.value()
+			b.answer, _ = s.Value()
 		case "tool_use_id":
-			b.useID, _ = s.strOrNull()
+			b.useID, _ = s.StrOrNull()
 		case "is_error":
-			b.isErr, _ = s.boolean()
+			b.isErr, _ = s.Boolean()
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package monitor
+package jsonscan
 
 import (
 	"bytes"
@@ -14,43 +14,43 @@ import (
 // ever unescaped, and then without allocating (see whitespace.go, sig.go).
 // Skipped values are checked leniently: strings must close and brackets must
 // match, which is enough to tell a truncated line from a whole one.
-type scanner struct {
-	b   []byte
-	i   int
-	bad bool // set on the first syntax error; every later call fails
+type Scanner struct {
+	Buf []byte
+	Pos int
+	Bad bool // set on the first syntax error; every later call fails
 	// esc is set when a key or a string read with str (a word the
 	// parsers compare) writes a printable ASCII character as a \u escape:
 	// the line is then read again from a canonical copy (spelling.go).
-	esc bool
+	Esc bool
 	// known are strings of b found on the same bytes before: text jumps
 	// to their ends.
-	known spans
+	Known Spans
 }
 
 // spans are where the contents of a few strings start and end (their
 // closing quote), in the order they were found.
-type spans struct {
-	n  int
-	at [4][2]int32
+type Spans struct {
+	N  int
+	At [4][2]int32
 }
 
 // add records a string's contents from..end; past the fourth, or past
 // what an int32 holds, none.
-func (p *spans) add(from, end int) {
-	if p.n < len(p.at) && end <= math.MaxInt32 {
-		p.at[p.n] = [2]int32{int32(from), int32(end)}
-		p.n++
+func (p *Spans) Add(from, end int) {
+	if p.N < len(p.At) && end <= math.MaxInt32 {
+		p.At[p.N] = [2]int32{int32(from), int32(end)}
+		p.N++
 	}
 }
 
 // span returns the k-th span.
-func (p *spans) span(k int) (from, end int) { return int(p.at[k][0]), int(p.at[k][1]) }
+func (p *Spans) Span(k int) (from, end int) { return int(p.At[k][0]), int(p.At[k][1]) }
 
 // end returns the end of the string whose contents start at from, or -1.
-func (p *spans) end(from int) int {
-	for k := 0; k < p.n; k++ {
-		if int(p.at[k][0]) == from {
-			return int(p.at[k][1])
+func (p *Spans) end(from int) int {
+	for k := 0; k < p.N; k++ {
+		if int(p.At[k][0]) == from {
+			return int(p.At[k][1])
 		}
 	}
 	return -1
@@ -60,26 +60,26 @@ func (p *spans) end(from int) int {
 // (deeper values hash by their bytes); skipping has no depth limit: a
 // line must never lose its tool calls to what is nested in their
 // arguments, which the model writes.
-const maxDepth = 128
+const MaxDepth = 128
 
-func (s *scanner) reset(b []byte) { s.b, s.i, s.bad, s.esc, s.known = b, 0, false, false, spans{} }
+func (s *Scanner) Reset(b []byte) { s.Buf, s.Pos, s.Bad, s.Esc, s.Known = b, 0, false, false, Spans{} }
 
-func (s *scanner) fail() bool { s.bad = true; return false }
+func (s *Scanner) Fail() bool { s.Bad = true; return false }
 
 // ws skips spaces. Encoders write none between tokens, so the first test
 // (a byte above the space) settles almost every call, inlined.
-func (s *scanner) ws() {
-	if s.i < len(s.b) && s.b[s.i] > ' ' {
+func (s *Scanner) SkipSpace() {
+	if s.Pos < len(s.Buf) && s.Buf[s.Pos] > ' ' {
 		return
 	}
 	s.wsSlow()
 }
 
-func (s *scanner) wsSlow() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
+func (s *Scanner) wsSlow() {
+	for s.Pos < len(s.Buf) {
+		switch s.Buf[s.Pos] {
 		case ' ', '\t', '\n', '\r':
-			s.i++
+			s.Pos++
 		default:
 			return
 		}
@@ -87,24 +87,24 @@ func (s *scanner) wsSlow() {
 }
 
 // peek returns the next non-space byte, or 0 at the end.
-func (s *scanner) peek() byte {
-	s.ws()
-	if s.bad || s.i >= len(s.b) {
+func (s *Scanner) Peek() byte {
+	s.SkipSpace()
+	if s.Bad || s.Pos >= len(s.Buf) {
 		return 0
 	}
-	return s.b[s.i]
+	return s.Buf[s.Pos]
 }
 
 // obj iterates the members of one object; n counts members read, and key
 // is the raw key of the member next stopped at.
-type obj struct {
-	n   int
-	key []byte
+type Obj struct {
+	N   int
+	Key []byte
 	// order, if set, is the order in which the format writes this
 	// object's keys: the key of member n is first compared, whole, with
 	// order[n] (a few word compares, no scan). A hint only: any other key
 	// or spelling is read as usual.
-	order []keyWord
+	Order []keyWord
 }
 
 // keyWord is one key as `"name":`, in little-endian 8-byte words with the
@@ -117,7 +117,7 @@ type keyWord struct {
 
 // keyOrder builds an obj.order. A name must be at most 21 bytes with no
 // quote or backslash (the match then reads exactly what keySlow reads).
-func keyOrder(names ...string) []keyWord {
+func KeyOrder(names ...string) []keyWord {
 	order := make([]keyWord, len(names))
 	for k, name := range names {
 		lit := `"` + name + `":`
@@ -134,11 +134,11 @@ func keyOrder(names ...string) []keyWord {
 }
 
 // enter consumes '{'.
-func (s *scanner) enter() bool {
-	if s.peek() != '{' {
-		return s.fail()
+func (s *Scanner) Enter() bool {
+	if s.Peek() != '{' {
+		return s.Fail()
 	}
-	s.i++
+	s.Pos++
 	return true
 }
 
@@ -148,24 +148,24 @@ func (s *scanner) enter() bool {
 // The common spelling (no spaces, a key of up to 16 bytes without a
 // backslash, as every encoder writes between members) is read here, a
 // word at a time; anything else by keySlow.
-func (s *scanner) key(o *obj) ([]byte, bool) {
-	b, i := s.b, s.i
-	if s.bad {
+func (s *Scanner) Key(o *Obj) ([]byte, bool) {
+	b, i := s.Buf, s.Pos
+	if s.Bad {
 		return nil, false
 	}
-	if o.n > 0 {
+	if o.N > 0 {
 		if i >= len(b) || b[i] != ',' {
 			return s.keySlow(o)
 		}
 		i++
 	}
-	if i+24 <= len(b) && o.n < len(o.order) {
-		h := &o.order[o.n]
+	if i+24 <= len(b) && o.N < len(o.Order) {
+		h := &o.Order[o.N]
 		if binary.LittleEndian.Uint64(b[i:])&h.m[0] == h.w[0] &&
 			binary.LittleEndian.Uint64(b[i+8:])&h.m[1] == h.w[1] &&
 			binary.LittleEndian.Uint64(b[i+16:])&h.m[2] == h.w[2] {
-			s.i = i + h.n
-			o.n++
+			s.Pos = i + h.n
+			o.N++
 			return b[i+1 : i+h.n-2], true
 		}
 	}
@@ -185,8 +185,8 @@ func (s *scanner) key(o *obj) ([]byte, bool) {
 			if b[k+1] != ':' {
 				break
 			}
-			s.i = k + 2
-			o.n++
+			s.Pos = k + 2
+			o.N++
 			return b[from:k], true
 		}
 		break
@@ -195,50 +195,50 @@ func (s *scanner) key(o *obj) ([]byte, bool) {
 }
 
 // keySlow is key for any spelling.
-func (s *scanner) keySlow(o *obj) ([]byte, bool) {
-	c := s.peek()
+func (s *Scanner) keySlow(o *Obj) ([]byte, bool) {
+	c := s.Peek()
 	if c == '}' {
-		s.i++
+		s.Pos++
 		return nil, false
 	}
-	if o.n > 0 {
+	if o.N > 0 {
 		if c != ',' {
-			return nil, s.fail()
+			return nil, s.Fail()
 		}
-		s.i++
-		c = s.peek()
+		s.Pos++
+		c = s.Peek()
 	}
 	if c != '"' {
-		return nil, s.fail()
+		return nil, s.Fail()
 	}
-	k, ok := s.str()
-	if !ok || s.peek() != ':' {
-		return nil, s.fail()
+	k, ok := s.Str()
+	if !ok || s.Peek() != ':' {
+		return nil, s.Fail()
 	}
-	s.i++
-	o.n++
+	s.Pos++
+	o.N++
 	return k, true
 }
 
 // next reads the next member's key into o.key, leaving the scanner at the
 // value. It returns false at the closing brace or on an error.
-func (s *scanner) next(o *obj) bool {
-	k, ok := s.key(o)
-	o.key = k
+func (s *Scanner) Next(o *Obj) bool {
+	k, ok := s.Key(o)
+	o.Key = k
 	return ok
 }
 
 // find skips members of o up to the next one named name and leaves the
 // scanner at its value. It returns false at the closing brace or on an
 // error; a loop over find visits every member of that name.
-func (s *scanner) find(o *obj, name string) bool {
+func (s *Scanner) Find(o *Obj, name string) bool {
 	for s.skipOrdered(o, name) {
 	}
-	for s.next(o) {
-		if len(o.key) == len(name) && string(o.key) == name {
+	for s.Next(o) {
+		if len(o.Key) == len(name) && string(o.Key) == name {
 			return true
 		}
-		s.skip()
+		s.Skip()
 	}
 	return false
 }
@@ -247,38 +247,38 @@ func (s *scanner) find(o *obj, name string) bool {
 // the one o.order expects there, that key is not name, and its value is a
 // number: the members a find passes over in the objects of counts that
 // agents write. It returns false, having moved nothing, otherwise.
-func (s *scanner) skipOrdered(o *obj, name string) bool {
-	b, i := s.b, s.i
-	if s.bad || o.n >= len(o.order) {
+func (s *Scanner) skipOrdered(o *Obj, name string) bool {
+	b, i := s.Buf, s.Pos
+	if s.Bad || o.N >= len(o.Order) {
 		return false
 	}
-	if o.n > 0 {
+	if o.N > 0 {
 		if i >= len(b) || b[i] != ',' {
 			return false
 		}
 		i++
 	}
-	h := &o.order[o.n]
+	h := &o.Order[o.N]
 	if i+24 > len(b) || h.name == name ||
 		binary.LittleEndian.Uint64(b[i:])&h.m[0] != h.w[0] ||
 		binary.LittleEndian.Uint64(b[i+8:])&h.m[1] != h.w[1] ||
 		binary.LittleEndian.Uint64(b[i+16:])&h.m[2] != h.w[2] {
 		return false
 	}
-	end := numberEnd(b, i+h.n)
+	end := NumberEnd(b, i+h.n)
 	if end < 0 {
 		return false
 	}
-	s.i = end
-	o.n++
+	s.Pos = end
+	o.N++
 	return true
 }
 
 // into is find for a member whose value is an object: it enters that
 // object, skipping members of that name with any other value (null).
-func (s *scanner) into(o *obj, name string) bool {
-	for s.find(o, name) {
-		if s.object() {
+func (s *Scanner) Into(o *Obj, name string) bool {
+	for s.Find(o, name) {
+		if s.Object() {
 			return true
 		}
 	}
@@ -287,65 +287,65 @@ func (s *scanner) into(o *obj, name string) bool {
 
 // object enters the value if it is an object, and otherwise skips it
 // (null, or any other value) and returns false.
-func (s *scanner) object() bool {
-	if s.peek() != '{' {
-		s.skip()
+func (s *Scanner) Object() bool {
+	if s.Peek() != '{' {
+		s.Skip()
 		return false
 	}
-	s.i++
+	s.Pos++
 	return true
 }
 
 // arr iterates the elements of one array.
-type arr struct{ n int }
+type Arr struct{ N int }
 
 // enterArray consumes '['.
-func (s *scanner) enterArray() bool {
-	if s.peek() != '[' {
-		return s.fail()
+func (s *Scanner) EnterArray() bool {
+	if s.Peek() != '[' {
+		return s.Fail()
 	}
-	s.i++
+	s.Pos++
 	return true
 }
 
 // elem positions the scanner at the next element; false at ']' or on error.
-func (s *scanner) elem(a *arr) bool {
-	c := s.peek()
+func (s *Scanner) Elem(a *Arr) bool {
+	c := s.Peek()
 	if c == ']' {
-		s.i++
+		s.Pos++
 		return false
 	}
-	if a.n > 0 {
+	if a.N > 0 {
 		if c != ',' {
-			return s.fail()
+			return s.Fail()
 		}
-		s.i++
-		if s.peek() == 0 {
-			return s.fail()
+		s.Pos++
+		if s.Peek() == 0 {
+			return s.Fail()
 		}
 	} else if c == 0 {
-		return s.fail()
+		return s.Fail()
 	}
-	a.n++
+	a.N++
 	return true
 }
 
 // str reads a string value that the parsers compare with known words (a
 // type, a stop reason, a name, an id) and returns its raw contents
 // (escapes intact), noting in esc an ASCII character written as an escape.
-func (s *scanner) str() ([]byte, bool) {
-	if s.peek() != '"' {
-		return nil, s.fail()
+func (s *Scanner) Str() ([]byte, bool) {
+	if s.Peek() != '"' {
+		return nil, s.Fail()
 	}
-	start := s.i + 1
-	end, bs := scanString(s.b, start)
+	start := s.Pos + 1
+	end, bs := ScanString(s.Buf, start)
 	if end < 0 {
-		return nil, s.fail()
+		return nil, s.Fail()
 	}
-	s.i = end + 1
-	raw := s.b[start:end]
-	if bs && !s.esc && hasBackslash(raw) && needsCanon(raw) {
-		s.esc = true
+	s.Pos = end + 1
+	raw := s.Buf[start:end]
+	if bs && !s.Esc && hasBackslash(raw) && NeedsCanon(raw) {
+		s.Esc = true
 	}
 	return raw, true
 }
@@ -366,29 +366,29 @@ func hasBackslash(b []byte) bool {
 
 // text reads a string value that is free text (a delta, a message, an
 // error): its raw contents, escapes intact and not examined.
-func (s *scanner) text() ([]byte, bool) {
-	if s.peek() != '"' {
-		return nil, s.fail()
+func (s *Scanner) Text() ([]byte, bool) {
+	if s.Peek() != '"' {
+		return nil, s.Fail()
 	}
-	start := s.i + 1
+	start := s.Pos + 1
 	end := -1
-	if s.known.n > 0 {
-		end = s.known.end(start)
+	if s.Known.N > 0 {
+		end = s.Known.end(start)
 	}
 	if end < 0 {
-		end = stringEnd(s.b, start)
+		end = StringEnd(s.Buf, start)
 	}
 	if end < 0 {
-		return nil, s.fail()
+		return nil, s.Fail()
 	}
-	s.i = end + 1
-	return s.b[start:end], true
+	s.Pos = end + 1
+	return s.Buf[start:end], true
 }
 
 // stringEnd finds the closing quote of a string whose contents start at
 // from. It returns -1 if the string never closes.
-func stringEnd(b []byte, from int) int {
-	end, _ := scanString(b, from)
+func StringEnd(b []byte, from int) int {
+	end, _ := ScanString(b, from)
 	return end
 }
 
@@ -404,7 +404,7 @@ const (
 // escape pair it meets. A string still open after a few words is long
 // text: the rest goes to stringEndLong (IndexByte, vectorized), and the
 // backslash answer is then "maybe".
-func scanString(b []byte, from int) (int, bool) {
+func ScanString(b []byte, from int) (int, bool) {
 	j, bs := from, false
 	for n := 0; n < 4 && j+8 <= len(b); n++ {
 		w := binary.LittleEndian.Uint64(b[j:])
@@ -460,35 +460,35 @@ func stringEndLong(b []byte, from, j int) int {
 }
 
 // strOrNull reads a string, or null as an empty string.
-func (s *scanner) strOrNull() ([]byte, bool) {
-	if s.peek() == 'n' {
-		return nil, s.literal("null")
+func (s *Scanner) StrOrNull() ([]byte, bool) {
+	if s.Peek() == 'n' {
+		return nil, s.Literal("null")
 	}
-	return s.str()
+	return s.Str()
 }
 
 // textOrNull reads free text, or null as an empty string.
-func (s *scanner) textOrNull() ([]byte, bool) {
-	if s.peek() == 'n' {
-		return nil, s.literal("null")
+func (s *Scanner) TextOrNull() ([]byte, bool) {
+	if s.Peek() == 'n' {
+		return nil, s.Literal("null")
 	}
-	return s.text()
+	return s.Text()
 }
 
 // number reads a number literal, checking JSON's number grammar.
-func (s *scanner) number() ([]byte, bool) {
-	start := s.i
-	end := numberEnd(s.b, start)
+func (s *Scanner) Number() ([]byte, bool) {
+	start := s.Pos
+	end := NumberEnd(s.Buf, start)
 	if end < 0 {
-		return nil, s.fail()
+		return nil, s.Fail()
 	}
-	s.i = end
-	return s.b[start:end], true
+	s.Pos = end
+	return s.Buf[start:end], true
 }
 
 // numberEnd returns the end of the number literal at i, or -1 if JSON's
 // number grammar does not hold there.
-func numberEnd(b []byte, i int) int {
+func NumberEnd(b []byte, i int) int {
 	if i < len(b) && b[i] == '-' {
 		i++
 	}
@@ -545,15 +545,15 @@ func digits(b []byte, i int) int {
 // negatives read as 0, and values past 2^58 saturate. A value of another
 // type (a string, an object) reads as 0 with ok false, and the line still
 // counts: a count is never a reason to drop a line's tool calls.
-func (s *scanner) integer() (int64, bool) {
-	switch c := s.peek(); {
+func (s *Scanner) Integer() (int64, bool) {
+	switch c := s.Peek(); {
 	case c == 'n':
-		return 0, s.literal("null")
+		return 0, s.Literal("null")
 	case c != '-' && (c < '0' || c > '9'):
-		s.skip()
+		s.Skip()
 		return 0, false
 	}
-	lit, ok := s.number()
+	lit, ok := s.Number()
 	if !ok {
 		return 0, false
 	}
@@ -621,34 +621,34 @@ func scaledInteger(lit []byte, intEnd int) int64 {
 }
 
 // boolean reads true or false (null reads as false).
-func (s *scanner) boolean() (bool, bool) {
-	switch s.peek() {
+func (s *Scanner) Boolean() (bool, bool) {
+	switch s.Peek() {
 	case 't':
-		return true, s.literal("true")
+		return true, s.Literal("true")
 	case 'f':
-		return false, s.literal("false")
+		return false, s.Literal("false")
 	case 'n':
-		return false, s.literal("null")
+		return false, s.Literal("null")
 	}
-	return false, s.fail()
+	return false, s.Fail()
 }
 
-func (s *scanner) literal(lit string) bool {
-	if len(s.b)-s.i < len(lit) || string(s.b[s.i:s.i+len(lit)]) != lit {
-		return s.fail()
+func (s *Scanner) Literal(lit string) bool {
+	if len(s.Buf)-s.Pos < len(lit) || string(s.Buf[s.Pos:s.Pos+len(lit)]) != lit {
+		return s.Fail()
 	}
-	s.i += len(lit)
+	s.Pos += len(lit)
 	return true
 }
 
 // value skips one value and returns its raw bytes.
-func (s *scanner) value() ([]byte, bool) {
-	s.ws()
-	start := s.i
-	if !s.skip() {
+func (s *Scanner) Value() ([]byte, bool) {
+	s.SkipSpace()
+	start := s.Pos
+	if !s.Skip() {
 		return nil, false
 	}
-	return s.b[start:s.i], true
+	return s.Buf[start:s.Pos], true
 }
 
 // skip steps over one value of any kind without recursion, checking the
@@ -656,21 +656,21 @@ func (s *scanner) value() ([]byte, bool) {
 // not validated); brackets are matched on a bit stack, two words on the
 // goroutine stack and grown on the heap past 128 levels (a bit per level,
 // bounded by the line).
-func (s *scanner) skip() bool {
-	switch c := s.peek(); { // most values skipped are strings and numbers
+func (s *Scanner) Skip() bool {
+	switch c := s.Peek(); { // most values skipped are strings and numbers
 	case c == '"':
-		end := stringEnd(s.b, s.i+1)
+		end := StringEnd(s.Buf, s.Pos+1)
 		if end < 0 {
-			return s.fail()
+			return s.Fail()
 		}
-		s.i = end + 1
+		s.Pos = end + 1
 		return true
 	case c == '-' || c-'0' < 10:
-		end := numberEnd(s.b, s.i)
+		end := NumberEnd(s.Buf, s.Pos)
 		if end < 0 {
-			return s.fail()
+			return s.Fail()
 		}
-		s.i = end
+		s.Pos = end
 		return true
 	}
 	return s.skipNested()
@@ -679,8 +679,8 @@ func (s *scanner) skip() bool {
 // skipNested is skip for any value, containers included: one loop over
 // local state (no call but for strings and numbers), for up to 64 levels
 // of nesting; deeper values go to skipDeep from the start.
-func (s *scanner) skipNested() bool {
-	b, i := s.b, s.i
+func (s *Scanner) skipNested() bool {
+	b, i := s.Buf, s.Pos
 	start := i
 	var objs uint64 // bit d set: level d is an object
 	depth := 0
@@ -689,19 +689,19 @@ func (s *scanner) skipNested() bool {
 value: // a value must follow
 	if i >= len(b) || b[i] <= ' ' {
 		if i = skipWS(b, i); i >= len(b) {
-			return s.fail()
+			return s.Fail()
 		}
 	}
 	switch c = b[i]; {
 	case c == '"':
-		end, _ := scanString(b, i+1)
+		end, _ := ScanString(b, i+1)
 		if end < 0 {
-			return s.fail()
+			return s.Fail()
 		}
 		i = end + 1
 	case c == '{' || c == '[':
 		if depth == 64 {
-			s.i = start
+			s.Pos = start
 			return s.skipDeep()
 		}
 		i = skipWS(b, i+1)
@@ -724,32 +724,32 @@ value: // a value must follow
 		goto value
 	case c == 't':
 		if len(b)-i < 4 || string(b[i:i+4]) != "true" {
-			return s.fail()
+			return s.Fail()
 		}
 		i += 4
 	case c == 'f':
 		if len(b)-i < 5 || string(b[i:i+5]) != "false" {
-			return s.fail()
+			return s.Fail()
 		}
 		i += 5
 	case c == 'n':
 		if len(b)-i < 4 || string(b[i:i+4]) != "null" {
-			return s.fail()
+			return s.Fail()
 		}
 		i += 4
 	default:
-		if i = numberEnd(b, i); i < 0 {
-			return s.fail()
+		if i = NumberEnd(b, i); i < 0 {
+			return s.Fail()
 		}
 	}
 after: // a value ended
 	if depth == 0 {
-		s.i = i
+		s.Pos = i
 		return true
 	}
 	if i >= len(b) || b[i] <= ' ' {
 		if i = skipWS(b, i); i >= len(b) {
-			return s.fail()
+			return s.Fail()
 		}
 	}
 	c = b[i]
@@ -764,16 +764,16 @@ after: // a value ended
 		top >>= 1
 		goto after
 	}
-	return s.fail()
+	return s.Fail()
 key: // a key, its colon, then a value
 	if i < len(b) && b[i] <= ' ' {
 		i = skipWS(b, i)
 	}
 	if i >= len(b) || b[i] != '"' {
-		return s.fail()
+		return s.Fail()
 	}
-	if end, _ := scanString(b, i+1); end < 0 {
-		return s.fail()
+	if end, _ := ScanString(b, i+1); end < 0 {
+		return s.Fail()
 	} else {
 		i = end + 1
 	}
@@ -782,7 +782,7 @@ key: // a key, its colon, then a value
 	} else if i = skipWS(b, i); i < len(b) && b[i] == ':' {
 		i++
 	} else {
-		return s.fail()
+		return s.Fail()
 	}
 	goto value
 }
@@ -797,7 +797,7 @@ func skipWS(b []byte, i int) int {
 
 // skipDeep is skipNested for any depth: its bracket stack is a bit per
 // level, two words on the goroutine stack and grown on the heap past 128.
-func (s *scanner) skipDeep() bool {
+func (s *Scanner) skipDeep() bool {
 	const (
 		sValue        = iota // a value must follow
 		sValueOrClose        // just after '[': a value or ']'
@@ -810,32 +810,32 @@ func (s *scanner) skipDeep() bool {
 	stack := stackBuf[:]
 	depth, state := 0, sValue
 	for {
-		c := s.peek()
+		c := s.Peek()
 		switch state {
 		case sKeyOrClose, sKey:
 			if c == '}' && state == sKeyOrClose {
 				break // close below
 			}
 			if c != '"' {
-				return s.fail()
+				return s.Fail()
 			}
-			if end := stringEnd(s.b, s.i+1); end < 0 {
-				return s.fail()
+			if end := StringEnd(s.Buf, s.Pos+1); end < 0 {
+				return s.Fail()
 			} else {
-				s.i = end + 1
+				s.Pos = end + 1
 			}
 			state = sColon
 			continue
 		case sColon:
 			if c != ':' {
-				return s.fail()
+				return s.Fail()
 			}
-			s.i++
+			s.Pos++
 			state = sValue
 			continue
 		case sNext:
 			if c == ',' {
-				s.i++
+				s.Pos++
 				if stack[(depth-1)/64]&(1<<((depth-1)%64)) != 0 {
 					state = sKey
 				} else {
@@ -844,7 +844,7 @@ func (s *scanner) skipDeep() bool {
 				continue
 			}
 			if c != '}' && c != ']' {
-				return s.fail()
+				return s.Fail()
 			}
 		case sValueOrClose:
 			if c == ']' {
@@ -854,11 +854,11 @@ func (s *scanner) skipDeep() bool {
 		case sValue:
 			switch {
 			case c == '"':
-				end := stringEnd(s.b, s.i+1)
+				end := StringEnd(s.Buf, s.Pos+1)
 				if end < 0 {
-					return s.fail()
+					return s.Fail()
 				}
-				s.i = end + 1
+				s.Pos = end + 1
 			case c == '{' || c == '[':
 				if depth == len(stack)*64 {
 					stack = append(stack, 0)
@@ -872,26 +872,26 @@ func (s *scanner) skipDeep() bool {
 					state = sValueOrClose
 				}
 				depth++
-				s.i++
+				s.Pos++
 				continue
 			case c == 't':
-				if !s.literal("true") {
+				if !s.Literal("true") {
 					return false
 				}
 			case c == 'f':
-				if !s.literal("false") {
+				if !s.Literal("false") {
 					return false
 				}
 			case c == 'n':
-				if !s.literal("null") {
+				if !s.Literal("null") {
 					return false
 				}
 			case c == '-' || c >= '0' && c <= '9':
-				if _, ok := s.number(); !ok {
+				if _, ok := s.Number(); !ok {
 					return false
 				}
 			default:
-				return s.fail()
+				return s.Fail()
 			}
 			if depth == 0 {
 				return true
@@ -901,14 +901,14 @@ func (s *scanner) skipDeep() bool {
 		}
 		// c closes the innermost container.
 		if depth == 0 {
-			return s.fail()
+			return s.Fail()
 		}
 		depth--
 		isObj := stack[depth/64]&(uint64(1)<<(depth%64)) != 0
 		if isObj != (c == '}') {
-			return s.fail()
+			return s.Fail()
 		}
-		s.i++
+		s.Pos++
 		if depth == 0 {
 			return true
 		}
@@ -921,43 +921,43 @@ func (s *scanner) skipDeep() bool {
 // its bytes, so the same bytes are the same valid value, and checking them
 // again would only repeat the work. It returns false, having moved
 // nothing, when they differ (or v is empty).
-func (s *scanner) restated(v []byte) bool {
-	if s.peek() == 0 || len(v) == 0 || !bytes.HasPrefix(s.b[s.i:], v) {
+func (s *Scanner) Restated(v []byte) bool {
+	if s.Peek() == 0 || len(v) == 0 || !bytes.HasPrefix(s.Buf[s.Pos:], v) {
 		return false
 	}
-	s.i += len(v)
+	s.Pos += len(v)
 	return true
 }
 
 // hasLit reports whether b holds lit at i.
-func hasLit(b []byte, i int, lit string) bool {
+func HasLit(b []byte, i int, lit string) bool {
 	return i >= 0 && len(b)-i >= len(lit) && string(b[i:i+len(lit)]) == lit
 }
 
 // rewind moves the scanner back to i and returns false: a fast path that
 // read ahead gives the line back to the general one.
-func (s *scanner) rewind(i int) bool {
-	s.i = i
+func (s *Scanner) Rewind(i int) bool {
+	s.Pos = i
 	return false
 }
 
 // end checks that nothing but spaces follows the top-level value.
-func (s *scanner) end() bool {
-	s.ws()
-	if s.bad || s.i != len(s.b) {
-		return s.fail()
+func (s *Scanner) End() bool {
+	s.SkipSpace()
+	if s.Bad || s.Pos != len(s.Buf) {
+		return s.Fail()
 	}
 	return true
 }
 
 // skipRest skips the remaining members of an object after key() stopped
 // being interesting, and its closing brace.
-func (s *scanner) skipRest(o *obj) bool {
+func (s *Scanner) SkipRest(o *Obj) bool {
 	for {
-		if _, ok := s.key(o); !ok {
-			return !s.bad
+		if _, ok := s.Key(o); !ok {
+			return !s.Bad
 		}
-		if !s.skip() {
+		if !s.Skip() {
 			return false
 		}
 	}
