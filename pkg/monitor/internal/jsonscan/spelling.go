@@ -12,20 +12,20 @@ import (
 // non-ASCII, `<>&` or `/`, none of which a known word holds. An ASCII
 // letter, digit or punctuation written as a \u escape ("t\u0079pe") is
 // legal JSON that no encoder writes by itself. The scanner notes one in
-// the keys and words it hands to the parsers (scanner.str; free text such
-// as deltas is read with scanner.text and not examined), and a line that
+// the keys and words it hands to the parsers (Scanner.Str; free text such
+// as deltas is read with Scanner.Text and not examined), and a line that
 // has one is read again from a copy with those escapes decoded
 // (canonicalize); a content block likewise. The usual line pays one
 // IndexByte per key and word, and no copy.
 //
 // Call ids, message ids, tool names (worldTools) and model names (prices)
-// are also compared decoded whatever their escapes (idHash, isWorld,
-// modelName.set), so non-ASCII written as escapes in one line and raw in
+// are also compared decoded whatever their escapes (pkg/monitor's idHash,
+// isWorld, modelName.set), so non-ASCII written as escapes in one line and raw in
 // the next still names the same call.
 
 var escPrefix = []byte(`\u00`)
 
-// needsCanon reports whether line holds a \u escape of a printable ASCII
+// NeedsCanon reports whether line holds a \u escape of a printable ASCII
 // character other than the quote and the backslash (which stay escaped),
 // `<`, `>` and `&` (which Go's encoder writes escaped, and no known word
 // holds). A false positive (an escaped backslash before "u00") only costs
@@ -44,7 +44,7 @@ func NeedsCanon(line []byte) bool {
 	}
 }
 
-// canonicalize appends to dst[:0] the line with every \u escape of a
+// Canonicalize appends to dst[:0] the line with every \u escape of a
 // printable ASCII character (but the quote and the backslash) inside a
 // string written as that character. Bytes outside strings are copied as
 // they are; a backslash outside a string (not JSON) gives a plain copy of
@@ -82,7 +82,7 @@ func Canonicalize(dst, src []byte) []byte {
 	return dst
 }
 
-// unescapeTo decodes raw JSON string contents into dst, as much as fits,
+// UnescapeTo decodes raw JSON string contents into dst, as much as fits,
 // and returns the length written. A broken escape is copied as written.
 func UnescapeTo(dst, raw []byte) int {
 	n := 0
