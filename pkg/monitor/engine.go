@@ -25,6 +25,8 @@ type Engine struct {
 	obj   jsonscan.Obj
 	canon []byte // the line rewritten without ASCII \u escapes, when it had any (spelling.go)
 	pi    piMemo // what the last pi message left for the next line's (format_pi_memo.go)
+	// pc is what the parser of the line sees (format.go).
+	pc parseContext
 
 	lines, unparsed int
 	ignored         int // known lines that carry nothing (Report.Ignored)

@@ -6,12 +6,30 @@ import (
 	"turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
 )
 
-// A parser reads one line of its format into ev. The scanner stands inside
-// the top-level object, after the "type" member (or at its start when
-// "type" was not the first key; parsers then skip "type" like any other
-// unknown key). A parser consumes the rest of the object and returns false
-// for a line of no known shape, which the engine counts as unparsed.
-type parser func(e *Engine, s *jsonscan.Scanner, o *jsonscan.Obj, typ []byte, ev *event) bool
+// A parser reads one line of its format into c.ev. The scanner stands
+// inside the top-level object, after the "type" member (or at its start
+// when "type" was not the first key; parsers then skip "type" like any
+// other unknown key). A parser consumes the rest of the object and returns
+// false for a line of no known shape, which the engine counts as unparsed.
+type parser func(c *parseContext, s *jsonscan.Scanner, o *jsonscan.Obj, typ []byte) bool
+
+// parseContext is all a parser sees of the engine: the little of the
+// fold's state that changes how a line reads, the format's own memo, and
+// the event the line becomes. The fold (engine.go) fills it before each
+// line; a parser never reaches the fold or the detectors.
+type parseContext struct {
+	// turnOpen: no final result has ended the turn yet (Engine.live); an
+	// opencode step_start after one reopens the turn.
+	turnOpen bool
+	// msgOpen: a model message is open (pi's turn_end ends it only if no
+	// message_end did).
+	msgOpen bool
+	// pi is what the last pi message left for the next line's
+	// (format_pi_memo.go): the one state a parser keeps between lines.
+	pi *piMemo
+	// ev is the sink: the event this line becomes, applied by the fold.
+	ev *event
+}
 
 var parsers = map[string]parser{
 	FormatPi:       parsePi,
@@ -95,7 +113,8 @@ func (e *Engine) parseWith(line []byte) bool {
 		s.Esc = esc
 		*o = jsonscan.Obj{}
 	}
-	if !e.parse(e, s, o, typ, &e.ev) || s.Bad {
+	e.pc = parseContext{turnOpen: e.live, msgOpen: e.msg.open, pi: &e.pi, ev: &e.ev}
+	if !e.parse(&e.pc, s, o, typ) || s.Bad {
 		return false
 	}
 	return s.End()

@@ -28,7 +28,8 @@ import (
 //     sight; content_block_delta text_delta/thinking_delta are the deltas;
 //     message_start/message_delta usage updates the message's tokens;
 //     message_delta ends the message's API stream with its stop_reason.
-func parseClaude(e *Engine, s *jsonscan.Scanner, o *jsonscan.Obj, typ []byte, ev *event) bool {
+func parseClaude(c *parseContext, s *jsonscan.Scanner, o *jsonscan.Obj, typ []byte) bool {
+	ev := c.ev
 	switch string(typ) {
 	case "assistant":
 		return claudeAssistant(s, o, ev)

@@ -25,7 +25,8 @@ import "turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
 // user that exec does not have; not counted as a step, since how else exec
 // reports that call is not confirmed) and the top-level error notice are
 // ignored.
-func parseCodex(e *Engine, s *jsonscan.Scanner, o *jsonscan.Obj, typ []byte, ev *event) bool {
+func parseCodex(c *parseContext, s *jsonscan.Scanner, o *jsonscan.Obj, typ []byte) bool {
+	ev := c.ev
 	switch string(typ) {
 	case "item.started", "item.updated", "item.completed":
 		return codexItem(s, o, string(typ) == "item.completed", ev)

@@ -17,7 +17,8 @@ import "turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
 // failure the agent reports"). Assistant messages with
 // delta true are the deltas. result is the final result event; its stats
 // are cumulative token counts for the session, priced by the init model.
-func parseGemini(e *Engine, s *jsonscan.Scanner, o *jsonscan.Obj, typ []byte, ev *event) bool {
+func parseGemini(c *parseContext, s *jsonscan.Scanner, o *jsonscan.Obj, typ []byte) bool {
+	ev := c.ev
 	var role, content, model, toolName, toolID, params, status, message, errMsg, output, session []byte
 	delta := false
 	var in, cached, out int64

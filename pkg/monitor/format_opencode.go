@@ -13,11 +13,12 @@ import "turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
 // "stop" is the final result event. Cost is used as reported, per step.
 // Every line's top-level sessionID is the CLI's own session id (the part's
 // own sessionID is not read).
-func parseOpencode(e *Engine, s *jsonscan.Scanner, o *jsonscan.Obj, typ []byte, ev *event) bool {
+func parseOpencode(c *parseContext, s *jsonscan.Scanner, o *jsonscan.Obj, typ []byte) bool {
+	ev := c.ev
 	switch string(typ) {
 	case "step_start":
 		// A step after the final result (or after an error) reopens the turn.
-		ev.msgOpen, ev.start = true, !e.live
+		ev.msgOpen, ev.start = true, !c.turnOpen
 	case "text", "reasoning", "tool_use", "step_finish":
 		return opencodePart(s, o, string(typ), ev)
 	case "error":

@@ -26,10 +26,11 @@ import (
 //     result with isError.
 //   - turn_end restates the turn's assistant message: it ends the message
 //     only if no message_end did.
-func parsePi(e *Engine, s *jsonscan.Scanner, o *jsonscan.Obj, typ []byte, ev *event) bool {
+func parsePi(c *parseContext, s *jsonscan.Scanner, o *jsonscan.Obj, typ []byte) bool {
+	ev := c.ev
 	switch string(typ) {
 	case "message_start", "message_update", "message_end", "turn_end":
-		return piMessageEvent(e, s, o, string(typ), ev)
+		return piMessageEvent(c, s, o, string(typ))
 	case "tool_execution_start", "tool_execution_end":
 		return piToolEvent(s, o, string(typ) == "tool_execution_start", ev)
 	case "agent_start":
@@ -98,11 +99,12 @@ var (
 	piAMEOrder     = jsonscan.KeyOrder("type", "contentIndex", "delta", "partial")
 )
 
-func piMessageEvent(e *Engine, s *jsonscan.Scanner, o *jsonscan.Obj, typ string, ev *event) bool {
+func piMessageEvent(c *parseContext, s *jsonscan.Scanner, o *jsonscan.Obj, typ string) bool {
+	ev := c.ev
 	var m piMessage
 	var a piAME
 	var grown []byte
-	memo := &e.pi
+	memo := c.pi
 	if !piMemoOn {
 		memo = nil
 	}
@@ -137,7 +139,7 @@ func piMessageEvent(e *Engine, s *jsonscan.Scanner, o *jsonscan.Obj, typ string,
 		return true // user and toolResult messages are not model messages
 	}
 	final := typ == "message_end" || typ == "turn_end"
-	if typ == "turn_end" && !e.msg.open {
+	if typ == "turn_end" && !c.msgOpen {
 		return true // a restatement of a message that already ended
 	}
 	ev.msgOpen = true
