@@ -22,7 +22,7 @@ type Engine struct {
 	ev    event
 	sc    jsonscan.Scanner
 	obj   jsonscan.Obj
-	canon []byte // the line rewritten without ASCII \u escapes, when it had any (spelling.go)
+	canon []byte // the line rewritten without ASCII \u escapes, when it had any (internal/jsonscan/spelling.go)
 	pi    piMemo // what the last pi message left for the next line's (format_pi_memo.go)
 	// pc is what the parser of the line sees (format.go).
 	pc parseContext

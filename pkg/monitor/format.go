@@ -48,7 +48,7 @@ func (e *Engine) setFormat(f string) {
 // parseLine reads one line (prefix and spaces already trimmed) into e.ev.
 // The whole line must be one JSON object; the event is applied only then.
 // A line whose keys or compared words write ASCII as \u escapes is read
-// again from a canonical copy (spelling.go).
+// again from a canonical copy (internal/jsonscan/spelling.go).
 func (e *Engine) parseLine(line []byte) bool {
 	undecided := e.parse == nil
 	ok := e.parseOnce(line)
@@ -127,7 +127,7 @@ func topString(line []byte, key string) []byte {
 }
 
 // topStr is topString that also says whether a key or the value it read
-// wrote ASCII as escapes (scanner.esc).
+// wrote ASCII as escapes (jsonscan.Scanner.Esc).
 func topStr(line []byte, key string) ([]byte, bool) {
 	var s jsonscan.Scanner
 	s.Reset(line)

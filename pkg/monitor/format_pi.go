@@ -90,7 +90,7 @@ type piAME struct {
 }
 
 // The orders in which pi writes its objects' keys (pi-ai's AssistantMessage,
-// Usage and AssistantMessageEvent): hints for the scanner (obj.order).
+// Usage and AssistantMessageEvent): hints for the scanner (jsonscan.Obj.Order).
 var (
 	piTopOrder     = jsonscan.KeyOrder("type", "message", "assistantMessageEvent")
 	piMessageOrder = jsonscan.KeyOrder("role", "content", "api", "provider", "model", "usage", "stopReason", "timestamp")
