@@ -108,7 +108,7 @@ func TestCheckpointRefused(t *testing.T) {
 // Options or per-line scratch), else a restored engine silently differs.
 func TestCheckpointCoversTheEngine(t *testing.T) {
 	known := map[string][]string{
-		"Engine": {"format", "active", "parse", "prices", "world", "st", "calls", "ev", "sc", "obj", "canon", "pi", "lines", "unparsed",
+		"Engine": {"format", "active", "parse", "prices", "world", "st", "calls", "ev", "sc", "obj", "canon", "pi", "pc", "lines", "unparsed",
 			"ignored", "live", "result", "stopped", "finished", "stopLine", "lastTime", "trips", "nudges", "cur", "anon", "msg",
 			"lastSig", "x", "agent", "tick", "agents", "otherOpen", "subagents",
 			"errNote", "resultErr", "failed", "cliStop", "closed", "seg", "open", "sessionModel", "agentSession", "deltas", "priceCache"},

@@ -3,7 +3,8 @@ package monitor
 import (
 	"bytes"
 	"time"
-	"unsafe"
+
+	"turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
 )
 
 // Engine runs the detectors over one agent stream: a fold of normalized
@@ -19,10 +20,12 @@ type Engine struct {
 	st    State
 	calls callSet
 	ev    event
-	sc    scanner
-	obj   obj
-	canon []byte // the line rewritten without ASCII \u escapes, when it had any (spelling.go)
+	sc    jsonscan.Scanner
+	obj   jsonscan.Obj
+	canon []byte // the line rewritten without ASCII \u escapes, when it had any (internal/jsonscan/spelling.go)
 	pi    piMemo // what the last pi message left for the next line's (format_pi_memo.go)
+	// pc is what the parser of the line sees (format.go).
+	pc parseContext
 
 	lines, unparsed int
 	ignored         int // known lines that carry nothing (Report.Ignored)
@@ -103,23 +106,6 @@ const (
 	kindText     = 0
 	kindThinking = 1
 )
-
-// modelName holds a model name without allocating.
-type modelName struct {
-	b [96]byte
-	n int
-}
-
-// set keeps the decoded name (raw JSON string contents).
-func (m *modelName) set(b []byte) {
-	if bytes.IndexByte(b, '\\') < 0 {
-		m.n = copy(m.b[:], b)
-		return
-	}
-	m.n = unescapeTo(m.b[:], b)
-}
-
-func (m *modelName) bytes() []byte { return m.b[:m.n] }
 
 // New builds an engine; zero Guards mean DefaultGuards, empty Prices mean
 // DefaultPrices.
@@ -708,7 +694,7 @@ func (e *Engine) isWorld(name []byte) bool {
 	}
 	if bytes.IndexByte(name, '\\') >= 0 { // compare the decoded name
 		var buf [256]byte
-		name = buf[:unescapeTo(buf[:], name)]
+		name = buf[:jsonscan.UnescapeTo(buf[:], name)]
 		_, ok := e.world[string(name)]
 		return ok
 	}
@@ -745,161 +731,4 @@ func (e *Engine) closeSegment() {
 	e.closed = e.closed.Add(e.seg).Add(e.open)
 	e.seg, e.open = 0, 0
 	e.msg.toks = tokens{}
-}
-
-// priceTokens prices usage with the model named, else the session's model,
-// else the format's default model. Unknown models cost nothing.
-func (e *Engine) priceTokens(model []byte, t tokens) Money {
-	if len(model) == 0 {
-		model = e.sessionModel.bytes()
-	}
-	if len(model) == 0 {
-		if m, ok := e.prices.DefaultModel[e.active]; ok {
-			model = unsafe.Slice(unsafe.StringData(m), len(m))
-		}
-	}
-	pc := &e.priceCache
-	if !pc.ok || !bytes.Equal(pc.model.bytes(), model) {
-		pc.model.set(model)
-		pc.price, _ = e.prices.lookup(model)
-		pc.ok = true
-	}
-	return t.price(pc.price)
-}
-
-// merge folds a usage report into a message's tokens. Within one message
-// the counts only grow, so each bucket keeps the largest value reported:
-// repeated or reordered reports (an assistant line after message_delta)
-// neither add up nor lower the cost.
-func (t *tokens) merge(u tokens, set tokenFields) {
-	if set&tokIn != 0 {
-		t.input = max(t.input, u.input)
-	}
-	if set&tokOut != 0 {
-		t.output = max(t.output, u.output)
-	}
-	if set&tokCacheRead != 0 {
-		t.cacheRead = max(t.cacheRead, u.cacheRead)
-	}
-	if set&tokCacheWrite != 0 {
-		t.cacheWrite = max(t.cacheWrite, u.cacheWrite)
-	}
-}
-
-// content reads a raw array of content blocks (pi and claude messages) in
-// order: tool calls (toolCall, tool_use, server_tool_use, ...), text that
-// speaks, and tool results (claude user lines). strs are the strings the
-// parser found in raw (event.contentStrs).
-func (e *Engine) content(raw []byte, complete bool, strs spans) bool {
-	var s scanner
-	s.reset(raw)
-	s.known = strs
-	if s.peek() != '[' {
-		return false // claude user content may be a plain string
-	}
-	s.enterArray()
-	var a arr
-	for s.elem(&a) {
-		if s.peek() != '{' {
-			if !s.skip() {
-				return false
-			}
-			continue
-		}
-		start := s.i
-		s.esc = false
-		b := readBlock(&s)
-		if s.bad {
-			return false
-		}
-		if s.esc { // rare: a key or word written with ASCII escapes; read the block again, decoded
-			var c scanner
-			c.reset(canonicalize(nil, raw[start:s.i]))
-			if b = readBlock(&c); c.bad {
-				return false
-			}
-		}
-		switch {
-		case string(b.typ) == "toolCall" || bytes.HasSuffix(b.typ, []byte("tool_use")):
-			if e.call(callRef{id: b.id, name: b.name, args: b.args, complete: complete}) {
-				return true
-			}
-		case string(b.typ) == "text":
-			if e.msg.open && hasText(b.text) {
-				e.msg.speaks = true
-			}
-			if complete && e.msg.open && e.block(b.text, kindText) {
-				return true
-			}
-		case string(b.typ) == "thinking":
-			if complete && e.msg.open && e.block(b.thinking, kindThinking) {
-				return true
-			}
-		case string(b.typ) == "tool_result":
-			if e.answer(b.useID, nil, b.isErr, b.answer) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// block is what the fold reads from one content block.
-type block struct {
-	typ, id, name, args, text, thinking, answer, useID []byte
-	isErr                                              bool
-}
-
-// readBlock reads one content block object, the scanner at its '{'.
-func readBlock(s *scanner) (b block) {
-	s.enter()
-	var o obj
-	for {
-		k, ok := s.key(&o)
-		if !ok {
-			return b
-		}
-		switch string(k) {
-		case "type":
-			b.typ, _ = s.str()
-		case "id":
-			b.id, _ = s.strOrNull()
-		case "name":
-			b.name, _ = s.strOrNull()
-		case "arguments", "input":
-			b.args, _ = s.value()
-		case "text":
-			b.text, _ = s.textOrNull()
-		case "thinking":
-			b.thinking, _ = s.textOrNull()
-		case "content": // a tool_result's answer
-			b.answer, _ = s.value()
-		case "tool_use_id":
-			b.useID, _ = s.strOrNull()
-		case "is_error":
-			b.isErr, _ = s.boolean()
-		default:
-			s.skip()
-		}
-	}
-}
-
-// splitTimestamp splits off a `kubectl logs --timestamps` prefix.
-func splitTimestamp(line []byte) (time.Time, []byte) {
-	if len(line) < 21 || line[0] < '0' || line[0] > '9' || line[4] != '-' {
-		return time.Time{}, line
-	}
-	head := line
-	if len(head) > 40 {
-		head = head[:40]
-	}
-	sp := bytes.IndexByte(head, ' ')
-	if sp < 20 {
-		return time.Time{}, line
-	}
-	t, err := time.Parse(time.RFC3339Nano, unsafe.String(&line[0], sp))
-	if err != nil {
-		return time.Time{}, line
-	}
-	return t, line[sp+1:]
 }

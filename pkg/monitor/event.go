@@ -1,5 +1,7 @@
 package monitor
 
+import "turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
+
 // event is one input line normalized: what the format parsers extract and
 // the fold consumes. Byte slices point into the line (raw, still escaped);
 // nothing is copied. The engine reuses one event for every line.
@@ -47,7 +49,7 @@ type event struct {
 	// contentStrs are the strings of content's text and thinking blocks
 	// that the parser read on this line (positions in content): the fold
 	// does not scan them again.
-	contentStrs spans
+	contentStrs jsonscan.Spans
 
 	// Single tool calls and results of the flat formats.
 	calls    [2]callRef

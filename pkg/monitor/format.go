@@ -1,13 +1,35 @@
 package monitor
 
-import "encoding/json"
+import (
+	"encoding/json"
 
-// A parser reads one line of its format into ev. The scanner stands inside
-// the top-level object, after the "type" member (or at its start when
-// "type" was not the first key; parsers then skip "type" like any other
-// unknown key). A parser consumes the rest of the object and returns false
-// for a line of no known shape, which the engine counts as unparsed.
-type parser func(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool
+	"turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
+)
+
+// A parser reads one line of its format into c.ev. The scanner stands
+// inside the top-level object, after the "type" member (or at its start
+// when "type" was not the first key; parsers then skip "type" like any
+// other unknown key). A parser consumes the rest of the object and returns
+// false for a line of no known shape, which the engine counts as unparsed.
+type parser func(c *parseContext, s *jsonscan.Scanner, o *jsonscan.Obj, typ []byte) bool
+
+// parseContext is all a parser sees of the engine: the little of the
+// fold's state that changes how a line reads, the format's own memo, and
+// the event the line becomes. The fold (engine.go) fills it before each
+// line; a parser never reaches the fold or the detectors.
+type parseContext struct {
+	// turnOpen: no final result has ended the turn yet (Engine.live); an
+	// opencode step_start after one reopens the turn.
+	turnOpen bool
+	// msgOpen: a model message is open (pi's turn_end ends it only if no
+	// message_end did).
+	msgOpen bool
+	// pi is what the last pi message left for the next line's
+	// (format_pi_memo.go): the one state a parser keeps between lines.
+	pi *piMemo
+	// ev is the sink: the event this line becomes, applied by the fold.
+	ev *event
+}
 
 var parsers = map[string]parser{
 	FormatPi:       parsePi,
@@ -26,12 +48,12 @@ func (e *Engine) setFormat(f string) {
 // parseLine reads one line (prefix and spaces already trimmed) into e.ev.
 // The whole line must be one JSON object; the event is applied only then.
 // A line whose keys or compared words write ASCII as \u escapes is read
-// again from a canonical copy (spelling.go).
+// again from a canonical copy (internal/jsonscan/spelling.go).
 func (e *Engine) parseLine(line []byte) bool {
 	undecided := e.parse == nil
 	ok := e.parseOnce(line)
-	if e.sc.esc {
-		e.canon = canonicalize(e.canon, line)
+	if e.sc.Esc {
+		e.canon = jsonscan.Canonicalize(e.canon, line)
 		e.ev = event{}
 		ok = e.parseOnce(e.canon)
 	}
@@ -45,7 +67,7 @@ func (e *Engine) parseLine(line []byte) bool {
 // settles the format only from a line that is valid JSON and that a format
 // claims (parseLine undoes it when the parser does not read the line).
 func (e *Engine) parseOnce(line []byte) bool {
-	e.sc.esc = false
+	e.sc.Esc = false
 	if e.parse != nil {
 		return e.parseWith(line)
 	}
@@ -53,8 +75,8 @@ func (e *Engine) parseOnce(line []byte) bool {
 		return false
 	}
 	f := sniff(line)
-	if f == "" && needsCanon(line) {
-		f = sniff(canonicalize(e.canon, line))
+	if f == "" && jsonscan.NeedsCanon(line) {
+		f = sniff(jsonscan.Canonicalize(e.canon, line))
 	}
 	if f == "" {
 		return false
@@ -65,36 +87,37 @@ func (e *Engine) parseOnce(line []byte) bool {
 
 func (e *Engine) parseWith(line []byte) bool {
 	s := &e.sc
-	s.reset(line)
-	if !s.enter() {
+	s.Reset(line)
+	if !s.Enter() {
 		return false
 	}
 	o := &e.obj // not a local: the parser is called through a func value, so a local would escape
-	*o = obj{}
-	k, ok := s.key(o)
+	*o = jsonscan.Obj{}
+	k, ok := s.Key(o)
 	if !ok {
 		return false
 	}
 	var typ []byte
 	if string(k) == "type" {
-		if typ, ok = s.str(); !ok {
+		if typ, ok = s.Str(); !ok {
 			return false
 		}
 	} else { // rare: "type" is not the first key; find it, then read from the top
 		var esc bool // "type" may be spelled with escapes
 		if typ, esc = topStr(line, "type"); typ == nil {
-			s.esc = esc
+			s.Esc = esc
 			return false
 		}
-		s.reset(line)
-		s.enter()
-		s.esc = esc
-		*o = obj{}
+		s.Reset(line)
+		s.Enter()
+		s.Esc = esc
+		*o = jsonscan.Obj{}
 	}
-	if !e.parse(e, s, o, typ, &e.ev) || s.bad {
+	e.pc = parseContext{turnOpen: e.live, msgOpen: e.msg.open, pi: &e.pi, ev: &e.ev}
+	if !e.parse(&e.pc, s, o, typ) || s.Bad {
 		return false
 	}
-	return s.end()
+	return s.End()
 }
 
 // topString returns the raw value of a top-level string member, or nil.
@@ -104,46 +127,46 @@ func topString(line []byte, key string) []byte {
 }
 
 // topStr is topString that also says whether a key or the value it read
-// wrote ASCII as escapes (scanner.esc).
+// wrote ASCII as escapes (jsonscan.Scanner.Esc).
 func topStr(line []byte, key string) ([]byte, bool) {
-	var s scanner
-	s.reset(line)
-	if !s.enter() {
+	var s jsonscan.Scanner
+	s.Reset(line)
+	if !s.Enter() {
 		return nil, false
 	}
-	var o obj
+	var o jsonscan.Obj
 	for {
-		k, ok := s.key(&o)
+		k, ok := s.Key(&o)
 		if !ok {
-			return nil, s.esc
+			return nil, s.Esc
 		}
-		if string(k) == key && s.peek() == '"' {
-			v, _ := s.str()
-			return v, s.esc
+		if string(k) == key && s.Peek() == '"' {
+			v, _ := s.Str()
+			return v, s.Esc
 		}
-		if !s.skip() {
-			return nil, s.esc
+		if !s.Skip() {
+			return nil, s.Esc
 		}
 	}
 }
 
 // topHas reports whether a top-level member named key exists.
 func topHas(line []byte, key string) bool {
-	var s scanner
-	s.reset(line)
-	if !s.enter() {
+	var s jsonscan.Scanner
+	s.Reset(line)
+	if !s.Enter() {
 		return false
 	}
-	var o obj
+	var o jsonscan.Obj
 	for {
-		k, ok := s.key(&o)
+		k, ok := s.Key(&o)
 		if !ok {
 			return false
 		}
 		if string(k) == key {
 			return true
 		}
-		if !s.skip() {
+		if !s.Skip() {
 			return false
 		}
 	}
@@ -202,28 +225,28 @@ func sniff(line []byte) string {
 // that Python's json module writes (accepted only here, where a cost
 // stands). A cost that is not ok is ignored: the line's other content
 // counts, and the cost stands where it was (it never lowers a total).
-func readMoney(s *scanner) (Money, bool) {
-	switch c := s.peek(); {
+func readMoney(s *jsonscan.Scanner) (Money, bool) {
+	switch c := s.Peek(); {
 	case c == 'N':
-		s.literal("NaN")
+		s.Literal("NaN")
 		return 0, false
 	case c == 'I':
-		s.literal("Infinity")
+		s.Literal("Infinity")
 		return 0, false
-	case c == '-' && s.i+1 < len(s.b) && s.b[s.i+1] == 'I':
-		s.literal("-Infinity")
+	case c == '-' && s.Pos+1 < len(s.Buf) && s.Buf[s.Pos+1] == 'I':
+		s.Literal("-Infinity")
 		return 0, false
 	case c != '-' && (c < '0' || c > '9'):
-		s.skip()
+		s.Skip()
 		return 0, false
 	}
-	lit, ok := s.number()
+	lit, ok := s.Number()
 	if !ok {
 		return 0, false
 	}
 	m, ok := parseDecimal(lit)
 	if !ok {
-		return 0, s.fail()
+		return 0, s.Fail()
 	}
 	return m, m >= 0
 }

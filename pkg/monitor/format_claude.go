@@ -1,6 +1,10 @@
 package monitor
 
-import "bytes"
+import (
+	"bytes"
+
+	"turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
+)
 
 // claude -p --output-format stream-json --verbose [--include-partial-messages]:
 // one SDK message per line (system, assistant, user, result, and with
@@ -24,7 +28,8 @@ import "bytes"
 //     sight; content_block_delta text_delta/thinking_delta are the deltas;
 //     message_start/message_delta usage updates the message's tokens;
 //     message_delta ends the message's API stream with its stop_reason.
-func parseClaude(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
+func parseClaude(c *parseContext, s *jsonscan.Scanner, o *jsonscan.Obj, typ []byte) bool {
+	ev := c.ev
 	switch string(typ) {
 	case "assistant":
 		return claudeAssistant(s, o, ev)
@@ -40,23 +45,23 @@ func parseClaude(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 		return claudeStreamEvent(s, o, ev)
 	case "rate_limit_event": // the CLI's rate-limit notice (2.1.x): carries nothing
 		ev.ignored = true
-		return s.skipRest(o)
+		return s.SkipRest(o)
 	}
 	return false
 }
 
-func claudeSystem(s *scanner, o *obj, ev *event) bool {
+func claudeSystem(s *jsonscan.Scanner, o *jsonscan.Obj, ev *event) bool {
 	var subtype, model, session []byte
-	for s.next(o) {
-		switch string(o.key) {
+	for s.Next(o) {
+		switch string(o.Key) {
 		case "subtype":
-			subtype, _ = s.str()
+			subtype, _ = s.Str()
 		case "model":
-			model, _ = s.strOrNull()
+			model, _ = s.StrOrNull()
 		case "session_id": // on every line; the CLI's own session id is init's
 			session = readSessionID(s)
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
 	if string(subtype) == "init" {
@@ -65,39 +70,39 @@ func claudeSystem(s *scanner, o *obj, ev *event) bool {
 	} else { // task_started, task_progress, task_notification, compact_boundary, ...: notices
 		ev.ignored = true
 	}
-	return !s.bad
+	return !s.Bad
 }
 
-func claudeAssistant(s *scanner, o *obj, ev *event) bool {
-	for s.next(o) {
+func claudeAssistant(s *jsonscan.Scanner, o *jsonscan.Obj, ev *event) bool {
+	for s.Next(o) {
 		if claudeParent(s, o, ev) {
 			continue
 		}
-		if string(o.key) != "message" {
-			s.skip()
+		if string(o.Key) != "message" {
+			s.Skip()
 			continue
 		}
-		if !s.enter() {
+		if !s.Enter() {
 			return false
 		}
-		var m obj
-		for s.next(&m) {
-			switch string(m.key) {
+		var m jsonscan.Obj
+		for s.Next(&m) {
+			switch string(m.Key) {
 			case "id":
-				ev.msgID, _ = s.str()
+				ev.msgID, _ = s.Str()
 			case "model":
-				ev.model, _ = s.strOrNull()
+				ev.model, _ = s.StrOrNull()
 			case "content":
-				ev.content, _ = s.value()
+				ev.content, _ = s.Value()
 				ev.contentComplete = true
 			case "stop_reason":
-				if r, _ := s.strOrNull(); r != nil {
+				if r, _ := s.StrOrNull(); r != nil {
 					ev.setStop(claudeStop(r))
 				}
 			case "usage":
 				readClaudeUsage(s, ev)
 			default:
-				s.skip()
+				s.Skip()
 			}
 		}
 	}
@@ -105,45 +110,45 @@ func claudeAssistant(s *scanner, o *obj, ev *event) bool {
 		ev.msgID = []byte{} // a message without an id is still a message
 	}
 	ev.msgOpen = true
-	return !s.bad
+	return !s.Bad
 }
 
-func claudeUser(s *scanner, o *obj, ev *event) bool {
-	for s.next(o) {
+func claudeUser(s *jsonscan.Scanner, o *jsonscan.Obj, ev *event) bool {
+	for s.Next(o) {
 		if claudeParent(s, o, ev) {
 			continue
 		}
-		if string(o.key) != "message" {
-			s.skip()
+		if string(o.Key) != "message" {
+			s.Skip()
 			continue
 		}
-		if !s.object() {
+		if !s.Object() {
 			continue
 		}
-		var m obj
-		for s.find(&m, "content") {
-			ev.content, _ = s.value()
+		var m jsonscan.Obj
+		for s.Find(&m, "content") {
+			ev.content, _ = s.Value()
 		}
 	}
-	return !s.bad
+	return !s.Bad
 }
 
 // claudeResult reads the final result. With is_error true the turn failed
 // (an API error, the CLI's own turn limit): its text is the subtype (unless
 // "success") and the result text, else the first of "errors".
-func claudeResult(s *scanner, o *obj, ev *event) bool {
+func claudeResult(s *jsonscan.Scanner, o *jsonscan.Obj, ev *event) bool {
 	var subtype, text, firstErr []byte
-	for s.next(o) {
-		switch string(o.key) {
+	for s.Next(o) {
+		switch string(o.Key) {
 		case "is_error":
-			ev.failed, _ = s.boolean()
+			ev.failed, _ = s.Boolean()
 		case "subtype":
-			subtype, _ = s.strOrNull()
+			subtype, _ = s.StrOrNull()
 		case "result":
-			if s.peek() == '"' {
-				text, _ = s.text()
+			if s.Peek() == '"' {
+				text, _ = s.Text()
 			} else {
-				s.skip()
+				s.Skip()
 			}
 		case "errors":
 			firstErr = firstString(s)
@@ -152,11 +157,11 @@ func claudeResult(s *scanner, o *obj, ev *event) bool {
 				ev.costKind, ev.cost = costSegment, m
 			}
 		case "stop_reason":
-			if r, _ := s.strOrNull(); r != nil {
+			if r, _ := s.StrOrNull(); r != nil {
 				ev.lastStop = claudeStop(r)
 			}
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
 	if ev.failed {
@@ -168,57 +173,57 @@ func claudeResult(s *scanner, o *obj, ev *event) bool {
 			ev.errText = firstErr
 		}
 	}
-	return !s.bad
+	return !s.Bad
 }
 
 // claudeParent reads parent_tool_use_id, which marks a subagent's line
 // (docs/design.md#subagents); null is the main agent. It reports whether the
 // member was that key (and consumed).
-func claudeParent(s *scanner, o *obj, ev *event) bool {
-	if string(o.key) != "parent_tool_use_id" {
+func claudeParent(s *jsonscan.Scanner, o *jsonscan.Obj, ev *event) bool {
+	if string(o.Key) != "parent_tool_use_id" {
 		return false
 	}
-	ev.agent, _ = s.strOrNull()
+	ev.agent, _ = s.StrOrNull()
 	return true
 }
 
 // firstString reads an array and returns its first string element (raw).
-func firstString(s *scanner) []byte {
-	if s.peek() != '[' {
-		s.skip()
+func firstString(s *jsonscan.Scanner) []byte {
+	if s.Peek() != '[' {
+		s.Skip()
 		return nil
 	}
-	s.enterArray()
-	var a arr
+	s.EnterArray()
+	var a jsonscan.Arr
 	var first []byte
-	for s.elem(&a) {
-		if first == nil && s.peek() == '"' {
-			first, _ = s.text()
+	for s.Elem(&a) {
+		if first == nil && s.Peek() == '"' {
+			first, _ = s.Text()
 			continue
 		}
-		s.skip()
+		s.Skip()
 	}
 	return first
 }
 
-func claudeStreamEvent(s *scanner, o *obj, ev *event) bool {
-	for s.next(o) {
+func claudeStreamEvent(s *jsonscan.Scanner, o *jsonscan.Obj, ev *event) bool {
+	for s.Next(o) {
 		if claudeParent(s, o, ev) {
 			continue
 		}
-		if string(o.key) != "event" {
-			s.skip()
+		if string(o.Key) != "event" {
+			s.Skip()
 			continue
 		}
-		if !s.object() {
+		if !s.Object() {
 			continue
 		}
-		var se obj
+		var se jsonscan.Obj
 		var etype []byte
-		for s.next(&se) {
-			switch string(se.key) {
+		for s.Next(&se) {
+			switch string(se.Key) {
 			case "type":
-				etype, _ = s.str()
+				etype, _ = s.Str()
 			case "message": // message_start
 				readClaudeStreamMessage(s, ev)
 			case "content_block": // content_block_start
@@ -228,7 +233,7 @@ func claudeStreamEvent(s *scanner, o *obj, ev *event) bool {
 			case "usage": // message_delta
 				readClaudeUsage(s, ev)
 			default:
-				s.skip()
+				s.Skip()
 			}
 		}
 		switch string(etype) {
@@ -237,44 +242,44 @@ func claudeStreamEvent(s *scanner, o *obj, ev *event) bool {
 			ev.msgOpen = true
 		}
 	}
-	return !s.bad
+	return !s.Bad
 }
 
-func readClaudeStreamMessage(s *scanner, ev *event) {
-	if !s.enter() {
+func readClaudeStreamMessage(s *jsonscan.Scanner, ev *event) {
+	if !s.Enter() {
 		return
 	}
-	var o obj
-	for s.next(&o) {
-		switch string(o.key) {
+	var o jsonscan.Obj
+	for s.Next(&o) {
+		switch string(o.Key) {
 		case "id":
-			ev.msgID, _ = s.str()
+			ev.msgID, _ = s.Str()
 		case "model":
-			ev.model, _ = s.strOrNull()
+			ev.model, _ = s.StrOrNull()
 		case "usage":
 			readClaudeUsage(s, ev)
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
 }
 
-func readClaudeBlock(s *scanner, ev *event) {
-	if !s.enter() {
+func readClaudeBlock(s *jsonscan.Scanner, ev *event) {
+	if !s.Enter() {
 		return
 	}
-	var o obj
+	var o jsonscan.Obj
 	var typ, id, name []byte
-	for s.next(&o) {
-		switch string(o.key) {
+	for s.Next(&o) {
+		switch string(o.Key) {
 		case "type":
-			typ, _ = s.str()
+			typ, _ = s.Str()
 		case "id":
-			id, _ = s.str()
+			id, _ = s.Str()
 		case "name":
-			name, _ = s.str()
+			name, _ = s.Str()
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
 	if len(typ) >= 8 && string(typ[len(typ)-8:]) == "tool_use" {
@@ -282,25 +287,25 @@ func readClaudeBlock(s *scanner, ev *event) {
 	}
 }
 
-func readClaudeDelta(s *scanner, ev *event) {
-	if !s.enter() {
+func readClaudeDelta(s *jsonscan.Scanner, ev *event) {
+	if !s.Enter() {
 		return
 	}
-	var o obj
+	var o jsonscan.Obj
 	var typ, text []byte
-	for s.next(&o) {
-		switch string(o.key) {
+	for s.Next(&o) {
+		switch string(o.Key) {
 		case "type":
-			typ, _ = s.str()
+			typ, _ = s.Str()
 		case "text", "thinking":
-			text, _ = s.text()
+			text, _ = s.Text()
 		case "stop_reason": // message_delta: the message's stop, when its assistant line has none
-			if r, _ := s.strOrNull(); r != nil {
+			if r, _ := s.StrOrNull(); r != nil {
 				ev.setStop(claudeStop(r))
 				ev.weakStop = true
 			}
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
 	switch string(typ) {
@@ -312,15 +317,15 @@ func readClaudeDelta(s *scanner, ev *event) {
 }
 
 // readClaudeUsage reads the Messages API usage buckets that are present.
-func readClaudeUsage(s *scanner, ev *event) {
-	if !s.object() {
+func readClaudeUsage(s *jsonscan.Scanner, ev *event) {
+	if !s.Object() {
 		return
 	}
-	var o obj
-	for s.next(&o) {
+	var o jsonscan.Obj
+	for s.Next(&o) {
 		var dst *int64
 		var f tokenFields
-		switch string(o.key) {
+		switch string(o.Key) {
 		case "input_tokens":
 			dst, f = &ev.toks.input, tokIn
 		case "output_tokens":
@@ -330,10 +335,10 @@ func readClaudeUsage(s *scanner, ev *event) {
 		case "cache_creation_input_tokens":
 			dst, f = &ev.toks.cacheWrite, tokCacheWrite
 		default:
-			s.skip()
+			s.Skip()
 			continue
 		}
-		n, _ := s.integer()
+		n, _ := s.Integer()
 		*dst = n
 		ev.toksSet |= f
 	}

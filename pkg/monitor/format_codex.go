@@ -1,5 +1,7 @@
 package monitor
 
+import "turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
+
 // codex exec --json: ThreadEvents (openai/codex codex-rs exec
 // exec_events.rs): thread.started, turn.started, turn.completed (usage,
 // cumulative over the thread), turn.failed, error, and item.started /
@@ -23,7 +25,8 @@ package monitor
 // user that exec does not have; not counted as a step, since how else exec
 // reports that call is not confirmed) and the top-level error notice are
 // ignored.
-func parseCodex(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
+func parseCodex(c *parseContext, s *jsonscan.Scanner, o *jsonscan.Obj, typ []byte) bool {
+	ev := c.ev
 	switch string(typ) {
 	case "item.started", "item.updated", "item.completed":
 		return codexItem(s, o, string(typ) == "item.completed", ev)
@@ -34,51 +37,51 @@ func parseCodex(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 		return codexUsage(s, o, ev)
 	case "turn.failed": // the agent's own failure: {"error":{"message":..}}
 		ev.final, ev.turnStop, ev.stopByResult, ev.failed = true, StopError, true, true
-		for s.into(o, "error") {
-			var eo obj
-			for s.find(&eo, "message") {
-				ev.errText, _ = s.textOrNull()
+		for s.Into(o, "error") {
+			var eo jsonscan.Obj
+			for s.Find(&eo, "message") {
+				ev.errText, _ = s.TextOrNull()
 			}
 		}
-		return !s.bad
+		return !s.Bad
 	case "thread.started", "session.created": // session.created: an older exec --json
 		ev.newSegment = true
 		key := "thread_id" // the CLI's own session id (exec resume); the older event's session_id
 		if string(typ) == "session.created" {
 			key = "session_id"
 		}
-		for s.find(o, key) {
+		for s.Find(o, key) {
 			ev.sessionID = readSessionID(s)
 		}
-		return !s.bad
+		return !s.Bad
 	case "error": // {"message":..}: a notice, kept as the text of a turn.failed that names none
 		ev.ignored = true
-		for s.find(o, "message") {
-			ev.errNote, _ = s.textOrNull()
+		for s.Find(o, "message") {
+			ev.errNote, _ = s.TextOrNull()
 		}
-		return !s.bad
+		return !s.Bad
 	case "item.plan.delta", "request_user_input": // plan-mode text; the model asking the (absent) user
 		ev.ignored = true
 	default:
 		return false
 	}
-	return s.skipRest(o)
+	return s.SkipRest(o)
 }
 
-func codexUsage(s *scanner, o *obj, ev *event) bool {
-	for s.into(o, "usage") {
-		var u obj
+func codexUsage(s *jsonscan.Scanner, o *jsonscan.Obj, ev *event) bool {
+	for s.Into(o, "usage") {
+		var u jsonscan.Obj
 		var in, cached, out int64
-		for s.next(&u) {
-			switch string(u.key) {
+		for s.Next(&u) {
+			switch string(u.Key) {
 			case "input_tokens":
-				in, _ = s.integer()
+				in, _ = s.Integer()
 			case "cached_input_tokens":
-				cached, _ = s.integer()
+				cached, _ = s.Integer()
 			case "output_tokens":
-				out, _ = s.integer()
+				out, _ = s.Integer()
 			default:
-				s.skip()
+				s.Skip()
 			}
 		}
 		if cached > in {
@@ -88,40 +91,40 @@ func codexUsage(s *scanner, o *obj, ev *event) bool {
 		ev.costKind = costTokensTotal
 		ev.toks = tokens{input: in - cached, cacheRead: cached, output: out}
 	}
-	return !s.bad
+	return !s.Bad
 }
 
 // codexItem reads one ThreadItem.
-func codexItem(s *scanner, o *obj, completed bool, ev *event) bool {
+func codexItem(s *jsonscan.Scanner, o *jsonscan.Obj, completed bool, ev *event) bool {
 	var id, typ, tool, args, text, status, answer []byte
-	for s.into(o, "item") {
-		var it obj
-		for s.next(&it) {
-			switch string(it.key) {
+	for s.Into(o, "item") {
+		var it jsonscan.Obj
+		for s.Next(&it) {
+			switch string(it.Key) {
 			case "id":
-				id, _ = s.str()
+				id, _ = s.Str()
 			case "type", "item_type": // item_type: an older exec --json
-				typ, _ = s.str()
+				typ, _ = s.Str()
 			case "tool":
-				tool, _ = s.strOrNull()
+				tool, _ = s.StrOrNull()
 			case "command", "changes", "query", "arguments", "prompt": // one per item type
-				args, _ = s.value()
+				args, _ = s.Value()
 			case "text":
-				text, _ = s.textOrNull()
+				text, _ = s.TextOrNull()
 			case "status":
-				status, _ = s.strOrNull()
+				status, _ = s.StrOrNull()
 			case "aggregated_output", "result", "error": // the answer, one per item type
-				if answer == nil || string(it.key) == "error" {
-					answer, _ = s.value()
+				if answer == nil || string(it.Key) == "error" {
+					answer, _ = s.Value()
 				} else {
-					s.skip()
+					s.Skip()
 				}
 			default:
-				s.skip()
+				s.Skip()
 			}
 		}
 	}
-	if s.bad {
+	if s.Bad {
 		return false
 	}
 	switch string(typ) {

@@ -1,5 +1,7 @@
 package monitor
 
+import "turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
+
 // gemini --output-format stream-json (google-gemini/gemini-cli
 // packages/core/src/output/types.ts JsonStreamEvent, emitted by
 // packages/cli/src/nonInteractiveCli.ts): init (session_id, model),
@@ -15,45 +17,46 @@ package monitor
 // (docs/design.md#a-failure-the-agent-reports). Assistant messages with
 // delta true are the deltas. result is the final result event; its stats
 // are cumulative token counts for the session, priced by the init model.
-func parseGemini(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
+func parseGemini(c *parseContext, s *jsonscan.Scanner, o *jsonscan.Obj, typ []byte) bool {
+	ev := c.ev
 	var role, content, model, toolName, toolID, params, status, message, errMsg, output, session []byte
 	delta := false
 	var in, cached, out int64
 	hasStats := false
-	for s.next(o) {
-		switch string(o.key) {
+	for s.Next(o) {
+		switch string(o.Key) {
 		case "role":
-			role, _ = s.str()
+			role, _ = s.Str()
 		case "content":
-			content, _ = s.textOrNull()
+			content, _ = s.TextOrNull()
 		case "delta":
-			delta, _ = s.boolean()
+			delta, _ = s.Boolean()
 		case "model":
-			model, _ = s.strOrNull()
+			model, _ = s.StrOrNull()
 		case "tool_name":
-			toolName, _ = s.str()
+			toolName, _ = s.Str()
 		case "tool_id":
-			toolID, _ = s.str()
+			toolID, _ = s.Str()
 		case "parameters":
-			params, _ = s.value()
+			params, _ = s.Value()
 		case "output": // tool_result
-			output, _ = s.value()
+			output, _ = s.Value()
 		case "status":
-			status, _ = s.str()
+			status, _ = s.Str()
 		case "stats":
 			in, cached, out = readGeminiStats(s)
 			hasStats = true
 		case "message": // error events
-			message, _ = s.textOrNull()
+			message, _ = s.TextOrNull()
 		case "error": // result and tool_result: {"type":..,"message":..}
 			errMsg = readGeminiError(s)
 		case "session_id": // init: the CLI's own session id
 			session = readSessionID(s)
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
-	if s.bad {
+	if s.Bad {
 		return false
 	}
 	switch string(typ) {
@@ -105,14 +108,14 @@ func parseGemini(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 }
 
 // readGeminiError reads the message of an error object.
-func readGeminiError(s *scanner) []byte {
-	if !s.object() {
+func readGeminiError(s *jsonscan.Scanner) []byte {
+	if !s.Object() {
 		return nil
 	}
-	var o obj
+	var o jsonscan.Obj
 	var msg []byte
-	for s.find(&o, "message") {
-		msg, _ = s.textOrNull()
+	for s.Find(&o, "message") {
+		msg, _ = s.TextOrNull()
 	}
 	return msg
 }
@@ -121,26 +124,26 @@ func readGeminiError(s *scanner) []byte {
 // and output tokens. input_tokens counts the cached ones too; later CLIs
 // break it down into input (non-cached) and cached, Gemini CLI 0.11 writes
 // only total_tokens, input_tokens, output_tokens, duration_ms, tool_calls.
-func readGeminiStats(s *scanner) (in, cached, out int64) {
-	if !s.object() {
+func readGeminiStats(s *jsonscan.Scanner) (in, cached, out int64) {
+	if !s.Object() {
 		return
 	}
-	var o obj
+	var o jsonscan.Obj
 	var total, plain int64
 	hasPlain := false
-	for s.next(&o) {
-		switch string(o.key) {
+	for s.Next(&o) {
+		switch string(o.Key) {
 		case "input_tokens":
-			total, _ = s.integer()
+			total, _ = s.Integer()
 		case "input":
-			plain, _ = s.integer()
+			plain, _ = s.Integer()
 			hasPlain = true
 		case "cached":
-			cached, _ = s.integer()
+			cached, _ = s.Integer()
 		case "output_tokens":
-			out, _ = s.integer()
+			out, _ = s.Integer()
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
 	if hasPlain {

@@ -1,5 +1,7 @@
 package monitor
 
+import "turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
+
 // opencode run --format json (sst/opencode packages/opencode/src/cli/cmd/
 // run.ts): one line per finished part, {"type", "timestamp", "sessionID",
 // "part"}: step_start, text (a finished text part), reasoning (with
@@ -11,11 +13,12 @@ package monitor
 // "stop" is the final result event. Cost is used as reported, per step.
 // Every line's top-level sessionID is the CLI's own session id (the part's
 // own sessionID is not read).
-func parseOpencode(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
+func parseOpencode(c *parseContext, s *jsonscan.Scanner, o *jsonscan.Obj, typ []byte) bool {
+	ev := c.ev
 	switch string(typ) {
 	case "step_start":
 		// A step after the final result (or after an error) reopens the turn.
-		ev.msgOpen, ev.start = true, !e.live
+		ev.msgOpen, ev.start = true, !c.turnOpen
 	case "text", "reasoning", "tool_use", "step_finish":
 		return opencodePart(s, o, string(typ), ev)
 	case "error":
@@ -27,61 +30,61 @@ func parseOpencode(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 }
 
 // opencodeRest is s.skipRest(o) that reads the top-level sessionID.
-func opencodeRest(s *scanner, o *obj, ev *event) bool {
-	for s.next(o) {
-		if string(o.key) == "sessionID" {
+func opencodeRest(s *jsonscan.Scanner, o *jsonscan.Obj, ev *event) bool {
+	for s.Next(o) {
+		if string(o.Key) == "sessionID" {
 			ev.sessionID = readSessionID(s)
-		} else if !s.skip() {
+		} else if !s.Skip() {
 			return false
 		}
 	}
-	return !s.bad
+	return !s.Bad
 }
 
 // opencodeInto is s.into(o, name) that reads the top-level sessionID it
 // passes on the way into ev.
-func opencodeInto(s *scanner, o *obj, name string, ev *event) bool {
-	for s.next(o) {
-		switch k := o.key; {
+func opencodeInto(s *jsonscan.Scanner, o *jsonscan.Obj, name string, ev *event) bool {
+	for s.Next(o) {
+		switch k := o.Key; {
 		case len(k) == len(name) && string(k) == name:
-			if s.object() {
+			if s.Object() {
 				return true
 			}
 		case string(k) == "sessionID":
 			ev.sessionID = readSessionID(s)
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
 	return false
 }
 
-func opencodePart(s *scanner, o *obj, typ string, ev *event) bool {
+func opencodePart(s *jsonscan.Scanner, o *jsonscan.Obj, typ string, ev *event) bool {
 	var callID, tool, input, text, status, reason, answer []byte
 	var cost Money
 	hasCost := false
 	for opencodeInto(s, o, "part", ev) {
-		var p obj
-		for s.next(&p) {
-			switch string(p.key) {
+		var p jsonscan.Obj
+		for s.Next(&p) {
+			switch string(p.Key) {
 			case "callID":
-				callID, _ = s.str()
+				callID, _ = s.Str()
 			case "tool":
-				tool, _ = s.str()
+				tool, _ = s.Str()
 			case "text":
-				text, _ = s.textOrNull()
+				text, _ = s.TextOrNull()
 			case "reason":
-				reason, _ = s.strOrNull()
+				reason, _ = s.StrOrNull()
 			case "cost":
 				cost, hasCost = readMoney(s)
 			case "state":
 				input, status, answer = readOpencodeState(s)
 			default:
-				s.skip()
+				s.Skip()
 			}
 		}
 	}
-	if s.bad {
+	if s.Bad {
 		return false
 	}
 	ev.msgOpen = true
@@ -110,30 +113,30 @@ func opencodePart(s *scanner, o *obj, typ string, ev *event) bool {
 
 // opencodeError reads a session error, {"error":{"name":..,"data":{"message":..}}}:
 // the run is over and it failed. Its text is data.message, else the name.
-func opencodeError(s *scanner, o *obj, ev *event) bool {
+func opencodeError(s *jsonscan.Scanner, o *jsonscan.Obj, ev *event) bool {
 	ev.final, ev.failed, ev.turnStop = true, true, StopError
 	ev.setStop(StopError) // the open step ends with it
 	var name, msg []byte
 	for opencodeInto(s, o, "error", ev) {
-		var eo obj
-		for s.next(&eo) {
-			switch string(eo.key) {
+		var eo jsonscan.Obj
+		for s.Next(&eo) {
+			switch string(eo.Key) {
 			case "name":
-				name, _ = s.textOrNull()
+				name, _ = s.TextOrNull()
 			case "data":
-				if !s.object() {
+				if !s.Object() {
 					continue
 				}
-				var d obj
-				for s.find(&d, "message") {
-					if s.peek() == '"' {
-						msg, _ = s.text()
+				var d jsonscan.Obj
+				for s.Find(&d, "message") {
+					if s.Peek() == '"' {
+						msg, _ = s.Text()
 					} else {
-						s.skip()
+						s.Skip()
 					}
 				}
 			default:
-				s.skip()
+				s.Skip()
 			}
 		}
 	}
@@ -141,24 +144,24 @@ func opencodeError(s *scanner, o *obj, ev *event) bool {
 	if len(msg) == 0 {
 		ev.errText = name
 	}
-	return !s.bad
+	return !s.Bad
 }
 
-func readOpencodeState(s *scanner) (input, status, answer []byte) {
-	if !s.object() {
+func readOpencodeState(s *jsonscan.Scanner) (input, status, answer []byte) {
+	if !s.Object() {
 		return nil, nil, nil
 	}
-	var o obj
-	for s.next(&o) {
-		switch string(o.key) {
+	var o jsonscan.Obj
+	for s.Next(&o) {
+		switch string(o.Key) {
 		case "input":
-			input, _ = s.value()
+			input, _ = s.Value()
 		case "status":
-			status, _ = s.str()
+			status, _ = s.Str()
 		case "output", "error": // the answer of a completed or failed tool
-			answer, _ = s.value()
+			answer, _ = s.Value()
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
 	return input, status, answer

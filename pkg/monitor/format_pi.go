@@ -1,6 +1,10 @@
 package monitor
 
-import "bytes"
+import (
+	"bytes"
+
+	"turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
+)
 
 // pi --mode json: one JSON object per AgentEvent (pi-mono
 // packages/agent/src/types.ts AgentEvent; packages/ai/src/types.ts
@@ -22,10 +26,11 @@ import "bytes"
 //     result with isError.
 //   - turn_end restates the turn's assistant message: it ends the message
 //     only if no message_end did.
-func parsePi(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
+func parsePi(c *parseContext, s *jsonscan.Scanner, o *jsonscan.Obj, typ []byte) bool {
+	ev := c.ev
 	switch string(typ) {
 	case "message_start", "message_update", "message_end", "turn_end":
-		return piMessageEvent(e, s, o, string(typ), ev)
+		return piMessageEvent(c, s, o, string(typ))
 	case "tool_execution_start", "tool_execution_end":
 		return piToolEvent(s, o, string(typ) == "tool_execution_start", ev)
 	case "agent_start":
@@ -43,24 +48,24 @@ func parsePi(e *Engine, s *scanner, o *obj, typ []byte, ev *event) bool {
 		// it carries nothing the detectors read; its id is the CLI's own
 		// session id (--session).
 		ev.ignored = true
-		for s.find(o, "id") {
+		for s.Find(o, "id") {
 			ev.sessionID = readSessionID(s)
 		}
-		return !s.bad
+		return !s.Bad
 	case "response", "extension_ui_request", "hook_ui_request":
 		// RPC mode's command replies and UI requests: they carry nothing.
 		ev.ignored = true
 	default:
 		return false
 	}
-	return s.skipRest(o)
+	return s.SkipRest(o)
 }
 
 // piMessage is what the detectors read from a pi AssistantMessage.
 type piMessage struct {
 	assistant bool
 	content   []byte
-	strs      spans // content's text and thinking strings, in content (readPiContent)
+	strs      jsonscan.Spans // content's text and thinking strings, in content (readPiContent)
 	cost      Money
 	hasCost   bool
 	stop      []byte
@@ -85,55 +90,56 @@ type piAME struct {
 }
 
 // The orders in which pi writes its objects' keys (pi-ai's AssistantMessage,
-// Usage and AssistantMessageEvent): hints for the scanner (obj.order).
+// Usage and AssistantMessageEvent): hints for the scanner (jsonscan.Obj.Order).
 var (
-	piTopOrder     = keyOrder("type", "message", "assistantMessageEvent")
-	piMessageOrder = keyOrder("role", "content", "api", "provider", "model", "usage", "stopReason", "timestamp")
-	piUsageOrder   = keyOrder("input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost")
-	piCostOrder    = keyOrder("input", "output", "cacheRead", "cacheWrite", "total")
-	piAMEOrder     = keyOrder("type", "contentIndex", "delta", "partial")
+	piTopOrder     = jsonscan.KeyOrder("type", "message", "assistantMessageEvent")
+	piMessageOrder = jsonscan.KeyOrder("role", "content", "api", "provider", "model", "usage", "stopReason", "timestamp")
+	piUsageOrder   = jsonscan.KeyOrder("input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost")
+	piCostOrder    = jsonscan.KeyOrder("input", "output", "cacheRead", "cacheWrite", "total")
+	piAMEOrder     = jsonscan.KeyOrder("type", "contentIndex", "delta", "partial")
 )
 
-func piMessageEvent(e *Engine, s *scanner, o *obj, typ string, ev *event) bool {
+func piMessageEvent(c *parseContext, s *jsonscan.Scanner, o *jsonscan.Obj, typ string) bool {
+	ev := c.ev
 	var m piMessage
 	var a piAME
 	var grown []byte
-	memo := &e.pi
+	memo := c.pi
 	if !piMemoOn {
 		memo = nil
 	}
-	o.order = piTopOrder
-	if o.n == 1 && hasLit(s.b, s.i, `,"message":`) { // after "type", as pi writes them: read in place
-		s.i += len(`,"message":`)
-		o.n++
+	o.Order = piTopOrder
+	if o.N == 1 && jsonscan.HasLit(s.Buf, s.Pos, `,"message":`) { // after "type", as pi writes them: read in place
+		s.Pos += len(`,"message":`)
+		o.N++
 		grown = readPiMessage(s, &m, memo)
-		if !s.bad && hasLit(s.b, s.i, `,"assistantMessageEvent":`) {
-			s.i += len(`,"assistantMessageEvent":`)
-			o.n++
+		if !s.Bad && jsonscan.HasLit(s.Buf, s.Pos, `,"assistantMessageEvent":`) {
+			s.Pos += len(`,"assistantMessageEvent":`)
+			o.N++
 			readPiAME(s, &a, m.raw, grown)
 		}
 	}
-	for s.next(o) {
-		switch string(o.key) {
+	for s.Next(o) {
+		switch string(o.Key) {
 		case "message":
 			grown = readPiMessage(s, &m, memo)
 		case "assistantMessageEvent":
 			readPiAME(s, &a, m.raw, grown)
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
-	if s.bad {
+	if s.Bad {
 		return false
 	}
 	if !piMemoOn {
-		m.strs = spans{} // the fold finds the strings itself
+		m.strs = jsonscan.Spans{} // the fold finds the strings itself
 	}
 	if !m.assistant {
 		return true // user and toolResult messages are not model messages
 	}
 	final := typ == "message_end" || typ == "turn_end"
-	if typ == "turn_end" && !e.msg.open {
+	if typ == "turn_end" && !c.msgOpen {
 		return true // a restatement of a message that already ended
 	}
 	ev.msgOpen = true
@@ -174,8 +180,8 @@ func piMessageEvent(e *Engine, s *scanner, o *obj, typ string, ev *event) bool {
 // line before left (format_pi_memo.go). grown is what the message's text
 // gained since the memo's when the memo's template read it (else nil):
 // the contents of a string on their own.
-func readPiMessage(s *scanner, m *piMessage, memo *piMemo) (grown []byte) {
-	s.ws()
+func readPiMessage(s *jsonscan.Scanner, m *piMessage, memo *piMemo) (grown []byte) {
+	s.SkipSpace()
 	if grown, ok := readPiMessageMemo(s, m, memo); ok {
 		return grown
 	}
@@ -186,33 +192,33 @@ func readPiMessage(s *scanner, m *piMessage, memo *piMemo) (grown []byte) {
 }
 
 // readPiMembers is readPiMessage for any spelling, member by member.
-func readPiMembers(s *scanner, m *piMessage, memo *piMemo) {
-	start := s.i
-	if !s.enter() {
+func readPiMembers(s *jsonscan.Scanner, m *piMessage, memo *piMemo) {
+	start := s.Pos
+	if !s.Enter() {
 		return
 	}
 	strict := true
-	o := obj{order: piMessageOrder}
-	for s.next(&o) {
-		switch string(o.key) {
+	o := jsonscan.Obj{Order: piMessageOrder}
+	for s.Next(&o) {
+		switch string(o.Key) {
 		case "role":
-			r, _ := s.str()
+			r, _ := s.Str()
 			m.assistant = string(r) == "assistant"
 		case "content":
 			m.content, m.strs = readPiContent(s, memo)
 		case "usage":
 			strict = readPiUsage(s, m, memo) && strict
 		case "stopReason":
-			m.stop, _ = s.strOrNull()
+			m.stop, _ = s.StrOrNull()
 			m.hasStop = true
 		case "errorMessage":
-			m.errMsg, _ = s.textOrNull()
+			m.errMsg, _ = s.TextOrNull()
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
-	if strict && !s.bad {
-		m.raw = s.b[start:s.i]
+	if strict && !s.Bad {
+		m.raw = s.Buf[start:s.Pos]
 	}
 }
 
@@ -229,82 +235,82 @@ var piInOrder = true
 // readPiMessage reads the message member by member (to the same result
 // wherever both read it). A value's reader that fails leaves the scanner
 // failed, as in readPiMessage.
-func readPiMessageInOrder(s *scanner, m *piMessage, memo *piMemo) bool {
-	b, start := s.b, s.i
+func readPiMessageInOrder(s *jsonscan.Scanner, m *piMessage, memo *piMemo) bool {
+	b, start := s.Buf, s.Pos
 	t := *m
 	i := start
-	if s.bad || !piInOrder || !hasLit(b, i, `{"role":"`) {
+	if s.Bad || !piInOrder || !jsonscan.HasLit(b, i, `{"role":"`) {
 		return false
 	}
 	i += len(`{"role":"`)
-	end, bs := scanString(b, i)
-	if end < 0 || bs || !hasLit(b, end+1, `,"content":`) {
+	end, bs := jsonscan.ScanString(b, i)
+	if end < 0 || bs || !jsonscan.HasLit(b, end+1, `,"content":`) {
 		return false
 	}
 	t.assistant = string(b[i:end]) == "assistant"
-	s.i = end + 1 + len(`,"content":`)
+	s.Pos = end + 1 + len(`,"content":`)
 	var cut piCut
-	cut.content = s.i
+	cut.content = s.Pos
 	t.content, t.strs = readPiContent(s, memo)
 	for _, k := range [...]string{`,"api":`, `,"provider":`, `,"model":`} {
-		if s.bad || !hasLit(b, s.i, k) {
-			return s.bad || s.rewind(start)
+		if s.Bad || !jsonscan.HasLit(b, s.Pos, k) {
+			return s.Bad || s.Rewind(start)
 		}
-		s.i += len(k)
-		s.skip()
+		s.Pos += len(k)
+		s.Skip()
 	}
-	if s.bad || !hasLit(b, s.i, `,"usage":`) {
-		return s.bad || s.rewind(start)
+	if s.Bad || !jsonscan.HasLit(b, s.Pos, `,"usage":`) {
+		return s.Bad || s.Rewind(start)
 	}
-	s.i += len(`,"usage":`)
-	cut.usage = s.i
+	s.Pos += len(`,"usage":`)
+	cut.usage = s.Pos
 	strict := true
 	if readPiUsageInOrder(s, &t, memo) {
-		end := s.i - len("}}") // the total, a plain number, follows the head's last colon
+		end := s.Pos - len("}}") // the total, a plain number, follows the head's last colon
 		cut.total = [2]int{cut.usage + bytes.LastIndexByte(b[cut.usage:end], ':') + 1, end}
 	} else {
 		strict = readPiUsageMembers(s, &t) // the in-order reader gave up above
 	}
-	if s.bad || !hasLit(b, s.i, `,"stopReason":`) {
-		return s.bad || s.rewind(start)
+	if s.Bad || !jsonscan.HasLit(b, s.Pos, `,"stopReason":`) {
+		return s.Bad || s.Rewind(start)
 	}
-	i = s.i + len(`,"stopReason":`)
+	i = s.Pos + len(`,"stopReason":`)
 	switch {
-	case hasLit(b, i, "null"):
+	case jsonscan.HasLit(b, i, "null"):
 		t.stop, i = nil, i+len("null")
-	case hasLit(b, i, `"`):
-		end, bs := scanString(b, i+1)
+	case jsonscan.HasLit(b, i, `"`):
+		end, bs := jsonscan.ScanString(b, i+1)
 		if end < 0 || bs {
-			return s.rewind(start)
+			return s.Rewind(start)
 		}
 		t.stop, i = b[i+1:end], end+1
 		cut.stop = [2]int{i - 1 - len(t.stop), i - 1}
 	default:
-		return s.rewind(start)
+		return s.Rewind(start)
 	}
 	t.hasStop = true
-	s.i = i
-	if hasLit(b, s.i, `,"errorMessage":`) {
-		s.i += len(`,"errorMessage":`)
-		at := s.i
-		if t.errMsg, _ = s.textOrNull(); t.errMsg != nil {
-			cut.errMsg = [2]int{at + 1, s.i - 1}
+	s.Pos = i
+	if jsonscan.HasLit(b, s.Pos, `,"errorMessage":`) {
+		s.Pos += len(`,"errorMessage":`)
+		at := s.Pos
+		if t.errMsg, _ = s.TextOrNull(); t.errMsg != nil {
+			cut.errMsg = [2]int{at + 1, s.Pos - 1}
 		}
 	}
-	if s.bad || !hasLit(b, s.i, `,"timestamp":`) {
-		return s.bad || s.rewind(start)
+	if s.Bad || !jsonscan.HasLit(b, s.Pos, `,"timestamp":`) {
+		return s.Bad || s.Rewind(start)
 	}
-	s.i += len(`,"timestamp":`)
-	s.skip()
-	if s.bad || !hasLit(b, s.i, `}`) {
-		return s.bad || s.rewind(start)
+	s.Pos += len(`,"timestamp":`)
+	s.Skip()
+	if s.Bad || !jsonscan.HasLit(b, s.Pos, `}`) {
+		return s.Bad || s.Rewind(start)
 	}
-	s.i++
+	s.Pos++
 	if strict {
-		t.raw = b[start:s.i]
+		t.raw = b[start:s.Pos]
 	}
-	if cut.total[1] > 0 && t.strs.n > 0 && !s.esc {
-		memo.setTemplate(b, start, s.i, &t, cut)
+	if cut.total[1] > 0 && t.strs.N > 0 && !s.Esc {
+		memo.setTemplate(b, start, s.Pos, &t, cut)
 	}
 	*m = t
 	return true
@@ -320,9 +326,9 @@ var piUsageKeys = [...]string{`{"input":`, `,"output":`, `,"cacheRead":`, `,"cac
 // bytes in place and checking each number, where readPiUsage reads member
 // by member. At the first byte that differs (or a total that is not a
 // plain number) it returns false, having moved nothing and set nothing.
-func readPiUsageInOrder(s *scanner, m *piMessage, memo *piMemo) bool {
-	b, start := s.b, s.i
-	if s.bad || !piInOrder {
+func readPiUsageInOrder(s *jsonscan.Scanner, m *piMessage, memo *piMemo) bool {
+	b, start := s.Buf, s.Pos
+	if s.Bad || !piInOrder {
 		return false
 	}
 	i := memo.usageHead(b, start)
@@ -335,12 +341,12 @@ func readPiUsageInOrder(s *scanner, m *piMessage, memo *piMemo) bool {
 	if i >= len(b) || b[i]-'0' >= 10 { // a total of another kind: the general readers
 		return false
 	}
-	s.i = i
+	s.Pos = i
 	cost, ok := readMoney(s)
-	if s.bad || !hasLit(b, s.i, "}}") {
-		return s.bad || s.rewind(start)
+	if s.Bad || !jsonscan.HasLit(b, s.Pos, "}}") {
+		return s.Bad || s.Rewind(start)
 	}
-	s.i += 2
+	s.Pos += 2
 	m.cost, m.hasCost = cost, ok
 	return true
 }
@@ -350,14 +356,14 @@ func readPiUsageInOrder(s *scanner, m *piMessage, memo *piMemo) bool {
 // value), or -1.
 func piUsageHead(b []byte, i int) int {
 	for k, key := range piUsageKeys {
-		if !hasLit(b, i, key) {
+		if !jsonscan.HasLit(b, i, key) {
 			return -1
 		}
 		i += len(key)
 		if k == len(piUsageKeys)-1 {
 			break
 		}
-		if i = numberEnd(b, i); i < 0 {
+		if i = jsonscan.NumberEnd(b, i); i < 0 {
 			return -1
 		}
 	}
@@ -366,21 +372,21 @@ func piUsageHead(b []byte, i int) int {
 
 // readPiUsage reads usage.cost.total. It returns false when a total was
 // one of the non-JSON literals only readMoney accepts (NaN, Infinity).
-func readPiUsage(s *scanner, m *piMessage, memo *piMemo) bool {
+func readPiUsage(s *jsonscan.Scanner, m *piMessage, memo *piMemo) bool {
 	return readPiUsageInOrder(s, m, memo) || readPiUsageMembers(s, m)
 }
 
 // readPiUsageMembers is readPiUsage for any spelling, member by member.
-func readPiUsageMembers(s *scanner, m *piMessage) bool {
-	if !s.object() {
+func readPiUsageMembers(s *jsonscan.Scanner, m *piMessage) bool {
+	if !s.Object() {
 		return true
 	}
 	strict := true
-	o := obj{order: piUsageOrder}
-	for s.into(&o, "cost") {
-		c := obj{order: piCostOrder}
-		for s.find(&c, "total") {
-			if c := s.peek(); c == 'N' || c == 'I' || c == '-' && s.i+1 < len(s.b) && s.b[s.i+1] == 'I' {
+	o := jsonscan.Obj{Order: piUsageOrder}
+	for s.Into(&o, "cost") {
+		c := jsonscan.Obj{Order: piCostOrder}
+		for s.Find(&c, "total") {
+			if c := s.Peek(); c == 'N' || c == 'I' || c == '-' && s.Pos+1 < len(s.Buf) && s.Buf[s.Pos+1] == 'I' {
 				strict = false
 			}
 			m.cost, m.hasCost = readMoney(s)
@@ -392,29 +398,29 @@ func readPiUsageMembers(s *scanner, m *piMessage) bool {
 // readPiAME reads an assistantMessageEvent; msg is the line's message as
 // read (piMessage.raw), which the event's partial restates, and grown
 // what its text gained (readPiMessage), which a delta restates.
-func readPiAME(s *scanner, a *piAME, msg, grown []byte) {
-	s.ws()
+func readPiAME(s *jsonscan.Scanner, a *piAME, msg, grown []byte) {
+	s.SkipSpace()
 	if readPiAMEInOrder(s, a, msg, grown) {
 		return
 	}
-	if !s.enter() {
+	if !s.Enter() {
 		return
 	}
-	o := obj{order: piAMEOrder}
-	for s.next(&o) {
-		switch string(o.key) {
+	o := jsonscan.Obj{Order: piAMEOrder}
+	for s.Next(&o) {
+		switch string(o.Key) {
 		case "type":
-			a.typ, _ = s.str()
+			a.typ, _ = s.Str()
 		case "delta":
-			a.delta, a.hasDelta = s.text()
+			a.delta, a.hasDelta = s.Text()
 		case "toolCall":
 			readPiToolCall(s, a)
 		case "partial":
-			if !s.restated(msg) {
-				s.skip()
+			if !s.Restated(msg) {
+				s.Skip()
 			}
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
 }
@@ -426,80 +432,80 @@ func readPiAME(s *scanner, a *piAME, msg, grown []byte) {
 // are grown's is that string, checked on the message (its bytes decide
 // where it ends). At the first byte that differs it returns false, having
 // moved nothing and set nothing in a.
-func readPiAMEInOrder(s *scanner, a *piAME, msg, grown []byte) bool {
-	b, start := s.b, s.i
-	if s.bad || !piInOrder || !hasLit(b, start, `{"type":"`) {
+func readPiAMEInOrder(s *jsonscan.Scanner, a *piAME, msg, grown []byte) bool {
+	b, start := s.Buf, s.Pos
+	if s.Bad || !piInOrder || !jsonscan.HasLit(b, start, `{"type":"`) {
 		return false
 	}
 	i := start + len(`{"type":"`)
-	end, bs := scanString(b, i)
-	if end < 0 || bs || !hasLit(b, end+1, `,"contentIndex":`) {
+	end, bs := jsonscan.ScanString(b, i)
+	if end < 0 || bs || !jsonscan.HasLit(b, end+1, `,"contentIndex":`) {
 		return false
 	}
 	typ := b[i:end]
-	i = numberEnd(b, end+1+len(`,"contentIndex":`))
-	if i < 0 || !hasLit(b, i, `,"delta":"`) {
+	i = jsonscan.NumberEnd(b, end+1+len(`,"contentIndex":`))
+	if i < 0 || !jsonscan.HasLit(b, i, `,"delta":"`) {
 		return false
 	}
 	i += len(`,"delta":"`)
 	if n := len(grown); n > 0 && len(b)-i > n && b[i+n] == '"' && bytes.Equal(b[i:i+n], grown) {
 		end = i + n
-	} else if end = stringEnd(b, i); end < 0 {
+	} else if end = jsonscan.StringEnd(b, i); end < 0 {
 		return false
 	}
-	if !hasLit(b, end+1, `,"partial":`) {
+	if !jsonscan.HasLit(b, end+1, `,"partial":`) {
 		return false
 	}
 	delta := b[i:end]
-	s.i = end + 1 + len(`,"partial":`)
-	if !s.restated(msg) && !s.skip() {
+	s.Pos = end + 1 + len(`,"partial":`)
+	if !s.Restated(msg) && !s.Skip() {
 		return true // as readPiAME fails on these same bytes
 	}
-	if !hasLit(b, s.i, `}`) {
-		return s.rewind(start)
+	if !jsonscan.HasLit(b, s.Pos, `}`) {
+		return s.Rewind(start)
 	}
-	s.i++
+	s.Pos++
 	a.typ, a.delta, a.hasDelta = typ, delta, true
 	return true
 }
 
-func readPiToolCall(s *scanner, a *piAME) {
-	if !s.enter() {
+func readPiToolCall(s *jsonscan.Scanner, a *piAME) {
+	if !s.Enter() {
 		return
 	}
 	a.hasCall = true
-	var o obj
-	for s.next(&o) {
-		switch string(o.key) {
+	var o jsonscan.Obj
+	for s.Next(&o) {
+		switch string(o.Key) {
 		case "id":
-			a.callID, _ = s.str()
+			a.callID, _ = s.Str()
 		case "name":
-			a.callName, _ = s.str()
+			a.callName, _ = s.Str()
 		case "arguments":
-			a.callArgs, _ = s.value()
+			a.callArgs, _ = s.Value()
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
 }
 
-func piToolEvent(s *scanner, o *obj, start bool, ev *event) bool {
+func piToolEvent(s *jsonscan.Scanner, o *jsonscan.Obj, start bool, ev *event) bool {
 	var id, name, args, answer []byte
 	isErr := false
-	for s.next(o) {
-		switch string(o.key) {
+	for s.Next(o) {
+		switch string(o.Key) {
 		case "result":
-			answer, _ = s.value()
+			answer, _ = s.Value()
 		case "toolCallId":
-			id, _ = s.str()
+			id, _ = s.Str()
 		case "toolName":
-			name, _ = s.str()
+			name, _ = s.Str()
 		case "args":
-			args, _ = s.value()
+			args, _ = s.Value()
 		case "isError":
-			isErr, _ = s.boolean()
+			isErr, _ = s.Boolean()
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
 	if start {
@@ -507,7 +513,7 @@ func piToolEvent(s *scanner, o *obj, start bool, ev *event) bool {
 	} else {
 		ev.addAnswer(id, name, isErr, answer)
 	}
-	return !s.bad
+	return !s.Bad
 }
 
 // piStop normalizes pi's StopReason.

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
 )
 
 // TestPiMessageInOrderAgrees: reading a message with the in-order fast
@@ -31,18 +33,18 @@ func TestPiMessageInOrderAgrees(t *testing.T) {
 	alphabet := []string{`"`, `\`, `{`, `}`, `[`, `]`, `,`, `:`, ` `, `0`, `-`, `n`, `u`, `x`}
 	check := func(msg string) {
 		line := []byte(msg + `,"assistantMessageEvent":{"type":"text_delta"}}`)
-		var a, b scanner
+		var a, b jsonscan.Scanner
 		var ma, mb piMessage
-		a.reset(line)
-		b.reset(line)
+		a.Reset(line)
+		b.Reset(line)
 		readPiMessage(&a, &ma, nil)
 		piInOrder = false
 		readPiMessage(&b, &mb, nil)
 		piInOrder = true
 		// A failed line is unparsed whatever was read: only its escape
 		// flag still counts (it is read again from a decoded copy).
-		if a.bad != b.bad || a.esc != b.esc || !a.bad && (a.i != b.i || !reflect.DeepEqual(ma, mb)) {
-			t.Fatalf("%s:\nin order: %+v at %d bad %v esc %v\nmembers:  %+v at %d bad %v esc %v", msg, ma, a.i, a.bad, a.esc, mb, b.i, b.bad, b.esc)
+		if a.Bad != b.Bad || a.Esc != b.Esc || !a.Bad && (a.Pos != b.Pos || !reflect.DeepEqual(ma, mb)) {
+			t.Fatalf("%s:\nin order: %+v at %d bad %v esc %v\nmembers:  %+v at %d bad %v esc %v", msg, ma, a.Pos, a.Bad, a.Esc, mb, b.Pos, b.Bad, b.Esc)
 		}
 	}
 	for _, m := range base {
@@ -71,27 +73,27 @@ func TestPiAMEInOrderAgrees(t *testing.T) {
 	alphabet := []string{`"`, `\`, `{`, `}`, `[`, `]`, `,`, `:`, ` `, `0`, `-`, `n`, `u`, `x`}
 	check := func(ame, grown string) {
 		line := []byte(`{"type":"message_update","message":` + msg + `,"assistantMessageEvent":` + ame + `}`)
-		var sa, sb scanner
+		var sa, sb jsonscan.Scanner
 		var ma, mb piMessage
 		var a, b piAME
-		sa.reset(line)
-		sb.reset(line)
-		sa.i, sb.i = len(`{"type":"message_update","message":`), len(`{"type":"message_update","message":`)
+		sa.Reset(line)
+		sb.Reset(line)
+		sa.Pos, sb.Pos = len(`{"type":"message_update","message":`), len(`{"type":"message_update","message":`)
 		readPiMessage(&sa, &ma, nil)
 		readPiMessage(&sb, &mb, nil)
-		sa.i += len(`,"assistantMessageEvent":`)
-		sb.i += len(`,"assistantMessageEvent":`)
+		sa.Pos += len(`,"assistantMessageEvent":`)
+		sb.Pos += len(`,"assistantMessageEvent":`)
 		// grown as the message reader hands it: bytes of this line.
 		var g []byte
-		if k := bytes.Index(line[sa.i:], []byte(grown)); grown != "" && k >= 0 {
-			g = line[sa.i+k : sa.i+k+len(grown)]
+		if k := bytes.Index(line[sa.Pos:], []byte(grown)); grown != "" && k >= 0 {
+			g = line[sa.Pos+k : sa.Pos+k+len(grown)]
 		}
 		readPiAME(&sa, &a, ma.raw, g)
 		piInOrder = false
 		readPiAME(&sb, &b, mb.raw, nil)
 		piInOrder = true
-		if sa.bad != sb.bad || sa.esc != sb.esc || !sa.bad && (sa.i != sb.i || !reflect.DeepEqual(a, b)) {
-			t.Fatalf("%s:\nin order: %+v at %d bad %v esc %v\nmembers:  %+v at %d bad %v esc %v", ame, a, sa.i, sa.bad, sa.esc, b, sb.i, sb.bad, sb.esc)
+		if sa.Bad != sb.Bad || sa.Esc != sb.Esc || !sa.Bad && (sa.Pos != sb.Pos || !reflect.DeepEqual(a, b)) {
+			t.Fatalf("%s:\nin order: %+v at %d bad %v esc %v\nmembers:  %+v at %d bad %v esc %v", ame, a, sa.Pos, sa.Bad, sa.Esc, b, sb.Pos, sb.Bad, sb.Esc)
 		}
 	}
 	for _, c := range base {

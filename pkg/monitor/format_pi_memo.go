@@ -1,6 +1,10 @@
 package monitor
 
-import "bytes"
+import (
+	"bytes"
+
+	"turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
+)
 
 // piMemo is what one line's pi message leaves for the next line's. pi
 // restates the whole partial message on every message_update: the next
@@ -36,7 +40,7 @@ var piBlockHeads = [...]string{`{"type":"text","text":"`, `{"type":"thinking","t
 // piBlockHead returns the length of the block head at i, or 0.
 func piBlockHead(b []byte, i int) int {
 	for _, h := range piBlockHeads {
-		if hasLit(b, i, h) {
+		if jsonscan.HasLit(b, i, h) {
 			return len(h)
 		}
 	}
@@ -51,37 +55,37 @@ func piBlockHead(b []byte, i int) int {
 // the template's ends, when it starts with the template's), the rest of
 // each block and the other blocks with the full grammar. Any other
 // content is one value, read whole, and reports no strings.
-func readPiContent(s *scanner, memo *piMemo) (v []byte, strs spans) {
-	b, start := s.b, s.i
-	if !hasLit(b, start, "[") || piBlockHead(b, start+1) == 0 {
-		v, _ = s.value()
+func readPiContent(s *jsonscan.Scanner, memo *piMemo) (v []byte, strs jsonscan.Spans) {
+	b, start := s.Buf, s.Pos
+	if !jsonscan.HasLit(b, start, "[") || piBlockHead(b, start+1) == 0 {
+		v, _ = s.Value()
 		return v, strs
 	}
-	s.i++
-	var a arr
-	for s.elem(&a) {
-		h := piBlockHead(b, s.i)
+	s.Pos++
+	var a jsonscan.Arr
+	for s.Elem(&a) {
+		h := piBlockHead(b, s.Pos)
 		if h == 0 {
-			s.skip()
+			s.Skip()
 			continue
 		}
-		from := s.i + h
-		end, _ := scanString(b, memo.resume(b, from, strs.n))
+		from := s.Pos + h
+		end, _ := jsonscan.ScanString(b, memo.resume(b, from, strs.N))
 		if end < 0 {
-			s.fail()
-			return nil, spans{}
+			s.Fail()
+			return nil, jsonscan.Spans{}
 		}
-		strs.add(from-start, end-start)
-		s.i = end + 1
-		o := obj{n: 2} // the rest of the block, after "type" and its string
-		for s.next(&o) {
-			s.skip()
+		strs.Add(from-start, end-start)
+		s.Pos = end + 1
+		o := jsonscan.Obj{N: 2} // the rest of the block, after "type" and its string
+		for s.Next(&o) {
+			s.Skip()
 		}
 	}
-	if s.bad {
-		return nil, spans{}
+	if s.Bad {
+		return nil, jsonscan.Spans{}
 	}
-	return b[start:s.i], strs
+	return b[start:s.Pos], strs
 }
 
 // resume returns where to scan on the string whose contents start at
@@ -130,12 +134,12 @@ type piTemplate struct {
 	tail []byte // from after the total to the message's closing brace
 	// What the pieces say, as offsets into them.
 	assistant     bool
-	block         int    // which of the message's strs is cut
-	content       int    // content's start in head
-	contentEnd    int    // content's end in mid
-	before, after spans  // the other blocks' strings: in content (before the cut) or in mid
-	stop          [2]int // stopReason's contents in tail, or 0, 0 for null
-	errMsg        [2]int // errorMessage's contents in tail, or 0, 0 when absent or null
+	block         int            // which of the message's strs is cut
+	content       int            // content's start in head
+	contentEnd    int            // content's end in mid
+	before, after jsonscan.Spans // the other blocks' strings: in content (before the cut) or in mid
+	stop          [2]int         // stopReason's contents in tail, or 0, 0 for null
+	errMsg        [2]int         // errorMessage's contents in tail, or 0, 0 when absent or null
 }
 
 // piCut is where readPiMessageInOrder found the pieces of a template in
@@ -151,17 +155,17 @@ type piCut struct {
 // grow on the next line: the last one with contents (pi streams its
 // blocks in order), else the first.
 func (m *piMemo) setTemplate(b []byte, start, end int, t *piMessage, c piCut) {
-	if m == nil || end-start > piMemoMax || t.strs.n == 0 {
+	if m == nil || end-start > piMemoMax || t.strs.N == 0 {
 		return
 	}
 	k := 0
-	for j := t.strs.n - 1; j > 0; j-- {
-		if from, end := t.strs.span(j); end > from {
+	for j := t.strs.N - 1; j > 0; j-- {
+		if from, end := t.strs.Span(j); end > from {
 			k = j
 			break
 		}
 	}
-	from, to := t.strs.span(k)
+	from, to := t.strs.Span(k)
 	from, to = c.content+from, c.content+to
 	p := &m.tmpl
 	p.head = append(p.head[:0], b[start:from]...)
@@ -170,13 +174,13 @@ func (m *piMemo) setTemplate(b []byte, start, end int, t *piMessage, c piCut) {
 	p.tail = append(p.tail[:0], b[c.total[1]:end]...)
 	p.assistant, p.block = t.assistant, k
 	p.content, p.contentEnd = c.content-start, c.content+len(t.content)-to
-	p.before, p.after = spans{}, spans{}
-	for j := 0; j < t.strs.n; j++ {
-		switch a, z := t.strs.span(j); {
+	p.before, p.after = jsonscan.Spans{}, jsonscan.Spans{}
+	for j := 0; j < t.strs.N; j++ {
+		switch a, z := t.strs.Span(j); {
 		case j < k:
-			p.before.add(a, z)
+			p.before.Add(a, z)
 		case j > k:
-			p.after.add(c.content+a-to, c.content+z-to)
+			p.after.Add(c.content+a-to, c.content+z-to)
 		}
 	}
 	p.stop, p.errMsg = [2]int{}, [2]int{}
@@ -193,18 +197,18 @@ func (m *piMemo) setTemplate(b []byte, start, end int, t *piMessage, c piCut) {
 // of the message before), to what readPiMessageInOrder reads. At the
 // first byte that differs it returns false, having moved nothing and set
 // nothing in m. grown is the string's bytes past the template's.
-func readPiMessageMemo(s *scanner, m *piMessage, memo *piMemo) (grown []byte, ok bool) {
-	if memo == nil || len(memo.tmpl.head) == 0 || s.bad || !piInOrder {
+func readPiMessageMemo(s *jsonscan.Scanner, m *piMessage, memo *piMemo) (grown []byte, ok bool) {
+	if memo == nil || len(memo.tmpl.head) == 0 || s.Bad || !piInOrder {
 		return nil, false
 	}
 	p := &memo.tmpl
-	b, start := s.b, s.i
+	b, start := s.Buf, s.Pos
 	from := start + len(p.head)
 	n := len(p.str)
 	if len(b)-from <= n || !bytes.HasPrefix(b[start:], p.head) || !bytes.Equal(b[from:from+n], p.str) {
 		return nil, false
 	}
-	end, _ := scanString(b, from+n) // the template's string ends between escapes
+	end, _ := jsonscan.ScanString(b, from+n) // the template's string ends between escapes
 	if end < 0 || !bytes.HasPrefix(b[end:], p.mid) {
 		return nil, false
 	}
@@ -212,24 +216,24 @@ func readPiMessageMemo(s *scanner, m *piMessage, memo *piMemo) (grown []byte, ok
 	if at >= len(b) || b[at]-'0' >= 10 {
 		return nil, false // a total of another kind: the in-order reader decides
 	}
-	s.i = at
+	s.Pos = at
 	cost, costOK := readMoney(s)
-	if s.bad {
+	if s.Bad {
 		return nil, true // as the in-order reader fails on these same bytes
 	}
-	tail := s.i
+	tail := s.Pos
 	if !bytes.HasPrefix(b[tail:], p.tail) {
-		return nil, s.rewind(start)
+		return nil, s.Rewind(start)
 	}
 	t := *m
 	content := start + p.content
 	t.assistant = p.assistant
 	t.content = b[content : end+p.contentEnd]
 	t.strs = p.before
-	t.strs.add(from-content, end-content)
-	for j := 0; j < p.after.n; j++ {
-		a, z := p.after.span(j)
-		t.strs.add(end+a-content, end+z-content)
+	t.strs.Add(from-content, end-content)
+	for j := 0; j < p.after.N; j++ {
+		a, z := p.after.Span(j)
+		t.strs.Add(end+a-content, end+z-content)
 	}
 	t.cost, t.hasCost = cost, costOK
 	t.stop, t.hasStop = nil, true
@@ -239,8 +243,8 @@ func readPiMessageMemo(s *scanner, m *piMessage, memo *piMemo) (grown []byte, ok
 	if p.errMsg[1] > 0 {
 		t.errMsg = b[tail+p.errMsg[0] : tail+p.errMsg[1]]
 	}
-	s.i = tail + len(p.tail)
-	t.raw = b[start:s.i]
+	s.Pos = tail + len(p.tail)
+	t.raw = b[start:s.Pos]
 	if end-from <= piMemoMax {
 		p.str = append(p.str[:n], b[from+n:end]...)
 	} else {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
 )
 
 // TestPiMemoAgrees: a message read with the memo of the messages before it
@@ -38,15 +40,15 @@ func TestPiMemoAgrees(t *testing.T) {
 	var memo piMemo
 	check := func(m string) {
 		line := []byte(m + `,"assistantMessageEvent":{"type":"text_delta"}}`)
-		var a, b scanner
+		var a, b jsonscan.Scanner
 		var ma, mb piMessage
-		a.reset(line)
-		b.reset(line)
+		a.Reset(line)
+		b.Reset(line)
 		readPiMessage(&a, &ma, &memo)
 		readPiMessage(&b, &mb, nil)
-		if a.bad != b.bad || a.esc != b.esc || !a.bad && (a.i != b.i || !reflect.DeepEqual(ma, mb)) {
+		if a.Bad != b.Bad || a.Esc != b.Esc || !a.Bad && (a.Pos != b.Pos || !reflect.DeepEqual(ma, mb)) {
 			t.Fatalf("%s\nusage %q template %q %q %q %q:\nwith memo: %+v at %d bad %v esc %v\nwithout:   %+v at %d bad %v esc %v",
-				m, memo.usage, memo.tmpl.head, memo.tmpl.str, memo.tmpl.mid, memo.tmpl.tail, ma, a.i, a.bad, a.esc, mb, b.i, b.bad, b.esc)
+				m, memo.usage, memo.tmpl.head, memo.tmpl.str, memo.tmpl.mid, memo.tmpl.tail, ma, a.Pos, a.Bad, a.Esc, mb, b.Pos, b.Bad, b.Esc)
 		}
 	}
 	texts, templates := 0, 0
@@ -126,18 +128,18 @@ func TestPiMemoResumes(t *testing.T) {
 			line := []byte(`{"role":"assistant","content":[{"type":"text","text":"` + text + `"}],"api":"x","provider":"y","model":"z",` +
 				`"usage":{"input":1,"output":2,"cacheRead":3,"cacheWrite":4,"totalTokens":10,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":1}},` +
 				`"stopReason":"stop","timestamp":1}`)
-			var s scanner
-			s.reset(line)
-			s.i = len(`{"role":"assistant","content":`)
-			resumed = memo.resume(line, s.i+len(`[`+piBlockHeads[0]), 0) > s.i+len(`[`+piBlockHeads[0])
+			var s jsonscan.Scanner
+			s.Reset(line)
+			s.Pos = len(`{"role":"assistant","content":`)
+			resumed = memo.resume(line, s.Pos+len(`[`+piBlockHeads[0]), 0) > s.Pos+len(`[`+piBlockHeads[0])
 			got, at := readPiContent(&s, &memo)
 			want := line[len(`{"role":"assistant","content":`) : len(`{"role":"assistant","content":[{"type":"text","text":"`)+len(text)+3]
-			if s.bad || !bytes.Equal(got, want) || at.n != 1 || string(got[at.at[0][0]:at.at[0][1]]) != text {
-				t.Errorf("%q then %q: read %q (bad %v) at %v; want %q", c.before, c.after, got, s.bad, at, want)
+			if s.Bad || !bytes.Equal(got, want) || at.N != 1 || string(got[at.At[0][0]:at.At[0][1]]) != text {
+				t.Errorf("%q then %q: read %q (bad %v) at %v; want %q", c.before, c.after, got, s.Bad, at, want)
 			}
-			s.reset(line)
+			s.Reset(line)
 			var m piMessage
-			if grown := readPiMessage(&s, &m, &memo); s.bad || grown != nil && string(memo.tmpl.str) != text {
+			if grown := readPiMessage(&s, &m, &memo); s.Bad || grown != nil && string(memo.tmpl.str) != text {
 				t.Errorf("%q then %q: the template keeps %q", c.before, c.after, memo.tmpl.str)
 			}
 		}

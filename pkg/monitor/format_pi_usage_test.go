@@ -1,6 +1,10 @@
 package monitor
 
-import "testing"
+import (
+	"testing"
+
+	"turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
+)
 
 // TestPiUsageSpellings: usage.cost.total reads the same whatever the
 // members around it, their order, their values' types and the spacing,
@@ -24,12 +28,12 @@ func TestPiUsageSpellings(t *testing.T) {
 		{`{"input":10 ,"output": 5,"cost":{"input":0, "output":0,"total":0.5}}`, "0.5", true},
 		{`{"input":10,"output":5,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"tot\u0061l":0.5}}`, "", true},
 	} {
-		var s scanner
+		var s jsonscan.Scanner
 		var m piMessage
 		// As in a line: more members follow (the fast paths look ahead).
-		s.reset([]byte(c.usage + `,"stopReason":"toolUse","timestamp":1767401001200}`))
+		s.Reset([]byte(c.usage + `,"stopReason":"toolUse","timestamp":1767401001200}`))
 		readPiUsage(&s, &m, nil)
-		ok := !s.bad && s.i == len(c.usage)
+		ok := !s.Bad && s.Pos == len(c.usage)
 		got := ""
 		if m.hasCost {
 			got = m.cost.String()

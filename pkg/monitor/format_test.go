@@ -83,3 +83,34 @@ func TestAutoDetect(t *testing.T) {
 		t.Errorf("undecided: %s", r.Format)
 	}
 }
+
+// Lines that are not whole JSON objects of a known shape are unparsed:
+// truncated lines, binary bytes, unknown event types; blank lines are not
+// counted; other formats' lines are not this format's.
+func TestUnparsedLines(t *testing.T) {
+	tests := []struct {
+		format string
+		line   string
+		want   int
+	}{
+		{FormatPi, `{"type":"agent_start"}`, 0},
+		{FormatPi, `{"type":"agent_start"`, 1},
+		{FormatPi, `{"type":"message_update","message":{"role":"assistant","content":[{"type":"text","text":"ab`, 1},
+		{FormatPi, `{"type":"agent_start"} trailing`, 1},
+		{FormatPi, `{"type":"some_future_event"}`, 1},
+		{FormatPi, "\x00\x01\xff\xfe", 1},
+		{FormatPi, `[1,2,3]`, 1},
+		{FormatPi, `   `, 0},
+		{FormatPi, `{"session":"x","type":"agent_start"}`, 0}, // type not first
+		{FormatPi, `{"type":"item.completed","item":{"id":"1","type":"agent_message","text":"x"}}`, 1},
+		{FormatCodex, `{"type":"item.completed","item":{"id":"1","type":"agent_message","text":"x"}}`, 0},
+		{FormatAuto, `not json at all`, 1},
+		{FormatAuto, `{"type":"error","message":"x"}`, 1}, // decides no format
+	}
+	for _, tt := range tests {
+		r := replayLines(t, tt.format, DefaultGuards(), []string{tt.line})
+		if r.Unparsed != tt.want || r.Lines != 1 {
+			t.Errorf("%s %q: unparsed %d lines %d, want %d 1", tt.format, tt.line, r.Unparsed, r.Lines, tt.want)
+		}
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
 )
 
 // Fuzz targets, one per parser (plus auto, the scanner and decimals),
@@ -134,9 +136,9 @@ func FuzzAuto(f *testing.F)     { fuzzFormat(f, FormatAuto, "") }
 func FuzzScanner(f *testing.F) {
 	seedCorpus(f, "")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var s scanner
-		s.reset(data)
-		got := s.skip() && s.end()
+		var s jsonscan.Scanner
+		s.Reset(data)
+		got := s.Skip() && s.End()
 		if got && !json.Valid(data) && !scannerLeniency(data) {
 			t.Fatalf("scanner accepts invalid JSON %q", data)
 		}

@@ -3,6 +3,8 @@ package monitor
 import (
 	"bytes"
 	"time"
+
+	"turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
 )
 
 // Inspection: what one line carried, for tools that show a stream to a
@@ -52,47 +54,47 @@ func (e *Engine) Inspect() LineInfo {
 // inspectContent reads the calls and results of a content array the way
 // Engine.content folds them.
 func inspectContent(raw []byte, complete bool, info *LineInfo) {
-	var s scanner
-	s.reset(raw)
-	if s.peek() != '[' {
+	var s jsonscan.Scanner
+	s.Reset(raw)
+	if s.Peek() != '[' {
 		return
 	}
-	s.enterArray()
-	var a arr
-	for s.elem(&a) {
-		if s.peek() != '{' {
-			if !s.skip() {
+	s.EnterArray()
+	var a jsonscan.Arr
+	for s.Elem(&a) {
+		if s.Peek() != '{' {
+			if !s.Skip() {
 				return
 			}
 			continue
 		}
-		s.enter()
-		var o obj
+		s.Enter()
+		var o jsonscan.Obj
 		var typ, id, name, args, useID []byte
 		isErr := false
 		for {
-			k, ok := s.key(&o)
+			k, ok := s.Key(&o)
 			if !ok {
 				break
 			}
 			switch string(k) {
 			case "type":
-				typ, _ = s.str()
+				typ, _ = s.Str()
 			case "id":
-				id, _ = s.strOrNull()
+				id, _ = s.StrOrNull()
 			case "name":
-				name, _ = s.strOrNull()
+				name, _ = s.StrOrNull()
 			case "arguments", "input":
-				args, _ = s.value()
+				args, _ = s.Value()
 			case "tool_use_id":
-				useID, _ = s.strOrNull()
+				useID, _ = s.StrOrNull()
 			case "is_error":
-				isErr, _ = s.boolean()
+				isErr, _ = s.Boolean()
 			default:
-				s.skip()
+				s.Skip()
 			}
 		}
-		if s.bad {
+		if s.Bad {
 			return
 		}
 		switch {

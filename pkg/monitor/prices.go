@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 //go:embed prices.json
@@ -153,4 +155,43 @@ func (t tokens) price(mp ModelPrice) Money {
 		Add(mulTokens(t.output, mp.Output)).
 		Add(mulTokens(t.cacheRead, mp.CacheRead)).
 		Add(mulTokens(t.cacheWrite, mp.CacheWrite))
+}
+
+// priceTokens prices usage with the model named, else the session's model,
+// else the format's default model. Unknown models cost nothing.
+func (e *Engine) priceTokens(model []byte, t tokens) Money {
+	if len(model) == 0 {
+		model = e.sessionModel.bytes()
+	}
+	if len(model) == 0 {
+		if m, ok := e.prices.DefaultModel[e.active]; ok {
+			model = unsafe.Slice(unsafe.StringData(m), len(m))
+		}
+	}
+	pc := &e.priceCache
+	if !pc.ok || !bytes.Equal(pc.model.bytes(), model) {
+		pc.model.set(model)
+		pc.price, _ = e.prices.lookup(model)
+		pc.ok = true
+	}
+	return t.price(pc.price)
+}
+
+// merge folds a usage report into a message's tokens. Within one message
+// the counts only grow, so each bucket keeps the largest value reported:
+// repeated or reordered reports (an assistant line after message_delta)
+// neither add up nor lower the cost.
+func (t *tokens) merge(u tokens, set tokenFields) {
+	if set&tokIn != 0 {
+		t.input = max(t.input, u.input)
+	}
+	if set&tokOut != 0 {
+		t.output = max(t.output, u.output)
+	}
+	if set&tokCacheRead != 0 {
+		t.cacheRead = max(t.cacheRead, u.cacheRead)
+	}
+	if set&tokCacheWrite != 0 {
+		t.cacheWrite = max(t.cacheWrite, u.cacheWrite)
+	}
 }

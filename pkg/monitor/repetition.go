@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"unicode"
 	"unicode/utf8"
+
+	"turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
 )
 
 // repetition trips degenerate on streamed text (text or thinking, within
@@ -448,12 +450,12 @@ func unescapeAt(raw []byte, i int) (rune, int) {
 	case 'f':
 		return '\f', 2
 	case 'u':
-		r, ok := hex4(raw, i+2)
+		r, ok := jsonscan.Hex4(raw, i+2)
 		if !ok {
 			return '\\', 1
 		}
 		if r >= 0xD800 && r < 0xDC00 && i+12 <= len(raw) && raw[i+6] == '\\' && raw[i+7] == 'u' {
-			if lo, ok := hex4(raw, i+8); ok && lo >= 0xDC00 && lo < 0xE000 {
+			if lo, ok := jsonscan.Hex4(raw, i+8); ok && lo >= 0xDC00 && lo < 0xE000 {
 				return (r-0xD800)<<10 + (lo - 0xDC00) + 0x10000, 12
 			}
 		}

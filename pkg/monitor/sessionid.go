@@ -1,6 +1,10 @@
 package monitor
 
-import "bytes"
+import (
+	"bytes"
+
+	"turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
+)
 
 // maxAgentSessionID bounds the CLI's own session id the engine keeps
 // (decoded bytes): a longer one is not an id any CLI writes, and is ignored.
@@ -26,7 +30,7 @@ func (a *agentSessionID) take(raw []byte) {
 		}
 		return
 	}
-	if n := unescapeTo(a.b[:], raw); n <= maxAgentSessionID {
+	if n := jsonscan.UnescapeTo(a.b[:], raw); n <= maxAgentSessionID {
 		a.n = n
 	}
 }
@@ -44,11 +48,11 @@ func (a *agentSessionID) bytes() []byte { return a.b[:a.n] }
 // readSessionID reads a session id member's value: a string's raw
 // contents, or nil (and the value skipped) for anything else, which does
 // not make the line unparsed.
-func readSessionID(s *scanner) []byte {
-	if s.peek() != '"' {
-		s.skip()
+func readSessionID(s *jsonscan.Scanner) []byte {
+	if s.Peek() != '"' {
+		s.Skip()
 		return nil
 	}
-	v, _ := s.text()
+	v, _ := s.Text()
 	return v
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"unicode/utf8"
 	"unsafe"
+
+	"turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
 )
 
 // A call's signature is a 64-bit hash of its name and its arguments in
@@ -49,10 +51,10 @@ func callSig(name, args []byte) uint64 {
 	if len(args) == 0 {
 		return combine(h, tagNull)
 	}
-	var s scanner
-	s.reset(args)
+	var s jsonscan.Scanner
+	s.Reset(args)
 	v, ok := hashValue(&s, 0)
-	if !ok || !s.end() {
+	if !ok || !s.End() {
 		v = combine(tagRaw, hashBytes(fnvOffset, args)) // not JSON: compare bytes
 	}
 	return combine(h, v)
@@ -101,14 +103,14 @@ func fnvUnescaped(raw []byte) uint64 {
 		case 'f':
 			h = hashByte(h, '\f')
 		case 'u':
-			r, ok := hex4(raw, j+2)
+			r, ok := jsonscan.Hex4(raw, j+2)
 			if !ok {
 				h = hashBytes(h, raw[j:j+2])
 				continue
 			}
 			i = j + 6
 			if r >= 0xD800 && r < 0xDC00 && i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-				if lo, ok := hex4(raw, i+2); ok && lo >= 0xDC00 && lo < 0xE000 {
+				if lo, ok := jsonscan.Hex4(raw, i+2); ok && lo >= 0xDC00 && lo < 0xE000 {
 					r = (r-0xD800)<<10 + (lo - 0xDC00) + 0x10000
 					i += 6
 				}
@@ -124,21 +126,21 @@ func fnvUnescaped(raw []byte) uint64 {
 
 // hashValue hashes the value at the scanner. Deeper than maxDepth, values
 // are compared by their raw bytes.
-func hashValue(s *scanner, depth int) (uint64, bool) {
-	switch s.peek() {
+func hashValue(s *jsonscan.Scanner, depth int) (uint64, bool) {
+	switch s.Peek() {
 	case '"':
-		raw, ok := s.str()
+		raw, ok := s.Str()
 		return hashString(raw), ok
 	case '{':
-		if depth >= maxDepth {
-			raw, ok := s.value()
+		if depth >= jsonscan.MaxDepth {
+			raw, ok := s.Value()
 			return combine(tagRaw, hashBytes(fnvOffset, raw)), ok
 		}
-		s.enter()
-		var o obj
+		s.Enter()
+		var o jsonscan.Obj
 		sum := uint64(0)
 		for {
-			k, ok := s.key(&o)
+			k, ok := s.Key(&o)
 			if !ok {
 				break
 			}
@@ -148,31 +150,31 @@ func hashValue(s *scanner, depth int) (uint64, bool) {
 			}
 			sum += mix64(combine(hashString(k), v)) // order-free
 		}
-		return combine(tagObject, sum+uint64(o.n)), !s.bad
+		return combine(tagObject, sum+uint64(o.N)), !s.Bad
 	case '[':
-		if depth >= maxDepth {
-			raw, ok := s.value()
+		if depth >= jsonscan.MaxDepth {
+			raw, ok := s.Value()
 			return combine(tagRaw, hashBytes(fnvOffset, raw)), ok
 		}
-		s.enterArray()
-		var a arr
+		s.EnterArray()
+		var a jsonscan.Arr
 		h := uint64(tagArray)
-		for s.elem(&a) {
+		for s.Elem(&a) {
 			v, ok := hashValue(s, depth+1)
 			if !ok {
 				return 0, false
 			}
 			h = combine(h, v)
 		}
-		return combine(h, uint64(a.n)), !s.bad
+		return combine(h, uint64(a.N)), !s.Bad
 	case 't':
-		return tagTrue, s.literal("true")
+		return tagTrue, s.Literal("true")
 	case 'f':
-		return tagFalse, s.literal("false")
+		return tagFalse, s.Literal("false")
 	case 'n':
-		return tagNull, s.literal("null")
+		return tagNull, s.Literal("null")
 	}
-	lit, ok := s.number()
+	lit, ok := s.Number()
 	if !ok {
 		return 0, false
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
 )
 
 // Re-encoding a stream's lines as equivalent JSON never changes a report:
@@ -317,9 +319,9 @@ func TestIntegerSpellings(t *testing.T) {
 		"25e-1": 2, "0.9": 0, "1e-9": 0, "-5": 0, "-1e6": 0, "1.5": 1, "123456789012345678901234": 1 << 58, "1e300": 1 << 58,
 		"0e0": 0, "10E0": 10, "0.001e3": 1, "null": 0}
 	for lit, want := range tests {
-		var s scanner
-		s.reset([]byte(lit))
-		if got, ok := s.integer(); !ok || got != want {
+		var s jsonscan.Scanner
+		s.Reset([]byte(lit))
+		if got, ok := s.Integer(); !ok || got != want {
 			t.Errorf("%s: %d %v, want %d", lit, got, ok, want)
 		}
 	}
@@ -337,12 +339,12 @@ func TestCanonicalize(t *testing.T) {
 	}
 	for in, want := range tests {
 		buf := make([]byte, 0, 4)
-		if got := canonicalize(buf, []byte(in)); string(got) != want {
+		if got := jsonscan.Canonicalize(buf, []byte(in)); string(got) != want {
 			t.Errorf("%s: %s, want %s", in, got, want)
 		}
 	}
 	src := []byte(`{"a":\u0031}`)
-	if got := canonicalize(nil, src); &got[0] == &src[0] {
+	if got := jsonscan.Canonicalize(nil, src); &got[0] == &src[0] {
 		t.Error("the copy shares the line's memory")
 	}
 }

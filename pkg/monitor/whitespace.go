@@ -3,6 +3,8 @@ package monitor
 import (
 	"unicode"
 	"unicode/utf8"
+
+	"turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
 )
 
 // wsOnly reports whether the raw (still JSON-escaped) string contents b hold
@@ -27,7 +29,7 @@ func wsOnly(b []byte) (only bool, size int) {
 				size++
 				i += 2
 			case 'u':
-				r, ok := hex4(b, i+2)
+				r, ok := jsonscan.Hex4(b, i+2)
 				if !ok || !unicode.IsSpace(r) {
 					return false, size
 				}
@@ -54,26 +56,4 @@ func wsOnly(b []byte) (only bool, size int) {
 func hasText(b []byte) bool {
 	only, _ := wsOnly(b)
 	return !only
-}
-
-// hex4 decodes the four hex digits of a \u escape at b[i:i+4].
-func hex4(b []byte, i int) (rune, bool) {
-	if i+4 > len(b) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[i : i+4] {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		case c >= 'A' && c <= 'F':
-			r |= rune(c - 'A' + 10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }

@@ -1,4 +1,4 @@
-package monitor
+package jsonscan
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ func TestScanStringAgrees(t *testing.T) {
 		line := b.Bytes()
 		for from := 0; from <= min(len(line), 3); from++ {
 			want := stringEndLong(line, from, from)
-			got, bs := scanString(line, from)
+			got, bs := ScanString(line, from)
 			if got != want {
 				t.Fatalf("scanString(%q, %d) = %d, want %d", line, from, got, want)
 			}
@@ -53,14 +53,14 @@ func TestKeyAgrees(t *testing.T) {
 		}
 		line := b.Bytes()
 		for _, start := range []int{0, 1} {
-			var fast, slow scanner
-			fast.reset(line)
-			slow.reset(line)
-			fo, so := obj{n: start}, obj{n: start}
-			fk, fok := fast.key(&fo)
+			var fast, slow Scanner
+			fast.Reset(line)
+			slow.Reset(line)
+			fo, so := Obj{N: start}, Obj{N: start}
+			fk, fok := fast.Key(&fo)
 			sk, sok := slow.keySlow(&so)
-			if fok != sok || string(fk) != string(sk) || fast.i != slow.i || fo.n != so.n || fast.bad != slow.bad || fast.esc != slow.esc {
-				t.Fatalf("key(%q, n=%d) = %q %v at %d; keySlow: %q %v at %d", line, start, fk, fok, fast.i, sk, sok, slow.i)
+			if fok != sok || string(fk) != string(sk) || fast.Pos != slow.Pos || fo.N != so.N || fast.Bad != slow.Bad || fast.Esc != slow.Esc {
+				t.Fatalf("key(%q, n=%d) = %q %v at %d; keySlow: %q %v at %d", line, start, fk, fok, fast.Pos, sk, sok, slow.Pos)
 			}
 		}
 	}
@@ -71,7 +71,7 @@ func TestKeyAgrees(t *testing.T) {
 // corpus lines and on random mutations of them (bytes of JSON's grammar
 // deleted, inserted and swapped), with nesting around its 64-level switch.
 func TestSkipAgrees(t *testing.T) {
-	files, _ := filepath.Glob("testdata/corpus/*/*.jsonl")
+	files, _ := filepath.Glob("../../testdata/corpus/*/*.jsonl")
 	var lines [][]byte
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -88,12 +88,12 @@ func TestSkipAgrees(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	alphabet := []byte(`{}[]",: 0123456789-+.eEtrufalsn\`)
 	check := func(line []byte) {
-		var a, b scanner
-		a.reset(line)
-		b.reset(line)
+		var a, b Scanner
+		a.Reset(line)
+		b.Reset(line)
 		okA, okB := a.skipNested(), b.skipDeep()
-		if okA != okB || okA && a.i != b.i {
-			t.Fatalf("skipNested(%q) = %v at %d; skipDeep: %v at %d", line, okA, a.i, okB, b.i)
+		if okA != okB || okA && a.Pos != b.Pos {
+			t.Fatalf("skipNested(%q) = %v at %d; skipDeep: %v at %d", line, okA, a.Pos, okB, b.Pos)
 		}
 	}
 	for _, l := range lines {

@@ -1,4 +1,4 @@
-package monitor
+package jsonscan
 
 import (
 	"encoding/json"
@@ -14,9 +14,9 @@ func TestScannerSkip(t *testing.T) {
 		`{`, `{"a":}`, `{"a":1`, `[1,2`, `"abc`, `"ab\"`, `{"a":[}`, `[1}`, `}`, `tru`, `nul`, ``, `{"a":1}}`,
 	}
 	for _, in := range tests {
-		var s scanner
-		s.reset([]byte(in))
-		got := s.skip() && s.end()
+		var s Scanner
+		s.Reset([]byte(in))
+		got := s.Skip() && s.End()
 		want := json.Valid([]byte(in))
 		if got != want {
 			t.Errorf("%q: skip=%v, json.Valid=%v", in, got, want)
@@ -25,33 +25,33 @@ func TestScannerSkip(t *testing.T) {
 }
 
 func TestScannerObject(t *testing.T) {
-	var s scanner
-	s.reset([]byte(`{"type":"x","n":12,"b":true,"o":{"k":[1,"]"]},"s":null}`))
-	s.enter()
-	var o obj
+	var s Scanner
+	s.Reset([]byte(`{"type":"x","n":12,"b":true,"o":{"k":[1,"]"]},"s":null}`))
+	s.Enter()
+	var o Obj
 	got := map[string]string{}
 	for {
-		k, ok := s.key(&o)
+		k, ok := s.Key(&o)
 		if !ok {
 			break
 		}
-		v, _ := s.value()
+		v, _ := s.Value()
 		got[string(k)] = string(v)
 	}
-	if !s.end() || got["type"] != `"x"` || got["o"] != `{"k":[1,"]"]}` || got["s"] != "null" || len(got) != 5 {
-		t.Fatalf("%v bad=%v", got, s.bad)
+	if !s.End() || got["type"] != `"x"` || got["o"] != `{"k":[1,"]"]}` || got["s"] != "null" || len(got) != 5 {
+		t.Fatalf("%v bad=%v", got, s.Bad)
 	}
 	for _, in := range []string{`{"a":1,}`, `{,"a":1}`, `{"a" 1}`, `{"a":1 "b":2}`} {
-		s.reset([]byte(in))
-		s.enter()
-		o = obj{}
+		s.Reset([]byte(in))
+		s.Enter()
+		o = Obj{}
 		for {
-			if _, ok := s.key(&o); !ok {
+			if _, ok := s.Key(&o); !ok {
 				break
 			}
-			s.skip()
+			s.Skip()
 		}
-		if !s.bad {
+		if !s.Bad {
 			t.Errorf("%s: want a syntax error", in)
 		}
 	}
@@ -76,26 +76,26 @@ func TestScannerFindInto(t *testing.T) {
 		{`{"m":nul}`, "m", true, ``, true},
 	}
 	for _, tt := range tests {
-		var s scanner
-		s.reset([]byte(tt.in))
-		s.enter()
-		var o obj
+		var s Scanner
+		s.Reset([]byte(tt.in))
+		s.Enter()
+		var o Obj
 		got := ""
 		if tt.into {
-			for s.into(&o, tt.name) {
-				var m obj
-				for s.find(&m, "v") {
-					v, _ := s.value()
+			for s.Into(&o, tt.name) {
+				var m Obj
+				for s.Find(&m, "v") {
+					v, _ := s.Value()
 					got += string(v) + "|"
 				}
 			}
 		} else {
-			for s.find(&o, tt.name) {
-				v, _ := s.value()
+			for s.Find(&o, tt.name) {
+				v, _ := s.Value()
 				got += string(v) + "|"
 			}
 		}
-		if bad := !s.end(); got != tt.want || bad != tt.bad {
+		if bad := !s.End(); got != tt.want || bad != tt.bad {
 			t.Errorf("%s: visited %q bad=%v, want %q bad=%v", tt.in, got, bad, tt.want, tt.bad)
 		}
 	}
@@ -117,42 +117,11 @@ func TestScannerObjectOrSkip(t *testing.T) {
 		{``, false, 0, true},
 	}
 	for _, tt := range tests {
-		var s scanner
-		s.reset([]byte(tt.in))
-		got := s.object()
-		if got != tt.entered || len(s.b)-s.i != tt.rest || s.bad != tt.bad {
-			t.Errorf("%q: entered=%v rest=%d bad=%v, want %v %d %v", tt.in, got, len(s.b)-s.i, s.bad, tt.entered, tt.rest, tt.bad)
-		}
-	}
-}
-
-// Lines that are not whole JSON objects of a known shape are unparsed:
-// truncated lines, binary bytes, unknown event types; blank lines are not
-// counted; other formats' lines are not this format's.
-func TestUnparsedLines(t *testing.T) {
-	tests := []struct {
-		format string
-		line   string
-		want   int
-	}{
-		{FormatPi, `{"type":"agent_start"}`, 0},
-		{FormatPi, `{"type":"agent_start"`, 1},
-		{FormatPi, `{"type":"message_update","message":{"role":"assistant","content":[{"type":"text","text":"ab`, 1},
-		{FormatPi, `{"type":"agent_start"} trailing`, 1},
-		{FormatPi, `{"type":"some_future_event"}`, 1},
-		{FormatPi, "\x00\x01\xff\xfe", 1},
-		{FormatPi, `[1,2,3]`, 1},
-		{FormatPi, `   `, 0},
-		{FormatPi, `{"session":"x","type":"agent_start"}`, 0}, // type not first
-		{FormatPi, `{"type":"item.completed","item":{"id":"1","type":"agent_message","text":"x"}}`, 1},
-		{FormatCodex, `{"type":"item.completed","item":{"id":"1","type":"agent_message","text":"x"}}`, 0},
-		{FormatAuto, `not json at all`, 1},
-		{FormatAuto, `{"type":"error","message":"x"}`, 1}, // decides no format
-	}
-	for _, tt := range tests {
-		r := replayLines(t, tt.format, DefaultGuards(), []string{tt.line})
-		if r.Unparsed != tt.want || r.Lines != 1 {
-			t.Errorf("%s %q: unparsed %d lines %d, want %d 1", tt.format, tt.line, r.Unparsed, r.Lines, tt.want)
+		var s Scanner
+		s.Reset([]byte(tt.in))
+		got := s.Object()
+		if got != tt.entered || len(s.Buf)-s.Pos != tt.rest || s.Bad != tt.bad {
+			t.Errorf("%q: entered=%v rest=%d bad=%v, want %v %d %v", tt.in, got, len(s.Buf)-s.Pos, s.Bad, tt.entered, tt.rest, tt.bad)
 		}
 	}
 }
