@@ -60,7 +60,7 @@ var detectorTable = [...]Detector{
 			field: func(g *Guards) any { return &g.RepeatedTextBytes }, measure: counter(func(s *State) int { return s.RepeatBytes })},
 	}},
 	{Name: DetectorStepBudget, Class: ClassRunaway, at: atCall, check: stepBudget, Guards: []Guard{
-		{Name: "stepBudget", Kind: GuardCount, def: 256,
+		{Name: "stepBudget", Kind: GuardCount, def: 256, WholeTurn: true,
 			field: func(g *Guards) any { return &g.StepBudget }, measure: counter(func(s *State) int { return s.Steps })},
 	}},
 	{Name: DetectorIdenticalCalls, Class: ClassRunaway, at: atCall, check: identicalCalls, Guards: []Guard{
@@ -80,7 +80,7 @@ var detectorTable = [...]Detector{
 			field: func(g *Guards) any { return &g.ErrorRepeats }, measure: counter(func(s *State) int { return s.ErrorStreak })},
 	}, reset: func(e *Engine) { e.st.ErrorStreak = 0 }},
 	{Name: DetectorSpend, Class: ClassOverspend, at: atCost, check: spend, Guards: []Guard{
-		{Name: "maxCostUSD", Kind: GuardCost, // no default: no cap
+		{Name: "maxCostUSD", Kind: GuardCost, WholeTurn: true, // no default: no cap
 			field: func(g *Guards) any { return &g.MaxCostUSD }, measure: func(_, s *State) (int64, bool) { return int64(s.Cost), true }},
 	}},
 	{Name: DetectorLengthStop, Class: ClassLength, at: atFinish, check: lengthStop},

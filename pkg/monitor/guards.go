@@ -119,7 +119,7 @@ func ParseGuards(data []byte) (Guards, error) {
 			continue
 		}
 		if err := g.set(k, v); err != nil {
-			return g, fmt.Errorf("guards: %s: %w", k, err)
+			return g, &GuardError{Guard: k, Err: err}
 		}
 	}
 	return g, g.Validate()
@@ -134,6 +134,16 @@ func (g *Guards) set(key string, v json.RawMessage) error {
 	return fmt.Errorf("unknown guard (known: %s)", strings.Join(GuardNames(), ", "))
 }
 
+// GuardError is a guard refused by ParseGuards or Validate, by name.
+type GuardError struct {
+	Guard string // the guard's JSON name, or a key that names none
+	Err   error
+}
+
+func (e *GuardError) Error() string { return "guards: " + e.Guard + ": " + e.Err.Error() }
+
+func (e *GuardError) Unwrap() error { return e.Err }
+
 // GuardNames lists every guard's name, in table order.
 func GuardNames() []string {
 	names := make([]string, len(allGuards))
@@ -147,7 +157,7 @@ func GuardNames() []string {
 func (g Guards) Validate() error {
 	for _, gd := range allGuards {
 		if err := gd.validate(g); err != nil {
-			return fmt.Errorf("guards: %s: %w", gd.Name, err)
+			return &GuardError{Guard: gd.Name, Err: err}
 		}
 	}
 	return nil

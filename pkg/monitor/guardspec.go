@@ -39,6 +39,9 @@ type Guard struct {
 	// (stepBudget: the 257th of 256). Calibrate suggests past the largest
 	// value seen for the first kind.
 	TripsAtLimit bool
+	// WholeTurn says calibrate measures the guard once, at the end of the
+	// turn (steps, cost), rather than line by line.
+	WholeTurn bool
 
 	field func(g *Guards) any // the Guards field: *int, *Duration, *bool, *string or *[]string
 	def   any                 // the default; nil for none (the zero value, and no cluster default)
@@ -68,6 +71,9 @@ func (gd Guard) Value(g Guards) any {
 	}
 	panic("monitor: guard " + gd.Name + " has a field of no known kind")
 }
+
+// Measured says whether calibrate measures the guard.
+func (gd Guard) Measured() bool { return gd.measure != nil }
 
 // Measure is what calibrate reads of the guard after one line: the count,
 // the silence or the cost the stream reached (before is the State before
