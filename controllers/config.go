@@ -1,7 +1,9 @@
 package controllers
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -149,41 +151,8 @@ func parseConfig(b []byte) (Config, error) {
 // validateConfig applies the schema's rules to the defaults, which no API
 // server checks.
 func validateConfig(cfg Config) error {
-	g := cfg.Guards
-	for name, n := range map[string]*int32{"stepBudget": g.StepBudget, "identicalCalls": g.IdenticalCalls, "silentTurns": g.SilentTurns,
-		"whitespaceDeltas": g.WhitespaceDeltas, "whitespaceBytes": g.WhitespaceBytes,
-		"cycleRepeats": g.CycleRepeats, "errorRepeats": g.ErrorRepeats, "repeatedTextBytes": g.RepeatedTextBytes} {
-		if n != nil && *n < 0 {
-			return fmt.Errorf("config: guards.%s: must be at least 0", name)
-		}
-	}
-	if n := g.CycleRepeats; n != nil && *n == 1 {
-		return fmt.Errorf("config: guards.cycleRepeats: must be 0 (off) or at least 2")
-	}
-	for name, d := range map[string]*string{"stallTimeout": cfg.Guards.StallTimeout, "toolTimeout": cfg.Guards.ToolTimeout, "refuseWait": cfg.Guards.RefuseWait} {
-		if d == nil {
-			continue
-		}
-		v, err := time.ParseDuration(*d)
-		if err != nil {
-			return fmt.Errorf("config: guards.%s: %w", name, err)
-		}
-		if v < 0 {
-			return fmt.Errorf("config: guards.%s: must not be negative", name)
-		}
-	}
-	if d := cfg.Guards.RefuseWait; d != nil {
-		if v, _ := time.ParseDuration(*d); v > monitor.MaxRefuseWait {
-			return fmt.Errorf("config: guards.refuseWait: must be at most %v", monitor.MaxRefuseWait)
-		}
-	}
-	if c := cfg.Guards.MaxCostUSD; c != nil {
-		if _, err := parseUSD(*c); err != nil {
-			return fmt.Errorf("config: guards.maxCostUSD: %w", err)
-		}
-	}
-	if d := cfg.Guards.NudgeDelivery; d != nil && *d != monitor.NudgeDeliveryNone && *d != monitor.NudgeDeliveryFile {
-		return fmt.Errorf("config: guards.nudgeDelivery: must be %q or %q", monitor.NudgeDeliveryNone, monitor.NudgeDeliveryFile)
+	if err := validateGuards(cfg.Guards); err != nil {
+		return err
 	}
 	if err := validateStartConfig(cfg); err != nil {
 		return err
@@ -216,28 +185,48 @@ func mergeRerolls(def twv1.RerollPolicy, o *twv1.RerollPolicy) twv1.RerollPolicy
 	return out
 }
 
-// defaultGuards are the engine's defaults (docs/design.md's numbers, defined once in
-// pkg/monitor), in the API's shape.
-func defaultGuards() twv1.Guards {
-	g := monitor.DefaultGuards()
-	return twv1.Guards{
-		StepBudget:       ptr.To(int32(g.StepBudget)),
-		IdenticalCalls:   ptr.To(int32(g.IdenticalCalls)),
-		SilentTurns:      ptr.To(int32(g.SilentTurns)),
-		StallTimeout:     ptr.To(durationString(time.Duration(g.StallTimeout))),
-		ToolTimeout:      ptr.To(durationString(time.Duration(g.ToolTimeout))),
-		WhitespaceDeltas: ptr.To(int32(g.WhitespaceDeltas)),
-		WhitespaceBytes:  ptr.To(int32(g.WhitespaceBytes)),
-		// The pattern detectors.
-		CycleRepeats:      ptr.To(int32(g.CycleRepeats)),
-		ErrorRepeats:      ptr.To(int32(g.ErrorRepeats)),
-		RepeatedTextBytes: ptr.To(int32(g.RepeatedTextBytes)),
-		AnswerAware:       ptr.To(g.AnswerAware),
-		NudgeDelivery:     ptr.To(g.NudgeDelivery),
-		WarnFirst:         ptr.To(g.WarnFirst),
-		Refuse:            ptr.To(g.Refuse),
-		RefuseWait:        ptr.To(durationString(time.Duration(g.RefuseWait))),
+// validateGuards checks the guards with the engine's own validator
+// (monitor.ParseGuards): what the manager accepts, every sidecar accepts.
+func validateGuards(g twv1.Guards) error {
+	b, err := json.Marshal(g)
+	if err != nil {
+		return fmt.Errorf("config: guards: %w", err)
 	}
+	if _, err := monitor.ParseGuards(b); err != nil {
+		if ge := (*monitor.GuardError)(nil); errors.As(err, &ge) {
+			return fmt.Errorf("config: guards.%s: %w", ge.Guard, ge.Err)
+		}
+		return fmt.Errorf("config: %w", err)
+	}
+	return nil
+}
+
+// defaultGuards are the engine's defaults (each written once, in
+// pkg/monitor's detector table), in the API's shape. A guard with no
+// default (worldTools, maxCostUSD) stays unset.
+func defaultGuards() twv1.Guards {
+	m := map[string]any{}
+	for _, gd := range monitor.AllGuards() {
+		v, ok := gd.Default()
+		if !ok {
+			continue
+		}
+		if d, isDur := v.(monitor.Duration); isDur {
+			v = durationString(d.D())
+		}
+		m[gd.Name] = v
+	}
+	var g twv1.Guards
+	b, err := json.Marshal(m)
+	if err == nil {
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields() // a default the API has no field for
+		err = dec.Decode(&g)
+	}
+	if err != nil {
+		panic("controllers: the engine's default guards do not fit the API's: " + err.Error())
+	}
+	return g
 }
 
 // durationString writes a duration the way users do ("10m", not "10m0s").

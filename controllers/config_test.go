@@ -1,9 +1,13 @@
 package controllers
 
 import (
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"turnwatch.dev/turnwatch/pkg/monitor"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -53,6 +57,12 @@ settleGrace: 5s
 		{"cycle of one", "guards: {cycleRepeats: 1}", nil, "guards.cycleRepeats"},
 		{"negative pattern count", "guards: {errorRepeats: -1}", nil, "guards.errorRepeats"},
 		{"bad money", `guards: {maxCostUSD: "five"}`, nil, "guards.maxCostUSD"},
+		// The engine refuses these, so the manager must: every sidecar would
+		// exit at start and every turn fail as infra (monitor.ParseGuards is
+		// the one validator).
+		{"negative duration", `guards: {stallTimeout: "-1s"}`, nil, "guards.stallTimeout"},
+		{"negative refuse wait", `guards: {refuseWait: "-1s"}`, nil, "guards.refuseWait"},
+		{"negative money", `guards: {maxCostUSD: "-1"}`, nil, "guards.maxCostUSD"},
 		{"overspend reroll", "rerolls: {classes: [overspend]}", nil, "overspend"},
 	}
 	for _, c := range cases {
@@ -71,6 +81,32 @@ settleGrace: 5s
 				t.Error(msg)
 			}
 		})
+	}
+}
+
+// The cluster defaults are the detector table's, every guard that has one:
+// handed to a sidecar they parse to the engine's own defaults.
+func TestDefaultGuardsFromTable(t *testing.T) {
+	g := DefaultConfig().Guards
+	b, err := json.Marshal(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set map[string]any
+	if err := json.Unmarshal(b, &set); err != nil {
+		t.Fatal(err)
+	}
+	for _, gd := range monitor.AllGuards() {
+		if _, ok := gd.Default(); ok != (set[gd.Name] != nil) {
+			t.Errorf("guard %s: default in the table %v, in the manager's config %v", gd.Name, ok, set[gd.Name])
+		}
+	}
+	got, err := monitor.ParseGuards(b)
+	if err != nil {
+		t.Fatalf("the engine refuses the manager's defaults %s: %v", b, err)
+	}
+	if want := monitor.DefaultGuards(); !reflect.DeepEqual(got, want) {
+		t.Errorf("the manager's defaults parse to\n %+v\nwant\n %+v", got, want)
 	}
 }
 

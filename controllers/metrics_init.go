@@ -11,12 +11,16 @@ import (
 // on a dashboard's increase() or rate() panel. So the label values known in
 // advance start at zero when the manager starts.
 
-// tripDetectors are the detectors whose trips end a turn.
-var tripDetectors = []string{
-	monitor.DetectorStepBudget, monitor.DetectorIdenticalCalls, monitor.DetectorCycles,
-	monitor.DetectorRepeatedErrors, monitor.DetectorStall, monitor.DetectorDegeneration,
-	monitor.DetectorRepetition, monitor.DetectorSpend, monitor.DetectorLengthStop,
-}
+// tripDetectors are the detectors whose trips end a turn: the detector
+// table's rows that are not nudges.
+var tripDetectors = func() (out []string) {
+	for _, d := range monitor.Detectors() {
+		if !d.Nudges() {
+			out = append(out, d.Name)
+		}
+	}
+	return out
+}()
 
 var faultClasses = []twv1.FaultClass{
 	twv1.ClassRunaway, twv1.ClassStalled, twv1.ClassDegenerate, twv1.ClassOverspend,
@@ -34,7 +38,9 @@ func init() {
 	}
 	turnsTotal.WithLabelValues(string(twv1.TurnSucceeded), "")
 	turnsTotal.WithLabelValues(string(twv1.TurnAborted), "")
-	for _, o := range []twv1.TurnOutcome{twv1.TurnSucceeded, twv1.TurnFailed, twv1.TurnAborted} {
+	// An aborted turn counts in turns_total only (docs/metrics.md): its
+	// duration is the caller's choice, not the agent's, and is not observed.
+	for _, o := range []twv1.TurnOutcome{twv1.TurnSucceeded, twv1.TurnFailed} {
 		turnDuration.WithLabelValues(string(o))
 	}
 }

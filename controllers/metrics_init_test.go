@@ -3,7 +3,11 @@ package controllers
 import (
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/pkg/monitor"
 )
 
@@ -20,11 +24,48 @@ func TestMetricsStartAtZero(t *testing.T) {
 		{"turnwatch_rerolls_total", testutil.CollectAndCount(rerollsTotal), len(faultClasses)},
 		{"turnwatch_faults_total", testutil.CollectAndCount(faultsTotal), len(faultClasses)},
 		{"turnwatch_turns_total", testutil.CollectAndCount(turnsTotal), len(faultClasses) + 2},
-		{"turnwatch_turn_duration_seconds", testutil.CollectAndCount(turnDuration), 3},
+		{"turnwatch_turn_duration_seconds", testutil.CollectAndCount(turnDuration), 2},
 	}
 	for _, tt := range tests {
 		if tt.n < tt.min {
 			t.Errorf("%s: %d series, want at least %d", tt.name, tt.n, tt.min)
+		}
+	}
+	// An aborted turn's duration is never observed (observeSettled runs for
+	// succeeded and failed turns only): no series that would stay empty.
+	ch := make(chan prometheus.Metric, 64)
+	turnDuration.Collect(ch)
+	close(ch)
+	for m := range ch {
+		var d dto.Metric
+		if err := m.Write(&d); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range d.GetLabel() {
+			if l.GetName() == "outcome" && l.GetValue() == string(twv1.TurnAborted) {
+				t.Error("turnwatch_turn_duration_seconds{outcome=\"Aborted\"} exists but is never observed")
+			}
+		}
+	}
+	// Every detector of the table that stops a turn has its series.
+	series := map[string]bool{}
+	ch = make(chan prometheus.Metric, 64)
+	tripsTotal.Collect(ch)
+	close(ch)
+	for m := range ch {
+		var d dto.Metric
+		if err := m.Write(&d); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range d.GetLabel() {
+			if l.GetName() == "detector" {
+				series[l.GetValue()] = true
+			}
+		}
+	}
+	for _, d := range monitor.Detectors() {
+		if !d.Nudges() && !series[d.Name] {
+			t.Errorf("turnwatch_trips_total has no series for detector %s", d.Name)
 		}
 	}
 	// Each detector is counted under the class its trips give.

@@ -141,14 +141,15 @@ func streamFiles(paths []string) ([]string, error) {
 	return out, nil
 }
 
-// maxima are the largest values one stream (or all) reached.
+// maxima are the largest values one stream (or all) reached, by guard
+// name, as the detector table's guards measure them: counts, silences in
+// nanoseconds, the cost in Money.
 type maxima struct {
-	steps, streak, cycle, errors, silent, wsDeltas, wsBytes, repeat int
-	genGap, toolGap                                                 time.Duration
-	cost                                                            monitor.Money
-	// where each was reached: line numbers (0: the whole file)
-	at map[string]int
+	largest map[string]int64
+	at      map[string]int // the line that reached each (0: the whole file)
 }
+
+func newMaxima() maxima { return maxima{largest: map[string]int64{}, at: map[string]int{}} }
 
 // measure replays one stream with every count and duration guard off and
 // returns the largest value each counter reached.
@@ -163,7 +164,7 @@ func measure(in io.Reader, opts monitor.Options, maxLine int) (maxima, error) {
 	if err != nil {
 		return maxima{}, err
 	}
-	m := maxima{at: map[string]int{}}
+	m := newMaxima()
 	lr := monitor.NewLineReader(in, maxLine)
 	n := 0
 	for {
@@ -172,43 +173,34 @@ func measure(in io.Reader, opts monitor.Options, maxLine int) (maxima, error) {
 			break
 		}
 		n++
-		outstanding := eng.State().Outstanding
+		before := eng.State()
 		if lr.Skipped() {
 			eng.FeedSkipped(line, time.Time{})
 		} else {
 			eng.Feed(line, time.Time{})
 		}
-		m.fold(eng.State(), outstanding, n)
+		after := eng.State()
+		m.fold(&before, &after, n, false)
 	}
 	if err := lr.Err(); err != nil {
 		return maxima{}, err
 	}
 	eng.Finish()
 	st := eng.State()
-	m.steps, m.cost = st.Steps, st.Cost
+	m.fold(&st, &st, 0, true)
 	return m, nil
 }
 
-// fold keeps the largest of each counter after one line.
-func (m *maxima) fold(st monitor.State, outstanding, line int) {
-	up := func(name string, dst *int, v int) {
-		if v > *dst {
-			*dst, m.at[name] = v, line
+// fold keeps the largest value of each guard measured line by line (or,
+// with wholeTurn, of each measured once at the end of the turn).
+func (m *maxima) fold(before, after *monitor.State, line int, wholeTurn bool) {
+	for _, gd := range monitor.AllGuards() {
+		if gd.WholeTurn != wholeTurn {
+			continue
 		}
-	}
-	up("identicalCalls", &m.streak, st.Streak)
-	up("cycleRepeats", &m.cycle, st.Cycle)
-	up("errorRepeats", &m.errors, st.ErrorStreak)
-	up("silentTurns", &m.silent, st.Silent)
-	up("whitespaceDeltas", &m.wsDeltas, st.WhitespaceDeltas)
-	up("whitespaceBytes", &m.wsBytes, st.WhitespaceBytes)
-	up("repeatedTextBytes", &m.repeat, st.RepeatBytes)
-	gap, name := &m.genGap, "stallTimeout"
-	if outstanding > 0 {
-		gap, name = &m.toolGap, "toolTimeout"
-	}
-	if st.Gap > *gap {
-		*gap, m.at[name] = st.Gap, line
+		if v, ok := gd.Measure(before, after); ok && (v > m.largest[gd.Name] || wholeTurn) {
+			m.largest[gd.Name], m.at[gd.Name] = v, line
+		}
 	}
 }
 
@@ -216,34 +208,18 @@ func (m *maxima) fold(st monitor.State, outstanding, line int) {
 // suggests guards.
 func calibrate(files []string, opts monitor.Options, maxLine int) (Calibration, error) {
 	c := Calibration{Files: len(files), Trips: []FileVerdict{}}
-	var all maxima
+	all := newMaxima()
 	where := map[string]string{}
-	whereLine := map[string]int{}
-	take := func(name, file string, line int, bigger bool) {
-		if bigger {
-			where[name], whereLine[name] = file, line
-		}
-	}
 	for _, f := range files {
 		m, err := measureFile(f, opts, maxLine)
 		if err != nil {
 			return c, fmt.Errorf("%s: %w", f, err)
 		}
-		for _, x := range []struct {
-			name     string
-			dst, val *int
-		}{{"stepBudget", &all.steps, &m.steps}, {"identicalCalls", &all.streak, &m.streak}, {"cycleRepeats", &all.cycle, &m.cycle},
-			{"errorRepeats", &all.errors, &m.errors}, {"silentTurns", &all.silent, &m.silent}, {"whitespaceDeltas", &all.wsDeltas, &m.wsDeltas},
-			{"whitespaceBytes", &all.wsBytes, &m.wsBytes}, {"repeatedTextBytes", &all.repeat, &m.repeat}} {
-			take(x.name, f, m.at[x.name], *x.val > *x.dst)
-			*x.dst = max(*x.dst, *x.val)
+		for name, v := range m.largest {
+			if v > all.largest[name] {
+				all.largest[name], all.at[name], where[name] = v, m.at[name], f
+			}
 		}
-		take("stallTimeout", f, m.at["stallTimeout"], m.genGap > all.genGap)
-		all.genGap = max(all.genGap, m.genGap)
-		take("toolTimeout", f, m.at["toolTimeout"], m.toolGap > all.toolGap)
-		all.toolGap = max(all.toolGap, m.toolGap)
-		take("maxCostUSD", f, 0, m.cost > all.cost)
-		all.cost = max(all.cost, m.cost)
 
 		v, err := verdictFile(f, opts, maxLine)
 		if err != nil {
@@ -253,7 +229,7 @@ func calibrate(files []string, opts monitor.Options, maxLine int) (Calibration, 
 			c.Trips = append(c.Trips, v)
 		}
 	}
-	c.Measures, c.Suggested = suggest(all, opts.Guards, where, whereLine)
+	c.Measures, c.Suggested = suggest(all, opts.Guards, where, all.at)
 	return c, nil
 }
 
@@ -288,9 +264,10 @@ func verdictFile(name string, opts monitor.Options, maxLine int) (FileVerdict, e
 func suggest(m maxima, today monitor.Guards, where map[string]string, whereLine map[string]int) ([]Measure, map[string]any) {
 	sug := map[string]any{"worldTools": append([]string{}, today.WorldTools...), "answerAware": today.AnswerAware}
 	var rows []Measure
-	count := func(name string, largest, now int, inclusive bool) {
+	count := func(gd monitor.Guard, largest, now int) {
+		name := gd.Name
 		need := int(math.Ceil(float64(largest) * calibrateMargin))
-		if inclusive {
+		if gd.TripsAtLimit {
 			need = max(need, largest+1)
 		}
 		s := need
@@ -301,21 +278,13 @@ func suggest(m maxima, today monitor.Guards, where map[string]string, whereLine 
 			// Off today and never seen: the streams give no value to
 			// set it from, and the most eager setting would be a guess.
 			s = 0
-		case name == "cycleRepeats":
-			s = max(s, 2) // 0 (off) or at least 2
+		case gd.Least > 1:
+			s = max(s, gd.Least) // 0 (off) or at least Least
 		}
 		sug[name] = s
 		rows = append(rows, Measure{Guard: name, Today: fmt.Sprint(now), Largest: fmt.Sprint(largest), File: where[name],
 			Line: whereLine[name], Suggested: fmt.Sprint(s)})
 	}
-	count("stepBudget", m.steps, today.StepBudget, false)
-	count("identicalCalls", m.streak, today.IdenticalCalls, true)
-	count("cycleRepeats", m.cycle, today.CycleRepeats, true)
-	count("errorRepeats", m.errors, today.ErrorRepeats, true)
-	count("silentTurns", m.silent, today.SilentTurns, false)
-	count("whitespaceDeltas", m.wsDeltas, today.WhitespaceDeltas, true)
-	count("whitespaceBytes", m.wsBytes, today.WhitespaceBytes, true)
-	count("repeatedTextBytes", m.repeat, today.RepeatedTextBytes, true)
 	dur := func(name string, largest time.Duration, now monitor.Duration) {
 		need := time.Duration(math.Ceil(largest.Seconds()*calibrateMargin)) * time.Second
 		s := need
@@ -329,24 +298,40 @@ func suggest(m maxima, today monitor.Guards, where map[string]string, whereLine 
 		}
 		rows = append(rows, Measure{Guard: name, Today: goDuration(now.D()), Largest: l, File: where[name], Line: whereLine[name], Suggested: goDuration(s)})
 	}
-	dur("stallTimeout", m.genGap, today.StallTimeout)
-	dur("toolTimeout", m.toolGap, today.ToolTimeout)
-	// The spend cap bounds a whole run; a turn's cost is what one stream shows.
-	capNow, _ := monitor.ParseMoney(today.MaxCostUSD)
-	const cent = monitor.Money(10_000_000_000)           // Money counts 1e-12 USD
-	need := (m.cost + m.cost/2 + cent - 1) / cent * cent // 1.5 x, up to whole cents
+	for _, gd := range monitor.AllGuards() {
+		if !gd.Measured() {
+			continue
+		}
+		largest := m.largest[gd.Name]
+		switch gd.Kind {
+		case monitor.GuardCount:
+			count(gd, int(largest), gd.Value(today).(int))
+		case monitor.GuardDuration:
+			dur(gd.Name, time.Duration(largest), gd.Value(today).(monitor.Duration))
+		case monitor.GuardCost:
+			rows = append(rows, suggestCap(gd.Name, monitor.Money(largest), today.MaxCostUSD, where, sug))
+		}
+	}
+	return rows, sug
+}
+
+// suggestCap suggests the spend cap. It bounds a whole run; a turn's cost is
+// what one stream shows.
+func suggestCap(name string, cost monitor.Money, today string, where map[string]string, sug map[string]any) Measure {
+	capNow, _ := monitor.ParseMoney(today)
+	const cent = monitor.Money(10_000_000_000)       // Money counts 1e-12 USD
+	need := (cost + cost/2 + cent - 1) / cent * cent // 1.5 x, up to whole cents
 	s := ""
 	switch {
-	case today.MaxCostUSD != "" && capNow >= need:
-		s = today.MaxCostUSD
-	case m.cost > 0:
+	case today != "" && capNow >= need:
+		s = today
+	case cost > 0:
 		s = need.String()
 	}
 	if s != "" {
-		sug["maxCostUSD"] = s
+		sug[name] = s
 	}
-	rows = append(rows, Measure{Guard: "maxCostUSD", Today: today.MaxCostUSD, Largest: m.cost.String(), File: where["maxCostUSD"], Suggested: s})
-	return rows, sug
+	return Measure{Guard: name, Today: today, Largest: cost.String(), File: where[name], Suggested: s}
 }
 
 // goDuration writes a duration the way users do ("10m", not "10m0s").

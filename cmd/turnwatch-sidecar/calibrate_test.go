@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,6 +101,13 @@ func TestCalibrateWouldTrip(t *testing.T) {
 	}
 }
 
+// seen is the maxima of streams that reached these values, by guard.
+func seen(largest map[string]int64) maxima {
+	m := newMaxima()
+	maps.Copy(m.largest, largest)
+	return m
+}
+
 // suggest, by itself: counts that trip when reached go past the largest
 // value, counts that trip when exceeded may equal it; 1.5 x margin; never
 // below today's value unless today's is off; an off guard stays off when
@@ -111,16 +119,17 @@ func TestCalibrateSuggest(t *testing.T) {
 		m    maxima
 		want map[string]any
 	}{
-		{"quiet streams keep today's guards", maxima{steps: 10, streak: 2, silent: 3, genGap: time.Second},
+		{"quiet streams keep today's guards", seen(map[string]int64{"stepBudget": 10, "identicalCalls": 2, "silentTurns": 3, "stallTimeout": int64(time.Second)}),
 			map[string]any{"stepBudget": 256, "identicalCalls": 4, "silentTurns": 12, "cycleRepeats": 0, "stallTimeout": "10m"}},
-		{"busy streams raise them", maxima{steps: 300, streak: 4, cycle: 3, errors: 6, silent: 12, wsDeltas: 200, wsBytes: 9000, repeat: 5000,
-			genGap: 11 * time.Minute, toolGap: 40 * time.Minute},
+		{"busy streams raise them", seen(map[string]int64{"stepBudget": 300, "identicalCalls": 4, "cycleRepeats": 3, "errorRepeats": 6, "silentTurns": 12,
+			"whitespaceDeltas": 200, "whitespaceBytes": 9000, "repeatedTextBytes": 5000,
+			"stallTimeout": int64(11 * time.Minute), "toolTimeout": int64(40 * time.Minute)}),
 			map[string]any{"stepBudget": 450, "identicalCalls": 6, "cycleRepeats": 5, "errorRepeats": 9, "silentTurns": 18,
 				"whitespaceDeltas": 300, "whitespaceBytes": 13500, "repeatedTextBytes": 7500, "stallTimeout": "16m30s", "toolTimeout": "1h"}},
-		{"inclusive counts go one past", maxima{streak: 1, cycle: 2}, map[string]any{"identicalCalls": 4, "cycleRepeats": 3}},
-		{"one cycle seen switches cycles on at 2", maxima{cycle: 1}, map[string]any{"cycleRepeats": 2}},
-		{"a cost sets a cap in whole cents", maxima{cost: mustMoney("0.2001")}, map[string]any{"maxCostUSD": "0.31"}},
-		{"no cost, no cap", maxima{}, map[string]any{"maxCostUSD": nil}},
+		{"inclusive counts go one past", seen(map[string]int64{"identicalCalls": 1, "cycleRepeats": 2}), map[string]any{"identicalCalls": 4, "cycleRepeats": 3}},
+		{"one cycle seen switches cycles on at 2", seen(map[string]int64{"cycleRepeats": 1}), map[string]any{"cycleRepeats": 2}},
+		{"a cost sets a cap in whole cents", seen(map[string]int64{"maxCostUSD": int64(mustMoney("0.2001"))}), map[string]any{"maxCostUSD": "0.31"}},
+		{"no cost, no cap", newMaxima(), map[string]any{"maxCostUSD": nil}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -140,4 +149,38 @@ func mustMoney(s string) monitor.Money {
 		panic(err)
 	}
 	return m
+}
+
+// TestCalibrateColumns: calibrate measures and suggests every count,
+// duration and cost guard of the detector table, one row each.
+func TestCalibrateColumns(t *testing.T) {
+	rows, sug := suggest(newMaxima(), monitor.DefaultGuards(), nil, nil)
+	var got []string
+	for _, r := range rows {
+		got = append(got, r.Guard)
+	}
+	var want []string
+	for _, d := range monitor.Detectors() {
+		for _, gd := range d.Guards {
+			if !gd.Measured() {
+				t.Errorf("detector %s: guard %s is not measured by calibrate", d.Name, gd.Name)
+			}
+			want = append(want, gd.Name)
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("calibrate's rows %v, want the detector table's guards %v", got, want)
+	}
+	if _, err := monitor.ParseGuards(mustJSON(t, sug)); err != nil {
+		t.Errorf("the suggested guards do not parse: %v", err)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -29,20 +29,11 @@ const (
 	ClassLength     = "length"
 )
 
-// ClassOf returns the fault class a detector raises ("" for silentRun,
-// which nudges, and for unknown names).
+// ClassOf returns the fault class a detector raises (its row of the
+// detector table); "" for silentRun, which nudges, and for unknown names.
 func ClassOf(detector string) string {
-	switch detector {
-	case DetectorStepBudget, DetectorIdenticalCalls, DetectorCycles, DetectorRepeatedErrors:
-		return ClassRunaway
-	case DetectorStall:
-		return ClassStalled
-	case DetectorDegeneration, DetectorRepetition:
-		return ClassDegenerate
-	case DetectorSpend:
-		return ClassOverspend
-	case DetectorLengthStop:
-		return ClassLength
+	if d := detectorNamed(detector); d != nil {
+		return d.Class
 	}
 	return ""
 }

@@ -26,25 +26,16 @@ type link struct {
 	check check
 }
 
-// chain is the evaluation order, one visible list. Within one event the
-// fold reaches the phases in this order too
-// (docs/design.md#order-within-one-event): degeneration, repetition; each tool call in
-// order (step budget, identical calls, cycles); each answer (repeated
-// errors); spend; the stop reason; the silent-run nudge.
-// Repetition is judged before silence, so an agent doing both is stopped,
-// not nudged. The first failing check that stops the turn ends evaluation.
-var chain = [...]link{
-	{at: atClock, check: stall},
-	{at: atDelta, check: degeneration},
-	{at: atDelta, check: repetition},
-	{at: atCall, check: stepBudget},
-	{at: atCall, check: identicalCalls},
-	{at: atCall, check: cycles},
-	{at: atAnswer, check: repeatedErrors},
-	{at: atCost, check: spend},
-	{at: atFinish, check: lengthStop},
-	{at: atMessageEnd, check: silentRun, nudge: true},
-}
+// chain is the evaluation order: the detector table's (detectors.go), whose
+// comment says why it is that order. The first failing check that stops
+// the turn ends evaluation.
+var chain = func() []link {
+	out := make([]link, len(detectorTable))
+	for i, d := range detectorTable {
+		out[i] = link{at: d.at, nudge: d.Nudges(), check: d.check}
+	}
+	return out
+}()
 
 // chainAt is the chain split by phase, each in chain order: the fold
 // judges one phase at a time.

@@ -140,11 +140,15 @@ func New(opts Options) (*Engine, error) {
 	return e, nil
 }
 
+// isZero says whether g is a zero Guards (a caller that forgot them):
+// every guard at its zero value.
 func (g Guards) isZero() bool {
-	return g.StepBudget == 0 && g.IdenticalCalls == 0 && g.SilentTurns == 0 && g.StallTimeout == 0 &&
-		g.ToolTimeout == 0 && g.WhitespaceDeltas == 0 && g.WhitespaceBytes == 0 && g.WorldTools == nil && g.MaxCostUSD == "" &&
-		g.CycleRepeats == 0 && g.ErrorRepeats == 0 && g.RepeatedTextBytes == 0 && !g.AnswerAware &&
-		!g.Delivers() && !g.WarnFirst
+	for _, gd := range allGuards {
+		if !gd.hook && !gd.isZero(g) {
+			return false
+		}
+	}
+	return true
 }
 
 // Feed processes one input line (without its trailing newline). If the line

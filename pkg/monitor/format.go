@@ -172,48 +172,30 @@ func topHas(line []byte, key string) bool {
 	}
 }
 
-// sniff recognises the format of one line for auto: by event types that
-// only one format uses, and by keys where two formats share a type
+// formatSniffs are auto's formats in the order they are asked: each
+// format recognises its own lines (its sniff, beside its parser) by event
+// types that only it uses, and by keys where two formats share a type
 // (tool_use: opencode has "part", gemini "tool_name"; result: claude has
-// "subtype", gemini "status"). A line no format claims (a banner, an
-// "error" event) decides nothing.
+// "subtype", gemini "status"), so the first that claims a line decides.
+var formatSniffs = []struct {
+	format string
+	sniff  func(typ string, line []byte) bool
+}{
+	{FormatPi, sniffPi}, {FormatClaude, sniffClaude}, {FormatOpencode, sniffOpencode},
+	{FormatGemini, sniffGemini}, {FormatCodex, sniffCodex},
+}
+
+// sniff recognises the format of one line for auto. A line no format
+// claims (a banner, an "error" event) decides nothing.
 func sniff(line []byte) string {
 	typ := topString(line, "type")
 	if typ == nil {
 		return ""
 	}
-	switch t := string(typ); t {
-	case "agent_start", "agent_end", "turn_start", "turn_end", "message_start", "message_update",
-		"message_end", "tool_execution_start", "tool_execution_update", "tool_execution_end",
-		"auto_compaction_start", "auto_compaction_end", "auto_retry_start", "auto_retry_end",
-		"compaction_start", "compaction_end", "queue_update", "session", "extension_ui_request", "hook_ui_request":
-		return FormatPi
-	case "system", "assistant", "user", "stream_event", "rate_limit_event":
-		return FormatClaude
-	case "init", "message", "tool_result":
-		return FormatGemini
-	case "step_start", "step_finish", "text", "reasoning":
-		return FormatOpencode
-	case "thread.started", "turn.started", "turn.completed", "turn.failed",
-		"item.started", "item.updated", "item.completed", "session.created", "item.plan.delta":
-		return FormatCodex
-	case "tool_use":
-		if topHas(line, "part") {
-			return FormatOpencode
-		}
-		if topHas(line, "tool_name") {
-			return FormatGemini
-		}
-	case "response": // pi RPC mode's command reply
-		if topHas(line, "command") {
-			return FormatPi
-		}
-	case "result":
-		if topHas(line, "subtype") {
-			return FormatClaude
-		}
-		if topHas(line, "status") || topHas(line, "stats") {
-			return FormatGemini
+	t := string(typ)
+	for _, f := range formatSniffs {
+		if f.sniff(t, line) {
+			return f.format
 		}
 	}
 	return ""

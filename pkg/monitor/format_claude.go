@@ -361,3 +361,15 @@ func claudeStop(b []byte) string {
 	}
 	return ""
 }
+
+// sniffClaude says whether a line is claude's, for auto (format.go); its
+// result carries "subtype".
+func sniffClaude(typ string, line []byte) bool {
+	switch typ {
+	case "system", "assistant", "user", "stream_event", "rate_limit_event":
+		return true
+	case "result":
+		return topHas(line, "subtype")
+	}
+	return false
+}

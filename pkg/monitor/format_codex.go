@@ -154,3 +154,13 @@ func codexItem(s *jsonscan.Scanner, o *jsonscan.Obj, completed bool, ev *event) 
 	}
 	return true
 }
+
+// sniffCodex says whether a line is codex's, for auto (format.go).
+func sniffCodex(typ string, _ []byte) bool {
+	switch typ {
+	case "thread.started", "turn.started", "turn.completed", "turn.failed",
+		"item.started", "item.updated", "item.completed", "session.created", "item.plan.delta":
+		return true
+	}
+	return false
+}

@@ -152,3 +152,17 @@ func readGeminiStats(s *jsonscan.Scanner) (in, cached, out int64) {
 	cached = min(cached, total)
 	return total - cached, cached, out
 }
+
+// sniffGemini says whether a line is gemini's, for auto (format.go): its
+// tool_use carries "tool_name", its result "status" or "stats".
+func sniffGemini(typ string, line []byte) bool {
+	switch typ {
+	case "init", "message", "tool_result":
+		return true
+	case "tool_use":
+		return topHas(line, "tool_name")
+	case "result":
+		return topHas(line, "status") || topHas(line, "stats")
+	}
+	return false
+}

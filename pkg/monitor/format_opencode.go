@@ -181,3 +181,15 @@ func opencodeStop(b []byte) string {
 	}
 	return ""
 }
+
+// sniffOpencode says whether a line is opencode's, for auto (format.go):
+// its tool_use carries "part".
+func sniffOpencode(typ string, line []byte) bool {
+	switch typ {
+	case "step_start", "step_finish", "text", "reasoning":
+		return true
+	case "tool_use":
+		return topHas(line, "part")
+	}
+	return false
+}

@@ -532,3 +532,18 @@ func piStop(b []byte) string {
 	}
 	return ""
 }
+
+// sniffPi says whether a line is pi's, for auto (format.go): its event
+// types, and the RPC mode's command reply.
+func sniffPi(typ string, line []byte) bool {
+	switch typ {
+	case "agent_start", "agent_end", "turn_start", "turn_end", "message_start", "message_update",
+		"message_end", "tool_execution_start", "tool_execution_update", "tool_execution_end",
+		"auto_compaction_start", "auto_compaction_end", "auto_retry_start", "auto_retry_end",
+		"compaction_start", "compaction_end", "queue_update", "session", "extension_ui_request", "hook_ui_request":
+		return true
+	case "response":
+		return topHas(line, "command")
+	}
+	return false
+}

@@ -84,29 +84,21 @@ const (
 // Delivers says whether nudges reach the agent itself.
 func (g Guards) Delivers() bool { return g.NudgeDelivery == NudgeDeliveryFile }
 
-// DefaultGuards returns the defaults of docs/design.md's detectors.
+// DefaultGuards returns the defaults, each written once in the detector
+// table (detectors.go).
 func DefaultGuards() Guards {
-	return Guards{
-		StepBudget:       256,
-		IdenticalCalls:   4,
-		SilentTurns:      12,
-		StallTimeout:     Duration(10 * time.Minute),
-		ToolTimeout:      Duration(30 * time.Minute),
-		WhitespaceDeltas: 128,
-		WhitespaceBytes:  8192,
-		// The pattern detectors (docs/design.md#cycles): cycles are off until calibrate
-		// says a team's healthy turns allow them.
-		ErrorRepeats:      6,
-		RepeatedTextBytes: 4096,
-		NudgeDelivery:     NudgeDeliveryNone,
-		Refuse:            true,
-		RefuseWait:        Duration(2 * time.Second),
+	var g Guards
+	for _, gd := range allGuards {
+		gd.setDefault(&g)
 	}
+	return g
 }
 
 // ParseGuards reads a JSON object holding any subset of the guard names and
 // merges it over DefaultGuards. An unknown key or a bad value is an error
-// that names the field. A JSON null leaves the default in place.
+// that names the field. A JSON null leaves the default in place. It is the
+// one guard validator: the engine, the manager's config and the chart's
+// schema test all use it.
 func ParseGuards(data []byte) (Guards, error) {
 	g := DefaultGuards()
 	if len(bytes.TrimSpace(data)) == 0 {
@@ -127,120 +119,46 @@ func ParseGuards(data []byte) (Guards, error) {
 			continue
 		}
 		if err := g.set(k, v); err != nil {
-			return g, fmt.Errorf("guards: %s: %w", k, err)
+			return g, &GuardError{Guard: k, Err: err}
 		}
 	}
 	return g, g.Validate()
 }
 
 func (g *Guards) set(key string, v json.RawMessage) error {
-	switch key {
-	case "stepBudget":
-		return setCount(&g.StepBudget, v)
-	case "identicalCalls":
-		return setCount(&g.IdenticalCalls, v)
-	case "silentTurns":
-		return setCount(&g.SilentTurns, v)
-	case "whitespaceDeltas":
-		return setCount(&g.WhitespaceDeltas, v)
-	case "whitespaceBytes":
-		return setCount(&g.WhitespaceBytes, v)
-	case "cycleRepeats":
-		return setCount(&g.CycleRepeats, v)
-	case "errorRepeats":
-		return setCount(&g.ErrorRepeats, v)
-	case "repeatedTextBytes":
-		return setCount(&g.RepeatedTextBytes, v)
-	case "answerAware":
-		if err := json.Unmarshal(v, &g.AnswerAware); err != nil {
-			return fmt.Errorf("must be true or false, got %s", v)
+	for _, gd := range allGuards {
+		if gd.Name == key {
+			return gd.set(g, v)
 		}
-		return nil
-	case "stallTimeout":
-		return json.Unmarshal(v, &g.StallTimeout)
-	case "toolTimeout":
-		return json.Unmarshal(v, &g.ToolTimeout)
-	case "worldTools":
-		var tools []string
-		if err := json.Unmarshal(v, &tools); err != nil {
-			return fmt.Errorf("must be a list of tool names")
-		}
-		g.WorldTools = tools
-		return nil
-	case "maxCostUSD":
-		var s string
-		if err := json.Unmarshal(v, &s); err != nil {
-			return fmt.Errorf("must be a decimal string like \"5.00\"")
-		}
-		g.MaxCostUSD = s
-		return nil
-	case "nudgeDelivery":
-		var s string
-		if err := json.Unmarshal(v, &s); err != nil || (s != NudgeDeliveryNone && s != NudgeDeliveryFile) {
-			return fmt.Errorf("must be %q or %q, got %s", NudgeDeliveryNone, NudgeDeliveryFile, v)
-		}
-		g.NudgeDelivery = s
-		return nil
-	case "warnFirst":
-		if err := json.Unmarshal(v, &g.WarnFirst); err != nil {
-			return fmt.Errorf("must be true or false, got %s", v)
-		}
-		return nil
-	case "refuse":
-		if err := json.Unmarshal(v, &g.Refuse); err != nil {
-			return fmt.Errorf("must be true or false, got %s", v)
-		}
-		return nil
-	case "refuseWait":
-		return json.Unmarshal(v, &g.RefuseWait)
 	}
-	return fmt.Errorf("unknown guard (known: %s)", strings.Join(guardNames, ", "))
+	return fmt.Errorf("unknown guard (known: %s)", strings.Join(GuardNames(), ", "))
 }
 
-var guardNames = []string{"stepBudget", "identicalCalls", "silentTurns", "stallTimeout",
-	"toolTimeout", "whitespaceDeltas", "whitespaceBytes", "worldTools", "maxCostUSD",
-	"cycleRepeats", "errorRepeats", "repeatedTextBytes", "answerAware",
-	"nudgeDelivery", "warnFirst", "refuse", "refuseWait"}
+// GuardError is a guard refused by ParseGuards or Validate, by name.
+type GuardError struct {
+	Guard string // the guard's JSON name, or a key that names none
+	Err   error
+}
 
-func setCount(dst *int, v json.RawMessage) error {
-	var n int
-	if err := json.Unmarshal(v, &n); err != nil || n < 0 {
-		return fmt.Errorf("must be a non-negative integer, got %s", v)
+func (e *GuardError) Error() string { return "guards: " + e.Guard + ": " + e.Err.Error() }
+
+func (e *GuardError) Unwrap() error { return e.Err }
+
+// GuardNames lists every guard's name, in table order.
+func GuardNames() []string {
+	names := make([]string, len(allGuards))
+	for i, gd := range allGuards {
+		names[i] = gd.Name
 	}
-	*dst = n
-	return nil
+	return names
 }
 
 // Validate reports the first guard with a value out of range, by name.
 func (g Guards) Validate() error {
-	counts := []struct {
-		name string
-		n    int
-	}{{"stepBudget", g.StepBudget}, {"identicalCalls", g.IdenticalCalls}, {"silentTurns", g.SilentTurns},
-		{"whitespaceDeltas", g.WhitespaceDeltas}, {"whitespaceBytes", g.WhitespaceBytes},
-		{"cycleRepeats", g.CycleRepeats}, {"errorRepeats", g.ErrorRepeats}, {"repeatedTextBytes", g.RepeatedTextBytes}}
-	for _, c := range counts {
-		if c.n < 0 {
-			return fmt.Errorf("guards: %s: must be a non-negative integer", c.name)
+	for _, gd := range allGuards {
+		if err := gd.validate(g); err != nil {
+			return &GuardError{Guard: gd.Name, Err: err}
 		}
-	}
-	if g.CycleRepeats == 1 { // one copy of a sequence is no cycle
-		return fmt.Errorf("guards: cycleRepeats: must be 0 (off) or at least 2")
-	}
-	if g.StallTimeout < 0 {
-		return fmt.Errorf("guards: stallTimeout: must not be negative")
-	}
-	if g.ToolTimeout < 0 {
-		return fmt.Errorf("guards: toolTimeout: must not be negative")
-	}
-	if g.RefuseWait < 0 || time.Duration(g.RefuseWait) > MaxRefuseWait {
-		return fmt.Errorf("guards: refuseWait: must be between 0s and %v", MaxRefuseWait)
-	}
-	if _, err := g.maxCost(); err != nil {
-		return err
-	}
-	if d := g.NudgeDelivery; d != "" && d != NudgeDeliveryNone && d != NudgeDeliveryFile {
-		return fmt.Errorf("guards: nudgeDelivery: must be %q or %q, got %q", NudgeDeliveryNone, NudgeDeliveryFile, d)
 	}
 	return nil
 }
@@ -252,7 +170,7 @@ func (g Guards) maxCost() (capOK Money, err error) {
 	}
 	m, err := ParseMoney(g.MaxCostUSD)
 	if err != nil || m < 0 {
-		return -1, fmt.Errorf("guards: maxCostUSD: must be a non-negative decimal string like \"5.00\", got %q", g.MaxCostUSD)
+		return -1, fmt.Errorf("guards: maxCostUSD: %w", errCost(g.MaxCostUSD))
 	}
 	return m, nil
 }

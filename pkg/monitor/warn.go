@@ -2,23 +2,12 @@ package monitor
 
 import "strings"
 
-// loopDetectors are the detectors warnFirst may turn into a warning, each
-// with the reset that empties its count once the agent was warned (the next
-// matching call counts 1). A detector joins by name: cycles and repeated
-// errors have theirs.
-var loopDetectors = map[string]func(e *Engine){
-	DetectorIdenticalCalls: func(e *Engine) { e.st.Streak, e.lastSig = 0, 0 },
-	DetectorCycles: func(e *Engine) {
-		e.x.Cyc = cycleTrack{}
-		e.st.Cycle, e.st.CyclePeriod = 0, 0
-	},
-	DetectorRepeatedErrors: func(e *Engine) { e.st.ErrorStreak = 0 },
-}
-
-// IsLoopDetector says whether warnFirst applies to the detector.
+// IsLoopDetector says whether warnFirst applies to the detector: one whose
+// row in the detector table has a reset, which empties its count once the
+// agent was warned (the next matching call counts 1).
 func IsLoopDetector(detector string) bool {
-	_, ok := loopDetectors[detector]
-	return ok
+	d := detectorNamed(detector)
+	return d != nil && d.Loop()
 }
 
 // warn turns the turn's first loop trip into a nudge where nudges reach the
@@ -28,12 +17,11 @@ func IsLoopDetector(detector string) bool {
 // turn: a turn reopened by a start event is the same turn.
 func (e *Engine) warn(detector, message string, line int) bool {
 	g := &e.st.Guards
-	reset, loop := loopDetectors[detector]
-	if !loop || !g.WarnFirst || !g.Delivers() || e.st.Warned {
+	if !IsLoopDetector(detector) || !g.WarnFirst || !g.Delivers() || e.st.Warned {
 		return false
 	}
 	e.st.Warned = true
-	reset(e)
+	detectorNamed(detector).reset(e)
 	n := Nudge{Detector: detector, Message: WarningText(message), Line: line}
 	e.nudges = append(e.nudges, n)
 	e.cur.Nudges = append(e.cur.Nudges, n)

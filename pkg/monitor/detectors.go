@@ -1,0 +1,143 @@
+package monitor
+
+import (
+	"slices"
+	"time"
+)
+
+// Detector is one row of the detector table: everything the rest of the
+// tree knows about a detector. The chain, the fault classes, the guard
+// names with their defaults, parsing and validation, warnFirst's loop
+// detectors, calibrate's columns and the manager's metric series are all
+// derived from detectorTable; docs/design.md "Adding a detector or a format"
+// is the checklist.
+type Detector struct {
+	// Name is the detector as reports, Pod conditions and metrics name it.
+	Name string
+	// Class is the fault class its trip raises; "" for a detector that
+	// nudges (the run goes on).
+	Class string
+	// Guards are the knobs it reads, each with its default and rule.
+	Guards []Guard
+
+	at    phase // the point of the fold at which check is judged
+	check check
+	// reset empties the detector's count once warnFirst warned the agent
+	// (the next matching call counts 1); a detector with one is a loop
+	// detector.
+	reset func(e *Engine)
+}
+
+// Nudges says whether the detector's verdict is a nudge: said, and the run
+// goes on. Every other detector's trip ends the turn.
+func (d Detector) Nudges() bool { return d.Class == "" }
+
+// Loop says whether warnFirst may turn the detector's first trip of a turn
+// into a warning.
+func (d Detector) Loop() bool { return d.reset != nil }
+
+// detectorTable is the one list of detectors, in chain order: the
+// evaluation order within one event (docs/design.md "Order within one
+// event"): degeneration, repetition; each tool call in order (step budget,
+// identical calls, cycles); each answer (repeated errors); spend; the stop
+// reason; the silent-run nudge. Repetition is judged before silence, so an
+// agent doing both is stopped, not nudged.
+var detectorTable = [...]Detector{
+	{Name: DetectorStall, Class: ClassStalled, at: atClock, check: stall, Guards: []Guard{
+		{Name: "stallTimeout", Kind: GuardDuration, def: Duration(10 * time.Minute),
+			field: func(g *Guards) any { return &g.StallTimeout }, measure: gapWhile(false)},
+		{Name: "toolTimeout", Kind: GuardDuration, def: Duration(30 * time.Minute),
+			field: func(g *Guards) any { return &g.ToolTimeout }, measure: gapWhile(true)},
+	}},
+	{Name: DetectorDegeneration, Class: ClassDegenerate, at: atDelta, check: degeneration, Guards: []Guard{
+		{Name: "whitespaceDeltas", Kind: GuardCount, def: 128, TripsAtLimit: true,
+			field: func(g *Guards) any { return &g.WhitespaceDeltas }, measure: counter(func(s *State) int { return s.WhitespaceDeltas })},
+		{Name: "whitespaceBytes", Kind: GuardCount, def: 8192, TripsAtLimit: true,
+			field: func(g *Guards) any { return &g.WhitespaceBytes }, measure: counter(func(s *State) int { return s.WhitespaceBytes })},
+	}},
+	{Name: DetectorRepetition, Class: ClassDegenerate, at: atDelta, check: repetition, Guards: []Guard{
+		{Name: "repeatedTextBytes", Kind: GuardCount, def: 4096, TripsAtLimit: true,
+			field: func(g *Guards) any { return &g.RepeatedTextBytes }, measure: counter(func(s *State) int { return s.RepeatBytes })},
+	}},
+	{Name: DetectorStepBudget, Class: ClassRunaway, at: atCall, check: stepBudget, Guards: []Guard{
+		{Name: "stepBudget", Kind: GuardCount, def: 256, WholeTurn: true,
+			field: func(g *Guards) any { return &g.StepBudget }, measure: counter(func(s *State) int { return s.Steps })},
+	}},
+	{Name: DetectorIdenticalCalls, Class: ClassRunaway, at: atCall, check: identicalCalls, Guards: []Guard{
+		{Name: "identicalCalls", Kind: GuardCount, def: 4, TripsAtLimit: true,
+			field: func(g *Guards) any { return &g.IdenticalCalls }, measure: counter(func(s *State) int { return s.Streak })},
+	}, reset: func(e *Engine) { e.st.Streak, e.lastSig = 0, 0 }},
+	// Cycles are off until calibrate says a team's healthy turns allow them.
+	{Name: DetectorCycles, Class: ClassRunaway, at: atCall, check: cycles, Guards: []Guard{
+		{Name: "cycleRepeats", Kind: GuardCount, def: 0, Least: 2, TripsAtLimit: true, // one copy of a sequence is no cycle
+			field: func(g *Guards) any { return &g.CycleRepeats }, measure: counter(func(s *State) int { return s.Cycle })},
+	}, reset: func(e *Engine) {
+		e.x.Cyc = cycleTrack{}
+		e.st.Cycle, e.st.CyclePeriod = 0, 0
+	}},
+	{Name: DetectorRepeatedErrors, Class: ClassRunaway, at: atAnswer, check: repeatedErrors, Guards: []Guard{
+		{Name: "errorRepeats", Kind: GuardCount, def: 6, TripsAtLimit: true,
+			field: func(g *Guards) any { return &g.ErrorRepeats }, measure: counter(func(s *State) int { return s.ErrorStreak })},
+	}, reset: func(e *Engine) { e.st.ErrorStreak = 0 }},
+	{Name: DetectorSpend, Class: ClassOverspend, at: atCost, check: spend, Guards: []Guard{
+		{Name: "maxCostUSD", Kind: GuardCost, WholeTurn: true, // no default: no cap
+			field: func(g *Guards) any { return &g.MaxCostUSD }, measure: func(_, s *State) (int64, bool) { return int64(s.Cost), true }},
+	}},
+	{Name: DetectorLengthStop, Class: ClassLength, at: atFinish, check: lengthStop},
+	{Name: DetectorSilentRun, at: atMessageEnd, check: silentRun, Guards: []Guard{
+		{Name: "silentTurns", Kind: GuardCount, def: 12,
+			field: func(g *Guards) any { return &g.SilentTurns }, measure: counter(func(s *State) int { return s.Silent })},
+	}},
+}
+
+// settingGuards are the guards no one detector owns: they change how the
+// detectors count or what a verdict does.
+var settingGuards = []Guard{
+	{Name: "worldTools", Kind: GuardTools, field: func(g *Guards) any { return &g.WorldTools }},
+	{Name: "answerAware", Kind: GuardBool, def: false, field: func(g *Guards) any { return &g.AnswerAware }},
+	{Name: "nudgeDelivery", Kind: GuardChoice, def: NudgeDeliveryNone, Choices: []string{NudgeDeliveryNone, NudgeDeliveryFile},
+		field: func(g *Guards) any { return &g.NudgeDelivery }},
+	{Name: "warnFirst", Kind: GuardBool, def: false, field: func(g *Guards) any { return &g.WarnFirst }},
+	{Name: "refuse", Kind: GuardBool, def: true, hook: true, field: func(g *Guards) any { return &g.Refuse }},
+	{Name: "refuseWait", Kind: GuardDuration, def: Duration(2 * time.Second), Most: MaxRefuseWait, hook: true,
+		field: func(g *Guards) any { return &g.RefuseWait }},
+}
+
+// Detectors returns the detector table, in chain order.
+func Detectors() []Detector { return slices.Clone(detectorTable[:]) }
+
+// AllGuards returns every guard: the detectors' in table order, then the
+// settings.
+func AllGuards() []Guard { return slices.Clone(allGuards) }
+
+var allGuards = func() []Guard {
+	var out []Guard
+	for _, d := range detectorTable {
+		out = append(out, d.Guards...)
+	}
+	return append(out, settingGuards...)
+}()
+
+// detectorNamed finds a detector's row; nil for an unknown name.
+func detectorNamed(name string) *Detector {
+	for i := range detectorTable {
+		if detectorTable[i].Name == name {
+			return &detectorTable[i]
+		}
+	}
+	return nil
+}
+
+// counter measures a count guard by the State counter it bounds.
+func counter(n func(s *State) int) func(before, after *State) (int64, bool) {
+	return func(_, s *State) (int64, bool) { return int64(n(s)), true }
+}
+
+// gapWhile measures a silence guard: the gap before a line, while a tool
+// call was outstanding (toolTimeout) or while the model was generating
+// (stallTimeout).
+func gapWhile(tool bool) func(before, after *State) (int64, bool) {
+	return func(before, s *State) (int64, bool) {
+		return int64(s.Gap), (before.Outstanding > 0) == tool
+	}
+}
