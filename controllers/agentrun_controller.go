@@ -184,10 +184,7 @@ func (r *AgentRunReconciler) createTurn(ctx context.Context, run *twv1.AgentRun,
 	if err != nil {
 		return nil, false, err
 	}
-	costs := make([]string, 0, len(turns))
-	for i := range turns {
-		costs = append(costs, turns[i].Status.CostUSD)
-	}
+	prior := priorCounts(turns)
 	prompt, err := promptOfRun(ctx, r.APIReader, run)
 	if err != nil {
 		return nil, false, err
@@ -206,8 +203,8 @@ func (r *AgentRunReconciler) createTurn(ctx context.Context, run *twv1.AgentRun,
 			Continue:       resume.ok,
 			AgentSessionID: resume.agentSession,
 			Epoch:          epoch,
-			PriorCostUSD:   sumUSD(costs...),
-			PriorSteps:     priorSteps(turns),
+			PriorCostUSD:   prior.CostUSD(),
+			PriorSteps:     prior.Steps,
 		},
 	}
 	if err := controllerutil.SetControllerReference(run, turn, r.Scheme); err != nil {

@@ -90,7 +90,7 @@ func goneTurn(run *twv1.AgentRun, ref twv1.TurnRef) twv1.AgentTurn {
 	}
 	if ref.Outcome == "" {
 		// It ran until now: its sidecar's latest report counts.
-		t.Status.Steps, t.Status.CostUSD = liveCounts(ref, run.Status.Progress)
+		setTurnCounts(&t.Status, liveCounts(ref, run.Status.Progress))
 		t.Status.Outcome = twv1.TurnFailed
 		t.Status.Error = &twv1.TurnError{Type: twv1.ClassInfra, Message: messageTurnDeleted}
 	}

@@ -38,7 +38,7 @@ func TestTerminalIsTerminal(t *testing.T) {
 	// Succeeded; then cancelled, and its turn deleted.
 	create(t, newRun(ns, "done"))
 	waitPod(t, ns, "done-0")
-	playSidecar(t, ns, "done-0", finishedCond(protocol.Summary{Steps: 2, CostUSD: "0.01", StopReason: "end", Result: true}))
+	playSidecar(t, ns, "done-0", finishedCond(protocol.Summary{Progress: counts(2, "0.01"), StopReason: "end", Result: true}))
 	doneBefore := runPhase(t, ns, "done", twv1.RunSucceeded).Status
 
 	edit(t, ns, "faulted", func(r *twv1.AgentRun) { r.Spec.Rerolls = &twv1.RerollPolicy{Max: ptrTo[int32](3)} })
@@ -118,7 +118,7 @@ func TestDeletedLiveTurnCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitPod(t, ns, "gone-1")
-	playSidecar(t, ns, "gone-1", finishedCond(protocol.Summary{Steps: 1, CostUSD: "0.25", StopReason: "end", Result: true}))
+	playSidecar(t, ns, "gone-1", finishedCond(protocol.Summary{Progress: counts(1, "0.25"), StopReason: "end", Result: true}))
 	run := runPhase(t, ns, "gone", twv1.RunSucceeded)
 	if run.Status.Attempts != 2 || run.Status.CostUSD != "0.75" || run.Status.Steps != 4 || len(run.Status.Turns) != 2 ||
 		run.Status.Turns[0].ErrorType != twv1.ClassInfra {

@@ -262,7 +262,7 @@ func TestRunProgressSurvivesAbort(t *testing.T) {
 }
 
 func summary(steps int, cost string) protocol.Summary {
-	return protocol.Summary{Steps: steps, CostUSD: cost, StopReason: "end", Result: true}
+	return protocol.Summary{Progress: counts(steps, cost), StopReason: "end", Result: true}
 }
 
 // sidecarEnv is the env of pod's sidecar container.
@@ -298,8 +298,8 @@ func TestLiveCounts(t *testing.T) {
 		{"settled: its own figures", settled, report("r-1", 9, "1"), 2, "0.1"},
 	}
 	for _, c := range cases {
-		if steps, cost := liveCounts(c.ref, c.p); steps != c.steps || cost != c.cost {
-			t.Errorf("%s: %d %s, want %d %s", c.name, steps, cost, c.steps, c.cost)
+		if got := liveCounts(c.ref, c.p); got != counts(c.steps, c.cost) {
+			t.Errorf("%s: %d %s, want %d %s", c.name, got.Steps, got.CostUSD(), c.steps, c.cost)
 		}
 	}
 }

@@ -148,7 +148,7 @@ func TestSessionOneAtATime(t *testing.T) {
 	// The CLI's own session id, as the sidecar read it from s1's stream,
 	// is recorded on s1's turn and handed to s2's agent to resume.
 	const cliSession = "0f3c2a9e-cli-own-session"
-	playSidecar(t, ns, "s1-0", finishedCond(protocol.Summary{Steps: 2, CostUSD: "0.01", StopReason: "end", Result: true, AgentSessionID: cliSession}))
+	playSidecar(t, ns, "s1-0", finishedCond(protocol.Summary{Progress: counts(2, "0.01"), StopReason: "end", Result: true, AgentSessionID: cliSession}))
 	runPhase(t, ns, "s1", twv1.RunSucceeded)
 	if s1, _ = getTurn(ns, "s1-0"); s1.Status.AgentSessionID != cliSession {
 		t.Errorf("s1-0 status.agentSessionID = %q, want %q", s1.Status.AgentSessionID, cliSession)

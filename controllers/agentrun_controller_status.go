@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
 // AgentRun condition types.
@@ -93,14 +94,11 @@ func setTurns(st *twv1.AgentRunStatus, turns []twv1.AgentTurn) {
 // wrote into steps and costUSD itself: the sum then equals it, and the
 // report costs the controller no write.
 func setTotals(st *twv1.AgentRunStatus) {
-	st.Steps = 0
-	costs := make([]string, 0, len(st.Turns))
+	var total protocol.Progress
 	for _, t := range st.Turns {
-		steps, cost := liveCounts(t, st.Progress)
-		st.Steps += steps
-		costs = append(costs, cost)
+		total = total.Add(liveCounts(t, st.Progress))
 	}
-	st.CostUSD = sumUSD(costs...)
+	st.Steps, st.CostUSD = total.Steps, total.CostUSD()
 }
 
 func setPhase(st *twv1.AgentRunStatus, turns []twv1.AgentTurn, d decision, now metav1.Time) {

@@ -126,7 +126,7 @@ func TestTTLAfterFinished(t *testing.T) {
 	startManager(t, ns, managerOpts{config: DefaultConfig(), clock: clk})
 	create(t, newRun(ns, "ttl", func(r *twv1.AgentRun) { r.Spec.TTLSecondsAfterFinished = ptr.To[int32](3600) }))
 	waitPod(t, ns, "ttl-0")
-	playSidecar(t, ns, "ttl-0", finishedCond(protocol.Summary{Steps: 1, CostUSD: "0.01", StopReason: "end", Result: true}))
+	playSidecar(t, ns, "ttl-0", finishedCond(protocol.Summary{Progress: counts(1, "0.01"), StopReason: "end", Result: true}))
 	runPhase(t, ns, "ttl", twv1.RunSucceeded)
 	consistently(t, "kept before the TTL", 500*time.Millisecond, func() error {
 		_, err := getRun(ns, "ttl")
@@ -247,7 +247,7 @@ func TestContinueBumpsEpoch(t *testing.T) {
 	if env := envOf(pod2.Spec.Containers[0]); env[protocol.EnvConversationID] != c2.Spec.ConversationID || env[protocol.EnvContinue] != "false" {
 		t.Errorf("agent env %v", env)
 	}
-	playSidecar(t, ns, "c2-0", finishedCond(protocol.Summary{Steps: 3, CostUSD: "0.10", StopReason: "end", Result: true}))
+	playSidecar(t, ns, "c2-0", finishedCond(protocol.Summary{Progress: counts(3, "0.10"), StopReason: "end", Result: true}))
 	runPhase(t, ns, "c2", twv1.RunSucceeded)
 
 	create(t, newRun(ns, "c3", inSession(true)))
@@ -279,7 +279,7 @@ func TestSettleWithoutTrip(t *testing.T) {
 			}
 			return err
 		})
-		playSidecar(t, ns, "ok-0", finishedCond(protocol.Summary{Steps: 7, CostUSD: "0.25", StopReason: "end", Result: true, Lines: 40}))
+		playSidecar(t, ns, "ok-0", finishedCond(protocol.Summary{Progress: counts(7, "0.25"), StopReason: "end", Result: true, Lines: 40}))
 		run := runPhase(t, ns, "ok", twv1.RunSucceeded)
 		if run.Status.Steps != 7 || run.Status.CostUSD != "0.25" || run.Status.Fault != nil {
 			t.Errorf("status %+v", run.Status)
@@ -297,7 +297,7 @@ func TestSettleWithoutTrip(t *testing.T) {
 		create(t, newRun(ns, "quiet"))
 		waitPod(t, ns, "quiet-0")
 		playSidecar(t, ns, "quiet-0", func(s *corev1.PodStatus) {
-			finishedCond(protocol.Summary{Steps: 1, CostUSD: "0", StopReason: "tool_use"})(s)
+			finishedCond(protocol.Summary{Progress: counts(1, "0"), StopReason: "tool_use"})(s)
 			agentExited(0, "Completed", corev1.PodSucceeded)(s)
 		})
 		run := runPhase(t, ns, "quiet", twv1.RunFaulted)

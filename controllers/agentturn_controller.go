@@ -139,10 +139,7 @@ func (r *AgentTurnReconciler) follow(ctx context.Context, run *twv1.AgentRun, tu
 	v = judgeStart(v, pod, agent, startedAt(turn), now, r.Config.StartTimeout.Duration)
 	st := turn.Status.DeepCopy()
 	if c := v.counts; c != nil {
-		st.Steps = int64(c.Steps)
-		if _, err := parseUSD(c.CostUSD); err == nil {
-			st.CostUSD = c.CostUSD
-		}
+		setTurnCounts(st, *c)
 	}
 	if v.agentSession != "" {
 		st.AgentSessionID = v.agentSession

@@ -100,7 +100,8 @@ func judge(pod *corev1.Pod, agent string, now time.Time, grace time.Duration) ve
 func judgeFinished(v verdict, pod *corev1.Pod, agent string, c *corev1.PodCondition, now time.Time, grace time.Duration) verdict {
 	var sum protocol.Summary
 	if err := json.Unmarshal([]byte(c.Message), &sum); err == nil {
-		v.counts = &protocol.Progress{Steps: sum.Steps, CostUSD: sum.CostUSD}
+		counts := sum.Progress
+		v.counts = &counts
 		v.agentSession = sum.AgentSessionID
 	}
 	if v, ok := judgeResult(v, sum); ok {
@@ -115,21 +116,21 @@ func judgeFinished(v verdict, pod *corev1.Pod, agent string, c *corev1.PodCondit
 	return needTail(judgeExit(v, pod, agent), sum.Complete)
 }
 
-// judgeResult settles from a summary that carries the agent's final word:
-// a length stop, a result that reports a failure, or a result. ok is false
-// when it carries none of them.
+// judgeResult settles from a summary that carries the agent's final word
+// (protocol.Summary.Ending): a length stop, a result that reports a failure,
+// or a result. ok is false when it carries none of them. The log-tail path
+// settles by it too (fromTail).
 func judgeResult(v verdict, sum protocol.Summary) (verdict, bool) {
-	switch {
-	case sum.StopReason == "length":
+	ending, msg := sum.Ending()
+	switch ending {
+	case protocol.EndedLength:
 		v.outcome = twv1.TurnFailed
-		v.err = &twv1.TurnError{Type: twv1.ClassLength, Detector: DetectorLengthStop,
-			Message: "the last model message stopped at the output-length limit"}
+		v.err = &twv1.TurnError{Type: twv1.ClassLength, Detector: DetectorLengthStop, Message: msg}
 		return v, true
-	case sum.Result && sum.ResultError != "":
-		// The agent's own final result says it failed: a failure, never a success.
-		return fail(v, twv1.ClassAgentError, sum.ResultError), true
-	case sum.Result:
-		v.outcome = twv1.TurnSucceeded
+	case protocol.EndedAgentError:
+		return fail(v, twv1.ClassAgentError, msg), true
+	case protocol.EndedResult:
+		v.outcome, v.err = twv1.TurnSucceeded, nil
 		return v, true
 	}
 	return v, false
@@ -231,7 +232,7 @@ func podCounts(pod *corev1.Pod) *protocol.Progress {
 	if c := podCondition(pod, protocol.ConditionFinished); c != nil {
 		var s protocol.Summary
 		if json.Unmarshal([]byte(c.Message), &s) == nil {
-			return &protocol.Progress{Steps: s.Steps, CostUSD: s.CostUSD}
+			return &s.Progress
 		}
 	}
 	if c := podCondition(pod, protocol.ConditionProgress); c != nil {

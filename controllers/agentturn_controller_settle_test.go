@@ -41,15 +41,15 @@ func TestJudge(t *testing.T) {
 		{name: "trip", status: corev1.PodStatus{Conditions: []corev1.PodCondition{cond(protocol.ConditionTripped, "IdenticalCalls", "x", 0)}},
 			outcome: twv1.TurnFailed, class: twv1.ClassRunaway, det: "identicalCalls"},
 		{name: "trip wins over a result", status: corev1.PodStatus{Conditions: []corev1.PodCondition{
-			summary(protocol.Summary{Steps: 9, Result: true, StopReason: "end"}), cond(protocol.ConditionTripped, "Spend", "x", 0)}},
+			summary(protocol.Summary{Progress: protocol.Progress{Steps: 9}, Result: true, StopReason: "end"}), cond(protocol.ConditionTripped, "Spend", "x", 0)}},
 			outcome: twv1.TurnFailed, class: twv1.ClassOverspend, det: "spend", steps: 9},
 		{name: "length stop trip", status: corev1.PodStatus{Conditions: []corev1.PodCondition{cond(protocol.ConditionTripped, "LengthStop", "x", 0)}},
 			outcome: twv1.TurnFailed, class: twv1.ClassLength, det: "lengthStop"},
 		{name: "a false Tripped is ignored", status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: protocol.ConditionTripped, Status: corev1.ConditionFalse}}}},
-		{name: "success", status: corev1.PodStatus{Conditions: []corev1.PodCondition{summary(protocol.Summary{Steps: 4, Result: true, StopReason: "end"})}},
+		{name: "success", status: corev1.PodStatus{Conditions: []corev1.PodCondition{summary(protocol.Summary{Progress: protocol.Progress{Steps: 4}, Result: true, StopReason: "end"})}},
 			outcome: twv1.TurnSucceeded, steps: 4},
 		{name: "the agent's own failure", status: corev1.PodStatus{Conditions: []corev1.PodCondition{
-			summary(protocol.Summary{Steps: 2, Result: true, ResultError: "error_max_turns"})}},
+			summary(protocol.Summary{Progress: protocol.Progress{Steps: 2}, Result: true, ResultError: "error_max_turns"})}},
 			outcome: twv1.TurnFailed, class: twv1.ClassAgentError, steps: 2},
 		{name: "codex turn.failed", status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
 			summary(protocol.Summary{Result: true, StopReason: "error", ResultError: "unexpected status 400 Bad Request"})}},
@@ -111,7 +111,7 @@ func TestJudge(t *testing.T) {
 			if c.class == "" && v.err != nil {
 				t.Errorf("unexpected error %+v", v.err)
 			}
-			if c.steps != 0 && (v.counts == nil || v.counts.Steps != c.steps) {
+			if c.steps != 0 && (v.counts == nil || v.counts.Steps != int64(c.steps)) {
 				t.Errorf("counts %+v, want %d steps", v.counts, c.steps)
 			}
 		})

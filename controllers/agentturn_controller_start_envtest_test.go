@@ -369,7 +369,7 @@ func TestResultThenHang(t *testing.T) {
 		t.Errorf("event %q", evs[0].Note)
 	}
 	playSidecar(t, ns, "fin-0", agentRunning)
-	playSidecar(t, ns, "fin-0", finishedCond(protocol.Summary{Steps: 3, CostUSD: "0.02", StopReason: "end", Result: true}))
+	playSidecar(t, ns, "fin-0", finishedCond(protocol.Summary{Progress: counts(3, "0.02"), StopReason: "end", Result: true}))
 	if turn := turnSettled(t, ns, "fin-0"); turn.Status.Outcome != twv1.TurnSucceeded {
 		t.Fatalf("turn %+v", turn.Status)
 	}

@@ -13,6 +13,7 @@ import (
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/pkg/monitor"
+	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
 // The controller reads the agent's log tail itself before it settles a turn
@@ -53,23 +54,16 @@ func needTail(v verdict, complete bool) verdict {
 	return v
 }
 
-// fromTail settles a no-signal verdict by what the log's tail says: a final
-// result event there settles the turn as the summary would have.
+// fromTail settles a no-signal verdict by what the log's tail says: the
+// agent's final word there settles the turn as the summary would have, by
+// the same rules (judgeResult).
 func fromTail(v verdict, rep monitor.Report) verdict {
 	v.checkTail = false
-	switch {
-	case !rep.Result:
-		v.err = &twv1.TurnError{Type: twv1.ClassNoSignal,
-			Message: v.err.Message + " (the watchdog's read was cut short; the log's last lines hold none either)"}
-		return v
-	case rep.ResultError != "":
-		return fail(v, twv1.ClassAgentError, rep.ResultError)
-	case rep.StopReason == monitor.StopLength:
-		v.err = &twv1.TurnError{Type: twv1.ClassLength, Detector: DetectorLengthStop,
-			Message: "the last model message stopped at the output-length limit"}
-		return v
+	if settled, ok := judgeResult(v, protocol.SummaryOf(rep)); ok {
+		return settled
 	}
-	v.outcome, v.err = twv1.TurnSucceeded, nil
+	v.err = &twv1.TurnError{Type: twv1.ClassNoSignal,
+		Message: v.err.Message + " (the watchdog's read was cut short; the log's last lines hold none either)"}
 	return v
 }
 

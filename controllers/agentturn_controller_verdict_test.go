@@ -28,7 +28,7 @@ func TestVerdictAgentErrorAndSidecarFailure(t *testing.T) {
 		create(t, newRun(ns, "maxturns"))
 		for _, pod := range []string{"maxturns-0", "maxturns-1"} {
 			waitPod(t, ns, pod)
-			playSidecar(t, ns, pod, finishedCond(protocol.Summary{Steps: 3, CostUSD: "0.02", Result: true, ResultError: "error_max_turns"}))
+			playSidecar(t, ns, pod, finishedCond(protocol.Summary{Progress: counts(3, "0.02"), Result: true, ResultError: "error_max_turns"}))
 			turn := turnSettled(t, ns, pod)
 			want := twv1.TurnError{Type: twv1.ClassAgentError, Message: "error_max_turns"}
 			if turn.Status.Outcome != twv1.TurnFailed || turn.Status.Error == nil || *turn.Status.Error != want {
@@ -113,7 +113,7 @@ func TestVerdictReadsTheTail(t *testing.T) {
 			pod := c.run + "-0"
 			waitPod(t, ns, pod)
 			playSidecar(t, ns, pod, func(s *corev1.PodStatus) {
-				finishedCond(protocol.Summary{Steps: 1, CostUSD: "0.01", StopReason: "tool_use", Complete: false})(s)
+				finishedCond(protocol.Summary{Progress: counts(1, "0.01"), StopReason: "tool_use", Complete: false})(s)
 				agentExited(0, "Completed", corev1.PodSucceeded)(s)
 			})
 			turn := turnSettled(t, ns, pod)

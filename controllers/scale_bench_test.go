@@ -301,5 +301,5 @@ func scaleTripProgress() string {
 		return ""
 	}
 	return fmt.Sprintf(`,{"type":%q,"status":"True","reason":%q,"message":%q}`, protocol.ConditionProgress, protocol.ReasonRunning,
-		protocol.Marshal(protocol.Progress{Steps: scaleOwnSteps, CostUSD: scaleOwnCost}))
+		protocol.Marshal(counts(scaleOwnSteps, scaleOwnCost)))
 }

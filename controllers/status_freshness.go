@@ -68,10 +68,9 @@ type countsThrottle struct {
 }
 
 type heldCounts struct {
-	at    time.Time // last counts write
-	held  bool      // counts below were held back since
-	steps int64
-	cost  string
+	at     time.Time // last counts write
+	held   bool      // counts below were held back since
+	counts protocol.Progress
 }
 
 // hold says how long a counts-only write of st must wait; 0 lets it through
@@ -84,7 +83,7 @@ func (c *countsThrottle) hold(uid types.UID, st *twv1.AgentTurnStatus, now time.
 	}
 	if h, ok := c.m[uid]; ok {
 		if left := h.at.Add(every).Sub(now); left > 0 {
-			c.m[uid] = heldCounts{at: h.at, held: true, steps: st.Steps, cost: st.CostUSD}
+			c.m[uid] = heldCounts{at: h.at, held: true, counts: turnCounts(*st)}
 			return left
 		}
 	}
@@ -105,10 +104,10 @@ func (c *countsThrottle) observe(uid types.UID, p *protocol.Progress) {
 		c.m = map[types.UID]heldCounts{}
 	}
 	h := c.m[uid]
-	if h.held && !countsAhead(p, twv1.AgentTurnStatus{Steps: h.steps, CostUSD: h.cost}) {
+	if h.held && p.Behind(h.counts) {
 		return
 	}
-	h.held, h.steps, h.cost = true, int64(p.Steps), p.CostUSD
+	h.held, h.counts = true, *p
 	c.m[uid] = h
 }
 
@@ -119,8 +118,8 @@ func (c *countsThrottle) settle(uid types.UID, st *twv1.AgentTurnStatus) {
 	defer c.mu.Unlock()
 	h, ok := c.m[uid]
 	delete(c.m, uid)
-	if ok && h.held && countsAhead(&protocol.Progress{Steps: int(h.steps), CostUSD: h.cost}, *st) {
-		st.Steps, st.CostUSD = h.steps, h.cost
+	if ok && h.held && countsAhead(h.counts, *st) {
+		setTurnCounts(st, h.counts)
 	}
 }
 
@@ -152,8 +151,8 @@ func (r *AgentRunReconciler) withLiveCounts(_ context.Context, run *twv1.AgentRu
 			continue
 		}
 		for _, shown := range run.Status.Turns {
-			if c := (protocol.Progress{Steps: int(shown.Steps), CostUSD: shown.CostUSD}); shown.Name == t.Name && countsAhead(&c, t.Status) {
-				t.Status.Steps, t.Status.CostUSD = shown.Steps, shown.CostUSD
+			if c, err := statusCounts(shown.Steps, shown.CostUSD); err == nil && shown.Name == t.Name && countsAhead(c, t.Status) {
+				setTurnCounts(&t.Status, c)
 			}
 		}
 	}
@@ -163,14 +162,20 @@ func (r *AgentRunReconciler) withLiveCounts(_ context.Context, run *twv1.AgentRu
 // liveCounts are the steps and cost of turn ref for the run's totals: its
 // own, or, while it runs, its sidecar's latest report in status.progress
 // when that is ahead.
-func liveCounts(ref twv1.TurnRef, p *twv1.RunProgress) (int64, string) {
+// A cost that is not a decimal counts as zero: it must not stop the run's
+// bookkeeping.
+func liveCounts(ref twv1.TurnRef, p *twv1.RunProgress) protocol.Progress {
+	own, err := statusCounts(ref.Steps, ref.CostUSD)
+	if err != nil {
+		own = protocol.Progress{Steps: ref.Steps}
+	}
 	if ref.Outcome != "" || p == nil || p.Turn != ref.Name {
-		return ref.Steps, ref.CostUSD
+		return own
 	}
-	if c := (protocol.Progress{Steps: int(p.Steps), CostUSD: p.CostUSD}); countsAhead(&c, twv1.AgentTurnStatus{Steps: ref.Steps, CostUSD: ref.CostUSD}) {
-		return p.Steps, p.CostUSD
+	if c, err := statusCounts(p.Steps, p.CostUSD); err == nil && !c.Behind(own) {
+		return c
 	}
-	return ref.Steps, ref.CostUSD
+	return own
 }
 
 // runProgressFor is what the run's status.progress says of the named turn,
@@ -178,8 +183,12 @@ func liveCounts(ref twv1.TurnRef, p *twv1.RunProgress) (int64, string) {
 func runProgressFor(run *twv1.AgentRun, turn string) *protocol.Progress {
 	// A report with another run's UID is from a sidecar of an earlier run
 	// of the same name (the admission policy refuses it where installed).
-	if p := run.Status.Progress; p != nil && p.Turn == turn && (p.RunUID == "" || p.RunUID == string(run.UID)) {
-		return &protocol.Progress{Steps: int(p.Steps), CostUSD: p.CostUSD}
+	p := run.Status.Progress
+	if p == nil || p.Turn != turn || p.RunUID != "" && p.RunUID != string(run.UID) {
+		return nil
+	}
+	if c, err := statusCounts(p.Steps, p.CostUSD); err == nil {
+		return &c
 	}
 	return nil
 }
@@ -199,15 +208,21 @@ func sidecarProgressEnv(turn *twv1.AgentTurn) []corev1.EnvVar {
 	}
 }
 
-// countsAhead says whether the Pod's counts are valid and not behind the
-// turn's: both only grow within a turn.
-func countsAhead(c *protocol.Progress, st twv1.AgentTurnStatus) bool {
-	cost, err := parseUSD(c.CostUSD)
-	if err != nil || int64(c.Steps) < st.Steps {
-		return false
+// countsAhead says whether c is not behind the turn's own counts: both only
+// grow within a turn (protocol.Progress.Behind). A turn's cost that is not a
+// decimal counts as zero, so that c replaces it.
+func countsAhead(c protocol.Progress, st twv1.AgentTurnStatus) bool {
+	return !c.Behind(turnCounts(st))
+}
+
+// turnCounts are a turn's own counts; a cost that is not a decimal counts
+// as zero.
+func turnCounts(st twv1.AgentTurnStatus) protocol.Progress {
+	c, err := statusCounts(st.Steps, st.CostUSD)
+	if err != nil {
+		return protocol.Progress{Steps: st.Steps}
 	}
-	was, err := parseUSD(st.CostUSD)
-	return err != nil || cost >= was
+	return c
 }
 
 // freshness is the configured status freshness, or the default.
@@ -218,12 +233,13 @@ func (c Config) freshness() time.Duration {
 	return defaultStatusFreshness
 }
 
-// priorSteps are the steps of a new turn's earlier turns, as the run's
-// status sums them: the sidecar starts its report of the run's steps there.
-func priorSteps(turns []twv1.AgentTurn) int64 {
-	var n int64
+// priorCounts are the steps and cost of a new turn's earlier turns, as the
+// run's status sums them: the sidecar starts its report of the run's totals
+// there, and weighs the cost against the spend cap.
+func priorCounts(turns []twv1.AgentTurn) protocol.Progress {
+	var n protocol.Progress
 	for i := range turns {
-		n += turns[i].Status.Steps
+		n = n.Add(turnCounts(turns[i].Status))
 	}
 	return n
 }

@@ -52,19 +52,30 @@ func TestCountsOnly(t *testing.T) {
 func TestCountsAhead(t *testing.T) {
 	st := twv1.AgentTurnStatus{Steps: 3, CostUSD: "0.10"}
 	for _, c := range []struct {
-		p    protocol.Progress
-		want bool
+		steps int64
+		cost  string
+		want  bool
 	}{
-		{protocol.Progress{Steps: 3, CostUSD: "0.1"}, true},
-		{protocol.Progress{Steps: 4, CostUSD: "0.2"}, true},
-		{protocol.Progress{Steps: 2, CostUSD: "0.2"}, false},
-		{protocol.Progress{Steps: 4, CostUSD: "0.05"}, false},
-		{protocol.Progress{Steps: 4, CostUSD: "lots"}, false},
+		{3, "0.1", true},
+		{4, "0.2", true},
+		{2, "0.2", false},
+		{4, "0.05", false},
+		{4, "lots", false}, // a report whose cost is not a decimal is dropped
 	} {
-		if got := countsAhead(&c.p, st); got != c.want {
-			t.Errorf("%+v over %+v: %v, want %v", c.p, st, got, c.want)
+		p, err := statusCounts(c.steps, c.cost)
+		if got := err == nil && countsAhead(p, st); got != c.want {
+			t.Errorf("%d %s over %+v: %v, want %v", c.steps, c.cost, st, got, c.want)
 		}
 	}
+}
+
+// counts is a progress report of steps and a decimal cost.
+func counts[N int | int64](steps N, cost string) protocol.Progress {
+	p, err := protocol.ParseProgress(int64(steps), cost)
+	if err != nil {
+		panic(err)
+	}
+	return p
 }
 
 func TestCountsThrottle(t *testing.T) {
@@ -81,7 +92,7 @@ func TestCountsThrottle(t *testing.T) {
 	}
 	settled := st(3, "0.3") // a settle path that did not read the Pod
 	c.settle(uid, settled)
-	if settled.Steps != 5 || settled.CostUSD != "0.5" {
+	if settled.Steps != 5 || settled.CostUSD != "0.50" {
 		t.Fatalf("settled with %+v, want the held 5 steps", settled)
 	}
 	if w := c.hold(uid, st(6, "0.6"), t0.Add(30*time.Second), time.Minute); w != 0 {

@@ -172,7 +172,7 @@ func (s *steadySidecars) trip(ctx context.Context, run string) {
 	lt := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
 	err := s.patch(ctx, turn,
 		benchCond{Type: protocol.ConditionTripped, Status: corev1.ConditionTrue, Reason: "IdenticalCalls", Message: "repeated an identical tool call 4 times", LastTransitionTime: &lt},
-		benchCond{Type: protocol.ConditionProgress, Status: corev1.ConditionTrue, Reason: protocol.ReasonRunning, Message: protocol.Marshal(protocol.Progress{Steps: int(steps + 1), CostUSD: benchCost(steps + 1)})})
+		benchCond{Type: protocol.ConditionProgress, Status: corev1.ConditionTrue, Reason: protocol.ReasonRunning, Message: protocol.Marshal(counts(steps+1, benchCost(steps+1)))})
 	if err != nil {
 		s.b.Errorf("trip %s: %v", turn, err)
 	}

@@ -329,7 +329,7 @@ func TestReporterOnAPIServer(t *testing.T) {
 	ns := sidecarNamespace(t, ctx)
 	const loopMsg = "repeated an identical tool call 4 times"
 	const nudge = "13 tool-only model messages since the agent last spoke"
-	summary := protocol.Summary{Steps: 9, CostUSD: "0.42", StopReason: "length", Lines: 30}
+	summary := protocol.Summary{Progress: counts(9, "0.42"), StopReason: "length", Lines: 30}
 	cases := []struct {
 		name string
 		do   func(ctx context.Context, r *reporter) error
@@ -339,8 +339,8 @@ func TestReporterOnAPIServer(t *testing.T) {
 			if err := r.silent(ctx, detectorSilentRun, nudge); err != nil {
 				return err
 			}
-			r.progress(ctx, protocol.Progress{Steps: 3, CostUSD: "0.12"})
-			return r.tripped(ctx, "identicalCalls", loopMsg, protocol.Progress{Steps: 4, CostUSD: "0.15"})
+			r.progress(ctx, counts(3, "0.12"))
+			return r.tripped(ctx, "identicalCalls", loopMsg, counts(4, "0.15"))
 		}, want: []wantCondition{
 			{protocol.ConditionSilent, "SilentRun", protocol.NudgeMessage(1, nudge)},
 			{protocol.ConditionProgress, "Running", `{"steps":4,"costUSD":"0.15"}`},
@@ -353,7 +353,7 @@ func TestReporterOnAPIServer(t *testing.T) {
 			{protocol.ConditionFinished, "NoResult", `{"steps":9,"costUSD":"0.42","stopReason":"length","result":false,"lines":30,"unparsed":0,"complete":false}`},
 		}},
 		{name: "finished with a result", do: func(ctx context.Context, r *reporter) error {
-			return r.finished(ctx, protocol.Summary{Steps: 2, CostUSD: "0.01", StopReason: "end", Result: true, Lines: 7}, nil)
+			return r.finished(ctx, protocol.Summary{Progress: counts(2, "0.01"), StopReason: "end", Result: true, Lines: 7}, nil)
 		}, want: []wantCondition{
 			{protocol.ConditionFinished, "Result", `{"steps":2,"costUSD":"0.01","stopReason":"end","result":true,"lines":7,"unparsed":0,"complete":false}`},
 		}},

@@ -1,7 +1,6 @@
 package sidecar
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -260,9 +258,9 @@ func progressCondition(p protocol.Progress) desired {
 }
 
 // ahead says whether p is further than the Progress the Pod carries (none
-// counts as zero). Steps and cost only grow within a turn, so a restarted
-// sidecar replaying the log writes no Progress until it passes the point its
-// predecessor reported.
+// counts as zero). Counts only grow within a turn (protocol.Progress.Ahead),
+// so a restarted sidecar replaying the log writes no Progress until it
+// passes the point its predecessor reported.
 func (r *reporter) ahead(p protocol.Progress) bool {
 	var was protocol.Progress
 	if c, ok := r.present[protocol.ConditionProgress]; ok {
@@ -270,28 +268,5 @@ func (r *reporter) ahead(p protocol.Progress) bool {
 			return true // unreadable: overwrite it
 		}
 	}
-	return aheadOf(p, was)
-}
-
-// aheadOf says whether p is further than was, and nowhere behind it.
-func aheadOf(p, was protocol.Progress) bool {
-	dc := compareDecimal(p.CostUSD, was.CostUSD)
-	if p.Steps < was.Steps || dc < 0 {
-		return false
-	}
-	return p.Steps > was.Steps || dc > 0
-}
-
-// compareDecimal compares two decimal strings as the engine's Money (the
-// one decimal type from engine to status); an empty or bad one is zero.
-func compareDecimal(a, b string) int {
-	return cmp.Compare(decimal(a), decimal(b))
-}
-
-func decimal(s string) monitor.Money {
-	m, err := monitor.ParseMoney(s)
-	if err != nil {
-		return 0
-	}
-	return m
+	return p.Ahead(was)
 }

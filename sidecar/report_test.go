@@ -101,7 +101,7 @@ func TestProgressThrottle(t *testing.T) {
 			for i, k := range tc.calls {
 				c.t = start.Add(k.at)
 				before := p.writes
-				r.progress(context.Background(), protocol.Progress{Steps: k.steps, CostUSD: k.cost})
+				r.progress(context.Background(), counts(k.steps, k.cost))
 				if wrote := p.writes > before; wrote != k.write {
 					t.Fatalf("call %d at %v: wrote=%v, want %v", i, k.at, wrote, k.write)
 				}
@@ -117,20 +117,20 @@ func TestProgressNeverGoesBack(t *testing.T) {
 	c := &clock{t: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}
 	first := newTestReporter(t, p, c)
 	c.t = c.t.Add(15 * time.Second)
-	first.progress(context.Background(), protocol.Progress{Steps: 40, CostUSD: "1.20"})
+	first.progress(context.Background(), counts(40, "1.20"))
 	if p.writes != 1 {
 		t.Fatalf("first sidecar wrote %d times", p.writes)
 	}
 	second := newTestReporter(t, p, c)
 	for steps := 0; steps <= 40; steps++ {
 		c.t = c.t.Add(time.Minute)
-		second.progress(context.Background(), protocol.Progress{Steps: steps, CostUSD: "1.20"})
+		second.progress(context.Background(), counts(steps, "1.20"))
 	}
 	if p.writes != 1 {
 		t.Fatalf("the replay wrote %d more times", p.writes-1)
 	}
 	c.t = c.t.Add(time.Minute)
-	second.progress(context.Background(), protocol.Progress{Steps: 41, CostUSD: "1.25"})
+	second.progress(context.Background(), counts(41, "1.25"))
 	if p.writes != 2 {
 		t.Fatalf("new progress after the replay was not written")
 	}
@@ -143,7 +143,7 @@ func TestReporterRetriesAndIsIdempotent(t *testing.T) {
 	ctx := context.Background()
 
 	p.fail = 3 // the API server is away for a moment
-	if err := r.tripped(ctx, "identicalCalls", "repeated an identical tool call 4 times", protocol.Progress{Steps: 7, CostUSD: "0.5"}); err != nil {
+	if err := r.tripped(ctx, "identicalCalls", "repeated an identical tool call 4 times", counts(7, "0.5")); err != nil {
 		t.Fatal(err)
 	}
 	if p.writes != 1 || p.fail != 0 {
@@ -157,14 +157,14 @@ func TestReporterRetriesAndIsIdempotent(t *testing.T) {
 	if tr.Status != corev1.ConditionTrue || tr.Reason != "IdenticalCalls" || tr.Message != "repeated an identical tool call 4 times" || tr.LastTransitionTime.IsZero() {
 		t.Fatalf("Tripped = %+v", tr)
 	}
-	if pr := got[protocol.ConditionProgress]; pr.Message != `{"steps":7,"costUSD":"0.5"}` {
+	if pr := got[protocol.ConditionProgress]; pr.Message != `{"steps":7,"costUSD":"0.50"}` {
 		t.Fatalf("Progress = %+v", pr)
 	}
 
 	// The same verdicts again, from this sidecar or a restarted one: no write.
 	again := newTestReporter(t, p, c)
 	for _, r := range []*reporter{r, again} {
-		if err := r.tripped(ctx, "identicalCalls", "repeated an identical tool call 4 times", protocol.Progress{Steps: 7, CostUSD: "0.5"}); err != nil {
+		if err := r.tripped(ctx, "identicalCalls", "repeated an identical tool call 4 times", counts(7, "0.5")); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -174,4 +174,9 @@ func TestReporterRetriesAndIsIdempotent(t *testing.T) {
 	if !again.over() {
 		t.Fatalf("a restarted sidecar does not see the turn as settled")
 	}
+}
+
+// counts is a progress report of steps and a decimal cost.
+func counts[N int | int64](steps N, cost string) protocol.Progress {
+	return protocol.Progress{Steps: int64(steps), Cost: mustMoney(cost)}
 }

@@ -47,7 +47,7 @@ func (w *resultWatch) check(ctx context.Context, rep *reporter, eng *monitor.Eng
 	if now.Sub(w.since) < resultQuiet {
 		return
 	}
-	if err := rep.result(ctx, w.since, summaryOf(r)); err != nil {
+	if err := rep.result(ctx, w.since, protocol.SummaryOf(r)); err != nil {
 		rep.log.Info("writing the result condition failed", "err", err.Error())
 		return
 	}
@@ -60,7 +60,7 @@ func (w *resultWatch) check(ctx context.Context, rep *reporter, eng *monitor.Eng
 // in one patch.
 func (r *reporter) result(ctx context.Context, at time.Time, s protocol.Summary) error {
 	t := metav1.NewTime(at.Truncate(time.Second))
-	p := protocol.Progress{Steps: s.Steps, CostUSD: s.CostUSD}
+	p := s.Progress
 	conds := []condition{{Type: protocol.ConditionResult, Status: corev1.ConditionTrue, Reason: protocol.ReasonResult,
 		Message: protocol.Marshal(s), LastTransitionTime: &t}}
 	if r.ahead(p) {

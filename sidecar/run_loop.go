@@ -337,7 +337,7 @@ func (r *runner) verdicts(ctx context.Context, eng *monitor.Engine, v monitor.Ve
 // tripped reports a trip; nothing is reported after it.
 func (r *runner) tripped(ctx context.Context, eng *monitor.Engine, t *monitor.Trip) error {
 	r.log.Info("tripped", "class", t.Class, "detector", t.Detector, "message", t.Message, "line", t.Line)
-	return r.rep.tripped(ctx, t.Detector, t.Message, progressOf(eng.Report()))
+	return r.rep.tripped(ctx, t.Detector, t.Message, progressOf(eng))
 }
 
 // tellBlind reports, once, that the stream hides the model's deltas, as
@@ -357,7 +357,7 @@ func (r *runner) tellBlind(eng *monitor.Engine) {
 // progress writes the engine's progress when the throttle allows.
 func (r *runner) progress(ctx context.Context, eng *monitor.Engine) {
 	if r.rep.progressDue() {
-		r.rep.progress(ctx, progressOf(eng.Report()))
+		r.rep.progress(ctx, progressOf(eng))
 	}
 }
 
@@ -375,25 +375,20 @@ func (r *runner) finish(ctx context.Context, eng *monitor.Engine, followErr erro
 	if err := r.settleDeliveries(ctx, eng, true); err != nil {
 		return err
 	}
-	rep := eng.Report()
-	s := summaryOf(rep)
+	s := protocol.SummaryOf(eng.Report())
 	s.Complete = followErr == nil // the source read the stream to its end; else the drain cut it
 	var trip *desired
 	if t := v.Trip; t != nil {
 		r.log.Info("tripped at the end", "class", t.Class, "detector", t.Detector, "message", t.Message, "line", t.Line)
 		trip = &desired{Type: protocol.ConditionTripped, Reason: protocol.ReasonFor(t.Detector), Message: t.Message}
 	}
-	r.log.Info("finished", "steps", s.Steps, "costUSD", s.CostUSD, "stopReason", s.StopReason, "result", s.Result,
+	r.log.Info("finished", "steps", s.Steps, "costUSD", s.CostUSD(), "stopReason", s.StopReason, "result", s.Result,
 		"lines", s.Lines, "unparsed", s.Unparsed, "ignored", s.Ignored, "resultError", s.ResultError, "agentSessionID", s.AgentSessionID, "drained", followErr != nil)
 	return r.rep.finished(ctx, s, trip)
 }
 
-func progressOf(rep monitor.Report) protocol.Progress {
-	return protocol.Progress{Steps: rep.Steps, CostUSD: rep.CostUSD}
-}
-
-func summaryOf(rep monitor.Report) protocol.Summary {
-	return protocol.Summary{Steps: rep.Steps, CostUSD: rep.CostUSD, StopReason: rep.StopReason, Result: rep.Result,
-		Lines: rep.Lines, Unparsed: rep.Unparsed, Ignored: rep.Ignored, ResultError: rep.ResultError,
-		AgentSessionID: rep.AgentSessionID}
+// progressOf is the engine's count of steps and cost so far.
+func progressOf(eng *monitor.Engine) protocol.Progress {
+	st := eng.State()
+	return protocol.Progress{Steps: int64(st.Steps), Cost: st.Cost}
 }

@@ -232,7 +232,7 @@ func TestRunRestartMidTurn(t *testing.T) {
 			case protocol.ConditionProgress:
 				var pr protocol.Progress
 				_ = json.Unmarshal([]byte(c.Message), &pr)
-				if compareDecimal(pr.CostUSD, "0.0063") <= 0 {
+				if pr.Cost <= mustMoney("0.0063") {
 					t.Errorf("the replay wrote old progress again: %s", c.Message)
 				}
 			default:

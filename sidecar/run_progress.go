@@ -10,14 +10,15 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
 // runsPath is the AgentRun collection's API path (group turnwatch.dev,
-// version v1alpha1). The sidecar does not import the API types: they bring
-// controller-runtime's scheme along, which its footprint cannot afford.
+// version v1alpha1).
 const runsPath = "/apis/turnwatch.dev/v1alpha1/namespaces/"
 
 // runProgress writes the turn's progress straight into its run's status:
@@ -28,28 +29,35 @@ const runsPath = "/apis/turnwatch.dev/v1alpha1/namespaces/"
 // lets this credential write those fields only, of its own run's current
 // turn, never lower. Trips and the final summary stay on the Pod.
 type runProgress struct {
-	client     *kubeClient
-	namespace  string
-	run, turn  string // the run, and this turn (the own Pod's name)
-	runUID     string // the run's UID: the policy takes a report only with it
-	priorSteps int64
-	priorCost  string
-	last       protocol.Progress // the last report the run took
+	client    *kubeClient
+	namespace string
+	run, turn string            // the run, and this turn (the own Pod's name)
+	runUID    string            // the run's UID: the policy takes a report only with it
+	prior     protocol.Progress // what the run's earlier turns counted
+	last      protocol.Progress // the last report the run took
+}
+
+// runStatusPatch is the merge patch of a run's status that reports a turn's
+// progress: the three fields of twv1.AgentRunStatus the admission policy
+// lets the sidecar write, with the API's own types. It is not a whole
+// AgentRunStatus: that one's attempts has no omitempty, and a merge patch of
+// it would reset attempts to 0.
+type runStatusPatch struct {
+	Status struct {
+		Steps    int64             `json:"steps"`
+		CostUSD  string            `json:"costUSD"`
+		Progress *twv1.RunProgress `json:"progress"`
+	} `json:"status"`
 }
 
 // body is the merge patch that reports p at now.
 func (rp *runProgress) body(p protocol.Progress, now time.Time) []byte {
-	own := decimal(p.CostUSD)
-	progress := map[string]any{"turn": rp.turn, "steps": p.Steps, "costUSD": own.String(),
-		"time": now.UTC().Truncate(time.Second).Format(time.RFC3339)}
-	if rp.runUID != "" {
-		progress["runUID"] = rp.runUID
-	}
-	b, _ := json.Marshal(map[string]any{"status": map[string]any{
-		"steps":    rp.priorSteps + int64(p.Steps),
-		"costUSD":  decimal(rp.priorCost).Add(own).String(),
-		"progress": progress,
-	}})
+	var patch runStatusPatch
+	total := rp.prior.Add(p)
+	patch.Status.Steps, patch.Status.CostUSD = total.Steps, total.CostUSD()
+	at := metav1.NewTime(now.Truncate(time.Second))
+	patch.Status.Progress = &twv1.RunProgress{Turn: rp.turn, RunUID: rp.runUID, Steps: p.Steps, CostUSD: p.CostUSD(), Time: &at}
+	b, _ := json.Marshal(patch)
 	return b
 }
 
@@ -68,8 +76,13 @@ func runProgressOf(cfg Options, client *kubeClient) *runProgress {
 	if cfg.RunName == "" {
 		return nil
 	}
-	return &runProgress{client: client, namespace: cfg.Namespace, run: cfg.RunName, runUID: cfg.RunUID, turn: cfg.PodName,
-		priorSteps: cfg.PriorSteps, priorCost: cfg.PriorCostUSD}
+	// The manager renders the prior cost from Money, and the engine's
+	// options refused a bad one at start: an unreadable one counts as zero.
+	prior, err := protocol.ParseProgress(cfg.PriorSteps, cfg.PriorCostUSD)
+	if err != nil {
+		prior = protocol.Progress{Steps: cfg.PriorSteps}
+	}
+	return &runProgress{client: client, namespace: cfg.Namespace, run: cfg.RunName, runUID: cfg.RunUID, turn: cfg.PodName, prior: prior}
 }
 
 // patchRunStatus applies a JSON merge patch to an AgentRun's status. The
@@ -104,7 +117,7 @@ func (c *kubeClient) patchRunStatus(ctx context.Context, namespace, run string, 
 // its predecessor reported, the policy refuses the lower figures, and the
 // run keeps the higher ones.
 func (r *reporter) progressToRun(ctx context.Context, p protocol.Progress) {
-	if !r.progressDue() || !aheadOf(p, r.run.last) {
+	if !r.progressDue() || !p.Ahead(r.run.last) {
 		return
 	}
 	r.lastProgress = r.now()

@@ -61,11 +61,11 @@ func TestProgressToRun(t *testing.T) {
 		p       protocol.Progress
 		writes  int
 	}{
-		{0, protocol.Progress{Steps: 1, CostUSD: "0.02"}, 0},                // the first report waits a period too
-		{15 * time.Second, protocol.Progress{Steps: 2, CostUSD: "0.05"}, 1}, // the period passed
-		{time.Second, protocol.Progress{Steps: 4, CostUSD: "0.07"}, 1},      // within the period: held
-		{15 * time.Second, protocol.Progress{Steps: 4, CostUSD: "0.07"}, 2}, // the period passed: the newest
-		{15 * time.Second, protocol.Progress{Steps: 4, CostUSD: "0.07"}, 2}, // nothing moved: nothing written
+		{0, counts(1, "0.02"), 0},                // the first report waits a period too
+		{15 * time.Second, counts(2, "0.05"), 1}, // the period passed
+		{time.Second, counts(4, "0.07"), 1},      // within the period: held
+		{15 * time.Second, counts(4, "0.07"), 2}, // the period passed: the newest
+		{15 * time.Second, counts(4, "0.07"), 2}, // nothing moved: nothing written
 	}
 	for i, s := range steps {
 		c.t = c.t.Add(s.advance)
@@ -100,15 +100,15 @@ func TestProgressToRunRefused(t *testing.T) {
 	r.run = runProgressOf(Options{RunName: "fix", PodName: "fix-0", Namespace: "team"}, mustKubeClient(&rest.Config{Host: ts.URL}))
 	ctx := context.Background()
 	c.t = c.t.Add(15 * time.Second) // the first report waits a period
-	r.progress(ctx, protocol.Progress{Steps: 1, CostUSD: "0"})
+	r.progress(ctx, counts(1, "0"))
 	c.t = c.t.Add(time.Second)
-	r.progress(ctx, protocol.Progress{Steps: 2, CostUSD: "0"})
+	r.progress(ctx, counts(2, "0"))
 	if len(srv.bodies) != 1 {
 		t.Fatalf("%d requests within the period, want 1", len(srv.bodies))
 	}
 	srv.answer = 0
 	c.t = c.t.Add(15 * time.Second)
-	r.progress(ctx, protocol.Progress{Steps: 2, CostUSD: "0"})
+	r.progress(ctx, counts(2, "0"))
 	if len(srv.bodies) != 2 || r.run.last.Steps != 2 {
 		t.Fatalf("%d requests, last taken %+v", len(srv.bodies), r.run.last)
 	}

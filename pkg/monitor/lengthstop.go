@@ -7,5 +7,10 @@ func lengthStop(s *State) (reason, message string, failed bool) {
 	if s.StopReason != StopLength {
 		return "", "", false
 	}
-	return DetectorLengthStop, "the last model message stopped at the output length limit", true
+	return DetectorLengthStop, LengthStopMessage, true
 }
+
+// LengthStopMessage is the length stop's text: the detector's, and the
+// controller's when it settles a length stop from a summary or the log's
+// tail (protocol.Summary.Ending).
+const LengthStopMessage = "the last model message stopped at the output length limit"

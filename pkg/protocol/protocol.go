@@ -1,7 +1,8 @@
 // Package protocol holds the contract between the turnwatch sidecar and the
 // controller: Pod condition types and reasons, the env the controller hands
-// to the Pod, and the machine-readable summary the sidecar reports. It has no
-// Kubernetes imports so that both sides, and tests, share one definition.
+// to the Pod, the machine-readable progress and summary the sidecar reports,
+// and the settle rules both sides read them by. It has no Kubernetes imports
+// so that both sides, and tests, share one definition.
 package protocol
 
 import (
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"turnwatch.dev/turnwatch/pkg/monitor"
 )
 
 // Pod condition types the sidecar sets on its own Pod.
@@ -128,17 +131,11 @@ const (
 // SidecarContainerName is the name of the injected watchdog container.
 const SidecarContainerName = "turnwatch-sidecar"
 
-// Progress is the message of ConditionProgress.
-type Progress struct {
-	Steps   int    `json:"steps"`
-	CostUSD string `json:"costUSD"`
-}
-
 // Summary is the message of ConditionFinished: what the controller needs to
-// settle a turn that no detector stopped.
+// settle a turn that no detector stopped. Its steps and cost are its
+// Progress (the JSON fields "steps" and "costUSD" at the top level).
 type Summary struct {
-	Steps      int    `json:"steps"`
-	CostUSD    string `json:"costUSD"`
+	Progress
 	StopReason string `json:"stopReason"` // end | tool_use | length | error | aborted | ""
 	Result     bool   `json:"result"`     // the format's final result event was seen
 	Lines      int    `json:"lines"`
@@ -159,6 +156,15 @@ type Summary struct {
 	// controller does not settle no-signal on an incomplete summary without
 	// reading the log's tail itself.
 	Complete bool `json:"complete"`
+}
+
+// SummaryOf is the summary of what the engine read: the sidecar's at the
+// end of the stream, the controller's of the log's tail.
+func SummaryOf(rep monitor.Report) Summary {
+	cost, _ := monitor.ParseMoney(rep.CostUSD) // the engine renders its own Money
+	return Summary{Progress: Progress{Steps: int64(rep.Steps), Cost: cost}, StopReason: rep.StopReason, Result: rep.Result,
+		Lines: rep.Lines, Unparsed: rep.Unparsed, Ignored: rep.Ignored, ResultError: rep.ResultError,
+		AgentSessionID: rep.AgentSessionID}
 }
 
 // Marshal renders v as compact JSON for a condition message.

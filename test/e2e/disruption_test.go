@@ -220,7 +220,7 @@ func TestSidecarKilledAfterRotation(t *testing.T) {
 	if !ok {
 		t.Fatalf("Pod %s has no summary\n%s", pod, debugRun(name))
 	}
-	if s.Steps != want.Steps || !sameDecimal(s.CostUSD, want.CostUSD) || s.Lines != want.Lines || s.Unparsed != want.Unparsed ||
+	if s.Steps != int64(want.Steps) || !sameDecimal(s.CostUSD(), want.CostUSD) || s.Lines != want.Lines || s.Unparsed != want.Unparsed ||
 		s.Result != want.Result || s.StopReason != want.StopReason || !s.Complete {
 		t.Errorf("summary after the restart %+v, want replay's steps %d, cost %s, lines %d, unparsed %d, result %v, stop %q, complete",
 			s, want.Steps, want.CostUSD, want.Lines, want.Unparsed, want.Result, want.StopReason)

@@ -285,7 +285,7 @@ func checkSummary(t *testing.T, pod *corev1.Pod, spec runSpec, steps int64, reas
 		t.Errorf("Pod %s: Finished message %q is not a summary", pod.Name, c.Message)
 		return
 	}
-	want := protocol.Summary{Steps: int(steps), Lines: scenarioLines(t, spec.format, spec.scenario), Result: reason == protocol.ReasonResult}
+	want := protocol.Summary{Progress: protocol.Progress{Steps: int64(steps)}, Lines: scenarioLines(t, spec.format, spec.scenario), Result: reason == protocol.ReasonResult}
 	if s.Steps != want.Steps || s.Lines != want.Lines || s.Unparsed != 0 || s.Result != want.Result {
 		t.Errorf("Pod %s summary %+v, want steps %d, lines %d, result %v, nothing unparsed",
 			pod.Name, s, want.Steps, want.Lines, want.Result)
