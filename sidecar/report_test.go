@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
+	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -179,4 +180,12 @@ func TestReporterRetriesAndIsIdempotent(t *testing.T) {
 // counts is a progress report of steps and a decimal cost.
 func counts[N int | int64](steps N, cost string) protocol.Progress {
 	return protocol.Progress{Steps: int64(steps), Cost: mustMoney(cost)}
+}
+
+func mustMoney(s string) monitor.Money {
+	m, err := monitor.ParseMoney(s)
+	if err != nil {
+		panic(err)
+	}
+	return m
 }
