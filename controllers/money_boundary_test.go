@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
+	"turnwatch.dev/turnwatch/internal/testenv"
 )
 
 // Money adds up across the boundary: the real sidecar binary watches a
@@ -128,7 +128,7 @@ func runSidecar(t *testing.T, bin, kubeconfig, stream string, pod *corev1.Pod, u
 			}
 		}
 	}
-	out := &lockedBuffer{}
+	out := &testenv.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -151,20 +151,3 @@ func runSidecar(t *testing.T, bin, kubeconfig, stream string, pod *corev1.Pod, u
 	})
 }
 
-// lockedBuffer collects a child's output while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}

@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
@@ -199,8 +198,8 @@ func create(t testing.TB, obj client.Object) {
 func eventually(t testing.TB, what string, cond func() error) {
 	t.Helper()
 	var last error
-	err := wait.PollUntilContextTimeout(context.Background(), 25*time.Millisecond, 30*time.Second, true,
-		func(context.Context) (bool, error) {
+	err := testenv.WaitFor(context.Background(), 30*time.Second, 25*time.Millisecond, what, nil,
+		func() (bool, error) {
 			last = cond()
 			return last == nil, nil
 		})
