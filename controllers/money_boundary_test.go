@@ -16,9 +16,9 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/internal/testenv"
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
-	"turnwatch.dev/turnwatch/internal/testenv"
 )
 
 // Money adds up across the boundary: the real sidecar binary watches a
@@ -150,4 +150,3 @@ func runSidecar(t *testing.T, bin, kubeconfig, stream string, pod *corev1.Pod, u
 		return nil
 	})
 }
-
