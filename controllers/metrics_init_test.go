@@ -33,36 +33,11 @@ func TestMetricsStartAtZero(t *testing.T) {
 	}
 	// An aborted turn's duration is never observed (observeSettled runs for
 	// succeeded and failed turns only): no series that would stay empty.
-	ch := make(chan prometheus.Metric, 64)
-	turnDuration.Collect(ch)
-	close(ch)
-	for m := range ch {
-		var d dto.Metric
-		if err := m.Write(&d); err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range d.GetLabel() {
-			if l.GetName() == "outcome" && l.GetValue() == string(twv1.TurnAborted) {
-				t.Error("turnwatch_turn_duration_seconds{outcome=\"Aborted\"} exists but is never observed")
-			}
-		}
+	if labelValues(t, turnDuration, "outcome")[string(twv1.TurnAborted)] {
+		t.Error("turnwatch_turn_duration_seconds{outcome=\"Aborted\"} exists but is never observed")
 	}
 	// Every detector of the table that stops a turn has its series.
-	series := map[string]bool{}
-	ch = make(chan prometheus.Metric, 64)
-	tripsTotal.Collect(ch)
-	close(ch)
-	for m := range ch {
-		var d dto.Metric
-		if err := m.Write(&d); err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range d.GetLabel() {
-			if l.GetName() == "detector" {
-				series[l.GetValue()] = true
-			}
-		}
-	}
+	series := labelValues(t, tripsTotal, "detector")
 	for _, d := range monitor.Detectors() {
 		if !d.Nudges() && !series[d.Name] {
 			t.Errorf("turnwatch_trips_total has no series for detector %s", d.Name)
@@ -74,4 +49,24 @@ func TestMetricsStartAtZero(t *testing.T) {
 			t.Errorf("detector %s has no class", d)
 		}
 	}
+}
+
+// labelValues collects c and returns the values its series give label.
+func labelValues(t *testing.T, c prometheus.Collector, label string) map[string]bool {
+	t.Helper()
+	ch := make(chan prometheus.Metric, 64)
+	go func() { c.Collect(ch); close(ch) }()
+	out := map[string]bool{}
+	for m := range ch {
+		var d dto.Metric
+		if err := m.Write(&d); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range d.GetLabel() {
+			if l.GetName() == label {
+				out[l.GetValue()] = true
+			}
+		}
+	}
+	return out
 }
