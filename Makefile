@@ -167,8 +167,12 @@ chart-files: ## Copy the generated manager Role, the metrics-reader role, the si
 	cp config/sidecar/validatingadmissionpolicy.yaml $(CHART)/files/admission-policies.yaml
 	cp pkg/monitor/prices.json $(CHART)/files/prices.json
 
+.PHONY: chart-guards
+chart-guards: ## Write the chart's guards (values.yaml's defaults and help, values.schema.json's schema) from the detector table.
+	go run ./hack/chartguards $(CHART)
+
 .PHONY: chart-sync
-chart-sync: chart-crds chart-files ## Bring every copied file of the chart up to date (verify-generated checks it).
+chart-sync: chart-crds chart-files chart-guards ## Bring every copied or generated file of the chart up to date (verify-generated checks it).
 
 .PHONY: helm-lint
 helm-lint: ## helm lint the chart (strict), with default values and with every option on.

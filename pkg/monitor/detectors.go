@@ -45,31 +45,39 @@ func (d Detector) Loop() bool { return d.reset != nil }
 var detectorTable = [...]Detector{
 	{Name: DetectorStall, Class: ClassStalled, at: atClock, check: stall, Guards: []Guard{
 		{Name: "stallTimeout", Kind: GuardDuration, def: Duration(10 * time.Minute),
+			Help:  "Stall: longest silence while the model is generating before `stalled` trips.",
 			field: func(g *Guards) any { return &g.StallTimeout }, measure: gapWhile(false)},
 		{Name: "toolTimeout", Kind: GuardDuration, def: Duration(30 * time.Minute),
+			Help:  "Stall: longest silence while a tool call is outstanding before `stalled` trips.",
 			field: func(g *Guards) any { return &g.ToolTimeout }, measure: gapWhile(true)},
 	}},
 	{Name: DetectorDegeneration, Class: ClassDegenerate, at: atDelta, check: degeneration, Guards: []Guard{
 		{Name: "whitespaceDeltas", Kind: GuardCount, def: 128, TripsAtLimit: true,
+			Help:  "Degeneration: this many whitespace-only text/thinking deltas in a row trip `degenerate`.",
 			field: func(g *Guards) any { return &g.WhitespaceDeltas }, measure: counter(func(s *State) int { return s.WhitespaceDeltas })},
 		{Name: "whitespaceBytes", Kind: GuardCount, def: 8192, TripsAtLimit: true,
+			Help:  "Degeneration: this many bytes of consecutive whitespace-only deltas trip `degenerate`.",
 			field: func(g *Guards) any { return &g.WhitespaceBytes }, measure: counter(func(s *State) int { return s.WhitespaceBytes })},
 	}},
 	{Name: DetectorRepetition, Class: ClassDegenerate, at: atDelta, check: repetition, Guards: []Guard{
 		{Name: "repeatedTextBytes", Kind: GuardCount, def: 4096, TripsAtLimit: true,
+			Help:  "Repetition: this many bytes of streamed text repeating one pattern of 1 to 256 bytes trip `degenerate`.",
 			field: func(g *Guards) any { return &g.RepeatedTextBytes }, measure: counter(func(s *State) int { return s.RepeatBytes })},
 	}},
 	{Name: DetectorStepBudget, Class: ClassRunaway, at: atCall, check: stepBudget, Guards: []Guard{
 		{Name: "stepBudget", Kind: GuardCount, def: 256, WholeTurn: true,
+			Help:  "Step budget: most tool calls one turn may start; the next one trips `runaway`.",
 			field: func(g *Guards) any { return &g.StepBudget }, measure: counter(func(s *State) int { return s.Steps })},
 	}},
 	{Name: DetectorIdenticalCalls, Class: ClassRunaway, at: atCall, check: identicalCalls, Guards: []Guard{
 		{Name: "identicalCalls", Kind: GuardCount, def: 4, TripsAtLimit: true,
+			Help:  "Identical calls: this many byte-identical tool calls in a row trip `runaway`.",
 			field: func(g *Guards) any { return &g.IdenticalCalls }, measure: counter(func(s *State) int { return s.Streak })},
 	}, reset: func(e *Engine) { e.st.Streak, e.lastSig = 0, 0 }},
 	// Cycles are off until calibrate says a team's healthy turns allow them.
 	{Name: DetectorCycles, Class: ClassRunaway, at: atCall, check: cycles, Guards: []Guard{
 		{Name: "cycleRepeats", Kind: GuardCount, def: 0, Least: 2, TripsAtLimit: true, // one copy of a sequence is no cycle
+			Help:  "Cycles: a sequence of 2 to 5 tool calls repeated this many times in a row trips `runaway`; 0 (off) or at least 2. Run `calibrate` on healthy streams before switching it on.",
 			field: func(g *Guards) any { return &g.CycleRepeats }, measure: counter(func(s *State) int { return s.Cycle })},
 	}, reset: func(e *Engine) {
 		e.x.Cyc = cycleTrack{}
@@ -77,15 +85,18 @@ var detectorTable = [...]Detector{
 	}},
 	{Name: DetectorRepeatedErrors, Class: ClassRunaway, at: atAnswer, check: repeatedErrors, Guards: []Guard{
 		{Name: "errorRepeats", Kind: GuardCount, def: 6, TripsAtLimit: true,
+			Help:  "Repeated errors: this many error answers in a row with the same text trip `runaway`.",
 			field: func(g *Guards) any { return &g.ErrorRepeats }, measure: counter(func(s *State) int { return s.ErrorStreak })},
 	}, reset: func(e *Engine) { e.st.ErrorStreak = 0 }},
 	{Name: DetectorSpend, Class: ClassOverspend, at: atCost, check: spend, Guards: []Guard{
 		{Name: "maxCostUSD", Kind: GuardCost, WholeTurn: true, // no default: no cap
+			Help:  "Spend cap in USD for a whole run (decimal string, e.g. \"5.00\"); empty leaves the spend guard off.",
 			field: func(g *Guards) any { return &g.MaxCostUSD }, measure: func(_, s *State) (int64, bool) { return int64(s.Cost), true }},
 	}},
 	{Name: DetectorLengthStop, Class: ClassLength, at: atFinish, check: lengthStop},
 	{Name: DetectorSilentRun, at: atMessageEnd, check: silentRun, Guards: []Guard{
 		{Name: "silentTurns", Kind: GuardCount, def: 12,
+			Help:  "Silent run: a nudge after this many tool-only model messages since the last one that spoke.",
 			field: func(g *Guards) any { return &g.SilentTurns }, measure: counter(func(s *State) int { return s.Silent })},
 	}},
 }
@@ -93,13 +104,23 @@ var detectorTable = [...]Detector{
 // settingGuards are the guards no one detector owns: they change how the
 // detectors count or what a verdict does.
 var settingGuards = []Guard{
-	{Name: "worldTools", Kind: GuardTools, field: func(g *Guards) any { return &g.WorldTools }},
-	{Name: "answerAware", Kind: GuardBool, def: false, field: func(g *Guards) any { return &g.AnswerAware }},
+	{Name: "worldTools", Kind: GuardTools,
+		Help:  "Tools whose successful answer means \"the world moved\" (e.g. run_tests): it resets the identical-call streak.",
+		field: func(g *Guards) any { return &g.WorldTools }},
+	{Name: "answerAware", Kind: GuardBool, def: false,
+		Help:  "Answer-aware identity: an answer that differs from the previous identical call's restarts the identical-call streak and the cycle count.",
+		field: func(g *Guards) any { return &g.AnswerAware }},
 	{Name: "nudgeDelivery", Kind: GuardChoice, def: NudgeDeliveryNone, Choices: []string{NudgeDeliveryNone, NudgeDeliveryFile},
+		Help:  "Nudges reach the agent too: \"none\" (Event and Pod condition only) or \"file\" (/run/turnwatch/nudges.jsonl, read by the agent CLI's hook through /run/turnwatch/bin/turnwatch-hook; docs/nudges.md).",
 		field: func(g *Guards) any { return &g.NudgeDelivery }},
-	{Name: "warnFirst", Kind: GuardBool, def: false, field: func(g *Guards) any { return &g.WarnFirst }},
-	{Name: "refuse", Kind: GuardBool, def: true, hook: true, field: func(g *Guards) any { return &g.Refuse }},
+	{Name: "warnFirst", Kind: GuardBool, def: false,
+		Help:  "Where nudges are delivered, a turn's first loop trip (identical calls, cycles, repeated errors) becomes a warning; the next one trips.",
+		field: func(g *Guards) any { return &g.WarnFirst }},
+	{Name: "refuse", Kind: GuardBool, def: true, hook: true,
+		Help:  "Where nudges are delivered, the agent's pre-tool hook refuses the call that trips a stopping detector before the CLI runs it, and ends the CLI's turn (docs/nudges.md).",
+		field: func(g *Guards) any { return &g.Refuse }},
 	{Name: "refuseWait", Kind: GuardDuration, def: Duration(2 * time.Second), Most: MaxRefuseWait, hook: true,
+		Help:  "How long the pre-tool hook waits for the sidecar's verdict on its call (at most 5s); past it the call runs.",
 		field: func(g *Guards) any { return &g.RefuseWait }},
 }
 

@@ -51,8 +51,8 @@ func TestDetectorTable(t *testing.T) {
 	}
 }
 
-// TestGuardTable: every guard has a field of its kind, a unique name, and
-// a default that parses back to itself.
+// TestGuardTable: every guard has a field of its kind, a unique name, a
+// help line, and a default that parses back to itself.
 func TestGuardTable(t *testing.T) {
 	kinds := map[GuardKind]reflect.Type{
 		GuardCount: reflect.TypeFor[int](), GuardDuration: reflect.TypeFor[Duration](), GuardBool: reflect.TypeFor[bool](),
@@ -69,6 +69,9 @@ func TestGuardTable(t *testing.T) {
 			t.Errorf("guard %s is listed twice", gd.Name)
 		}
 		listed[gd.Name] = true
+		if gd.Help == "" {
+			t.Errorf("guard %s has no Help line for the chart's values.yaml", gd.Name)
+		}
 		if got := reflect.TypeOf(gd.Value(def)); got != kinds[gd.Kind] {
 			t.Errorf("guard %s: field %v, kind wants %v", gd.Name, got, kinds[gd.Kind])
 		}

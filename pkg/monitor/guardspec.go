@@ -27,6 +27,9 @@ type Guard struct {
 	// Name is the guard's JSON name.
 	Name string
 	Kind GuardKind
+	// Help is the guard's one line in the chart's values.yaml, which
+	// `make chart-sync` writes from this table (hack/chartguards).
+	Help string
 	// Least is the least non-zero value of a count (0 reads as 1):
 	// cycleRepeats is 0 (off) or at least 2.
 	Least int
