@@ -23,7 +23,7 @@ func logRunner(t *testing.T, h http.Handler, done func(context.Context) (bool, e
 	t.Cleanup(hs.Close)
 	client := mustKubeClient(&rest.Config{Host: hs.URL})
 	src := &podLogSource{client: client, namespace: "ns", pod: "p", container: "agent", agentDone: done,
-		backoff: backoff{initial: time.Millisecond, max: 2 * time.Millisecond}, log: testLogger(t)}
+		backoff: backoff{initial: time.Millisecond, max: 2 * time.Millisecond}, log: testLogger(t), clock: clock.RealClock{}}
 	r := testRunner(t, src, p, clock.RealClock{})
 	r.cfg.StateDir, r.checkpointPeriod = dir, 0
 	return r

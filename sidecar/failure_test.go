@@ -64,7 +64,7 @@ func TestSidecarFailsLoudly(t *testing.T) {
 			client := mustKubeClient(&rest.Config{Host: hs.URL})
 			src := &podLogSource{client: client, namespace: "ns", pod: "p", container: "agent",
 				agentDone: func(context.Context) (bool, error) { return false, nil },
-				backoff:   backoff{initial: time.Millisecond, max: 2 * time.Millisecond}, log: testLogger(t)}
+				backoff:   backoff{initial: time.Millisecond, max: 2 * time.Millisecond}, log: testLogger(t), clock: clock.RealClock{}}
 			p := &syncPatcher{p: &podPatcher{t: t}}
 			r := testRunner(t, src, p, clock.RealClock{})
 			r.cfg.TerminationLog = filepath.Join(t.TempDir(), "termination-log")

@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"turnwatch.dev/turnwatch/pkg/protocol"
@@ -83,7 +84,7 @@ func TestHalfOpenStreamIsNoStall(t *testing.T) {
 	client := mustKubeClient(&rest.Config{Host: hs.URL})
 	src := &podLogSource{client: client, namespace: "ns", pod: "p", container: "agent",
 		agentDone: func(context.Context) (bool, error) { return false, nil },
-		backoff:   backoff{initial: time.Millisecond, max: 2 * time.Millisecond}, log: testLogger(t)}
+		backoff:   backoff{initial: time.Millisecond, max: 2 * time.Millisecond}, log: testLogger(t), clock: clock.RealClock{}}
 
 	clk := clocktesting.NewFakeClock(t0.Add(10*time.Minute + time.Second)) // past the stall budget after the first two lines
 	p := &syncPatcher{p: &podPatcher{t: t}}

@@ -125,7 +125,7 @@ func newRunner(cfg Options, client *kubeClient, log logr.Logger) *runner {
 			maxLine: cfg.MaxLine, log: log.WithName("file"), clock: clk}
 	} else {
 		src = &podLogSource{client: client, namespace: cfg.Namespace, pod: cfg.PodName, container: cfg.AgentContainer,
-			agentDone: done, maxLine: cfg.MaxLine, backoff: defaultBackoff, log: log.WithName("podlog")}
+			agentDone: done, maxLine: cfg.MaxLine, backoff: defaultBackoff, log: log.WithName("podlog"), clock: clk}
 	}
 	rep := &reporter{pod: ps, run: runProgressOf(cfg, client), clock: clk, backoff: defaultBackoff, period: cfg.ProgressPeriod, log: log.WithName("report")}
 	return &runner{cfg: cfg, src: src, rep: rep, log: log, clock: clk, tick: defaultTick, idle: defaultIdle, confirmTicks: defaultConfirmTicks,
