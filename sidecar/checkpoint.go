@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
 
 	"turnwatch.dev/turnwatch/pkg/monitor"
 )
@@ -50,7 +51,7 @@ type resumer interface {
 type checkpointer struct {
 	path   string
 	period time.Duration
-	now    func() time.Time
+	clock  clock.PassiveClock
 	log    logr.Logger
 
 	last   time.Time
@@ -58,8 +59,8 @@ type checkpointer struct {
 	cursor logCursor
 }
 
-func newCheckpointer(dir string, period time.Duration, now func() time.Time, log logr.Logger) *checkpointer {
-	return &checkpointer{path: filepath.Join(dir, checkpointName), period: period, now: now, log: log}
+func newCheckpointer(dir string, period time.Duration, clk clock.PassiveClock, log logr.Logger) *checkpointer {
+	return &checkpointer{path: filepath.Join(dir, checkpointName), period: period, clock: clk, log: log}
 }
 
 // load reads the checkpoint; nil without error when there is none.
@@ -89,14 +90,14 @@ func (c *checkpointer) fed(eng *monitor.Engine, cur logCursor) {
 // write is logged and tried again later: without a checkpoint a restart
 // replays the log, as a sidecar without a state volume does.
 func (c *checkpointer) flush(eng *monitor.Engine) {
-	if !c.dirty || c.now().Sub(c.last) < c.period {
+	if !c.dirty || c.clock.Now().Sub(c.last) < c.period {
 		return
 	}
 	if err := c.save(eng); err != nil {
 		c.log.Info("writing the checkpoint failed", "err", err.Error())
 		return
 	}
-	c.last, c.dirty = c.now(), false
+	c.last, c.dirty = c.clock.Now(), false
 }
 
 func (c *checkpointer) save(eng *monitor.Engine) error {

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
@@ -22,8 +23,8 @@ func logRunner(t *testing.T, h http.Handler, done func(context.Context) (bool, e
 	t.Cleanup(hs.Close)
 	client := mustKubeClient(&rest.Config{Host: hs.URL})
 	src := &podLogSource{client: client, namespace: "ns", pod: "p", container: "agent", agentDone: done,
-		backoff: backoff{initial: time.Millisecond, max: 2 * time.Millisecond}, log: testLogger(t)}
-	r := testRunner(t, src, p, time.Now)
+		backoff: backoff{initial: time.Millisecond, max: 2 * time.Millisecond}, log: testLogger(t), clock: clock.RealClock{}}
+	r := testRunner(t, src, p, clock.RealClock{})
 	r.cfg.StateDir, r.checkpointPeriod = dir, 0
 	return r
 }
@@ -85,7 +86,7 @@ func TestCheckpointAcrossRotation(t *testing.T) {
 // waitCheckpoint waits until the checkpoint in dir holds n lines.
 func waitCheckpoint(t *testing.T, r *runner, dir string, n int) {
 	t.Helper()
-	ck := newCheckpointer(dir, 0, time.Now, testLogger(t))
+	ck := newCheckpointer(dir, 0, clock.RealClock{}, testLogger(t))
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		if cp, err := ck.load(); err == nil && cp != nil {

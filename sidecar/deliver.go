@@ -52,7 +52,7 @@ func (r *runner) nudges(ctx context.Context, eng *monitor.Engine, ns []monitor.N
 			}
 			continue
 		}
-		rec := nudgefile.Record{Seq: p.seq, Time: r.now(), Detector: n.Detector, Message: n.Message, Line: n.Line, Warning: p.warning}
+		rec := nudgefile.Record{Seq: p.seq, Time: r.clock.Now(), Detector: n.Detector, Message: n.Message, Line: n.Line, Warning: p.warning}
 		if err := nudgefile.Append(r.cfg.NudgeDir, rec); err != nil {
 			r.log.Error(err, "cannot deliver a nudge to the agent", "seq", rec.Seq)
 			p.unwritten = true

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/utils/clock"
+
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/nudgefile"
 	"turnwatch.dev/turnwatch/pkg/protocol"
@@ -63,7 +65,7 @@ func TestRunDeliversNudges(t *testing.T) {
 			if !tt.noHook {
 				src.before = func() { ackAll(t, dir) }
 			}
-			r := testRunner(t, src, p, time.Now)
+			r := testRunner(t, src, p, clock.RealClock{})
 			r.cfg.Guards.NudgeDelivery, r.cfg.Guards.WarnFirst = tt.delivery, tt.warnFirst
 			r.cfg.NudgeDir = dir
 			runUntil(t, r, p, has(tt.settled))

@@ -3,9 +3,9 @@ package sidecar
 import (
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
 
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
@@ -15,7 +15,7 @@ import (
 // as its summary (it costs no write of its own); the turn is not stopped.
 func TestRunTellsDeltasHidden(t *testing.T) {
 	p := &syncPatcher{p: &podPatcher{t: t}}
-	r := testRunner(t, &scriptedSource{lines: healthyTurn()}, p, time.Now)
+	r := testRunner(t, &scriptedSource{lines: healthyTurn()}, p, clock.RealClock{})
 	runUntil(t, r, p, has(protocol.ConditionFinished))
 	got, _ := p.conditions()
 	c, ok := got[protocol.ConditionDeltasHidden]

@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
@@ -63,9 +64,9 @@ func TestSidecarFailsLoudly(t *testing.T) {
 			client := mustKubeClient(&rest.Config{Host: hs.URL})
 			src := &podLogSource{client: client, namespace: "ns", pod: "p", container: "agent",
 				agentDone: func(context.Context) (bool, error) { return false, nil },
-				backoff:   backoff{initial: time.Millisecond, max: 2 * time.Millisecond}, log: testLogger(t)}
+				backoff:   backoff{initial: time.Millisecond, max: 2 * time.Millisecond}, log: testLogger(t), clock: clock.RealClock{}}
 			p := &syncPatcher{p: &podPatcher{t: t}}
-			r := testRunner(t, src, p, time.Now)
+			r := testRunner(t, src, p, clock.RealClock{})
 			r.cfg.TerminationLog = filepath.Join(t.TempDir(), "termination-log")
 
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -100,7 +101,7 @@ func TestSidecarFailsLoudly(t *testing.T) {
 // message still says why.
 func TestSidecarFailsLoudlyPodRefused(t *testing.T) {
 	refused := apierrors.NewForbidden(schema.GroupResource{Resource: "pods/status"}, "p", errors.New("no RBAC"))
-	r := testRunner(t, &scriptedSource{}, refusingPatcher{refused}, time.Now)
+	r := testRunner(t, &scriptedSource{}, refusingPatcher{refused}, clock.RealClock{})
 	r.cfg.TerminationLog = filepath.Join(t.TempDir(), "termination-log")
 	err := r.run(context.Background())
 	var f *failure

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 )
 
 // BenchmarkLineReader: bounded line splitting of a claude stream.
@@ -43,7 +44,7 @@ func BenchmarkPodLogSource(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		src := &podLogSource{client: client, namespace: "ns", pod: "p", container: "agent", backoff: defaultBackoff,
-			agentDone: func(context.Context) (bool, error) { return true, nil }}
+			agentDone: func(context.Context) (bool, error) { return true, nil }, clock: clock.RealClock{}}
 		n := 0
 		if err := src.Follow(context.Background(), func(streamLine) error { n++; return nil }); err != nil {
 			b.Fatal(err)

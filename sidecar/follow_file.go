@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
 )
 
 // fileSource follows a file in a shared volume like `tail -F`: it waits for
@@ -25,7 +26,7 @@ type fileSource struct {
 	donePoll time.Duration
 	maxLine  int
 	log      logr.Logger
-	now      func() time.Time
+	clock    clock.PassiveClock
 
 	open atomic.Bool
 }
@@ -78,8 +79,8 @@ func (s *fileSource) Follow(ctx context.Context, emit func(streamLine) error) er
 		} else if final {
 			return nil // the agent ended without writing the file
 		}
-		if s.now().Sub(lastDone) >= s.donePoll {
-			lastDone = s.now()
+		if s.clock.Now().Sub(lastDone) >= s.donePoll {
+			lastDone = s.clock.Now()
 			done, err := s.agentDone(ctx)
 			if err != nil {
 				return err

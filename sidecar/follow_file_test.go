@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"k8s.io/utils/clock"
 )
 
 // fileStep is one thing the fake agent does to its stream file.
@@ -42,7 +44,7 @@ func TestFileSource(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "stream.jsonl")
 			var exited atomic.Bool
 			src := &fileSource{path: path, poll: time.Millisecond, donePoll: 5 * time.Millisecond, maxLine: tc.maxLine,
-				log: testLogger(t), now: time.Now,
+				log: testLogger(t), clock: clock.RealClock{},
 				agentDone: func(context.Context) (bool, error) { return exited.Load(), nil }}
 
 			var got []string
@@ -84,7 +86,7 @@ func TestFileSourceReadsToTheEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	var exited atomic.Bool
-	src := &fileSource{path: path, poll: time.Millisecond, donePoll: time.Millisecond, log: testLogger(t), now: time.Now,
+	src := &fileSource{path: path, poll: time.Millisecond, donePoll: time.Millisecond, log: testLogger(t), clock: clock.RealClock{},
 		agentDone: func(context.Context) (bool, error) { return exited.Load(), nil }}
 	n := 0
 	done := make(chan error, 1)

@@ -13,6 +13,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
 )
 
 // logCursor is where the follower stands in the container's log, in a form
@@ -54,6 +55,8 @@ type podLogSource struct {
 	maxLine   int
 	backoff   backoff
 	log       logr.Logger
+	// clock dates the refusals (see refusals).
+	clock clock.PassiveClock
 
 	cursor    logCursor
 	connected atomic.Bool
@@ -120,7 +123,7 @@ func (s *podLogSource) Follow(ctx context.Context, emit func(streamLine) error) 
 		if errors.As(err, &emitErr) {
 			return emitErr.err
 		}
-		lasting := refusal.lasting(err, time.Now())
+		lasting := refusal.lasting(err, s.clock.Now())
 		if f := logFailure(err); f != nil && lasting {
 			return f // refused or gone for good: the sidecar ends with the reason
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/testr"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 )
 
 // logEntry is one line of a container log as the kubelet keeps it.
@@ -198,7 +199,7 @@ func followAll(t *testing.T, srv *fakeLogServer) []string {
 	client := mustKubeClient(&rest.Config{Host: hs.URL})
 	src := &podLogSource{client: client, namespace: "ns", pod: "p", container: "agent",
 		agentDone: srv.terminated, backoff: backoff{initial: time.Millisecond, max: 4 * time.Millisecond},
-		log: testLogger(t)}
+		log: testLogger(t), clock: clock.RealClock{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var got []string

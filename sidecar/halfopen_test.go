@@ -12,6 +12,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
@@ -82,13 +84,11 @@ func TestHalfOpenStreamIsNoStall(t *testing.T) {
 	client := mustKubeClient(&rest.Config{Host: hs.URL})
 	src := &podLogSource{client: client, namespace: "ns", pod: "p", container: "agent",
 		agentDone: func(context.Context) (bool, error) { return false, nil },
-		backoff:   backoff{initial: time.Millisecond, max: 2 * time.Millisecond}, log: testLogger(t)}
+		backoff:   backoff{initial: time.Millisecond, max: 2 * time.Millisecond}, log: testLogger(t), clock: clock.RealClock{}}
 
-	var mu sync.Mutex
-	now := t0.Add(10*time.Minute + time.Second) // past the stall budget after the first two lines
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	clk := clocktesting.NewFakeClock(t0.Add(10*time.Minute + time.Second)) // past the stall budget after the first two lines
 	p := &syncPatcher{p: &podPatcher{t: t}}
-	r := testRunner(t, src, p, clock)
+	r := testRunner(t, src, p, clk)
 	r.confirmTicks = 10
 	ctx, term := context.WithCancel(context.Background())
 	defer term()
@@ -106,9 +106,7 @@ func TestHalfOpenStreamIsNoStall(t *testing.T) {
 	}
 	// A real silence: ten minutes after the last line, the reopened stream
 	// brings nothing either.
-	mu.Lock()
-	now = t0.Add(19*time.Minute + time.Second)
-	mu.Unlock()
+	clk.SetTime(t0.Add(19*time.Minute + time.Second))
 	p.waitFor(t, "the stall", has(protocol.ConditionTripped))
 	term()
 	<-done

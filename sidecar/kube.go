@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/clock"
 )
 
 // restConfig is the in-cluster config (the projected token the controller
@@ -67,13 +68,13 @@ func agentTerminated(pod *corev1.Pod, container string) bool {
 
 // agentDoneFunc reads the Pod and says whether the agent container has
 // terminated. A Pod that is gone, or a credential that is refused, for
-// longer than grace, ends the follow (the error); other errors are taken as "still running" and retried
-// by the caller's next look.
-func agentDoneFunc(ps *podStatus, container string, grace time.Duration, log logr.Logger) func(context.Context) (bool, error) {
+// longer than grace on clk, ends the follow (the error); other errors are
+// taken as "still running" and retried by the caller's next look.
+func agentDoneFunc(ps *podStatus, container string, grace time.Duration, clk clock.PassiveClock, log logr.Logger) func(context.Context) (bool, error) {
 	refusal := refusals{grace: grace}
 	return func(ctx context.Context) (bool, error) {
 		pod, err := ps.read(ctx)
-		if refusal.final(err, time.Now()) {
+		if refusal.final(err, clk.Now()) {
 			return false, fmt.Errorf("reading the own Pod: %w", err)
 		}
 		if err != nil {

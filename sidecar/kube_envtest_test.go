@@ -32,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -364,7 +365,7 @@ func TestReporterOnAPIServer(t *testing.T) {
 			client := mustKubeClient(tokenConfig(sidecarToken(t, ctx, ns, pod)))
 			ps := &podStatus{client: client, namespace: ns, name: pod.Name}
 			newReporter := func() *reporter {
-				r := &reporter{pod: ps, now: time.Now, backoff: defaultBackoff, period: 15 * time.Second, log: testLogger(t)}
+				r := &reporter{pod: ps, clock: clock.RealClock{}, backoff: defaultBackoff, period: 15 * time.Second, log: testLogger(t)}
 				must(t, r.load(ctx))
 				return r
 			}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 )
 
 // kubeClient is all the sidecar asks of the API server: patch its own Pod's
@@ -33,8 +34,9 @@ type kubeClient struct {
 	base string // scheme://host/api/v1
 }
 
-// newKubeClient builds the client from a rest config.
-func newKubeClient(cfg *rest.Config) (*kubeClient, error) {
+// newKubeClient builds the client from a rest config; clk paces the log
+// stream's reads.
+func newKubeClient(cfg *rest.Config, clk clock.Clock) (*kubeClient, error) {
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, err
@@ -45,7 +47,7 @@ func newKubeClient(cfg *rest.Config) (*kubeClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	logs, err := rest.HTTPClientFor(logConfig(cfg, logReadPace))
+	logs, err := rest.HTTPClientFor(logConfig(cfg, logReadPace, clk))
 	if err != nil {
 		return nil, err
 	}
@@ -57,16 +59,17 @@ func newKubeClient(cfg *rest.Config) (*kubeClient, error) {
 // connection whose reads are paced. The stream has its own connection; a
 // half-open one is found by the stall probe's reopen (run_loop.go), as over
 // HTTP/2, and by TCP keep-alive.
-func logConfig(cfg *rest.Config, pace time.Duration) *rest.Config {
+func logConfig(cfg *rest.Config, pace time.Duration, clk clock.Clock) *rest.Config {
 	c := rest.CopyConfig(cfg)
 	c.TLSClientConfig.NextProtos = []string{"http/1.1"}
-	c.Dial = pacedDialer(pace)
+	c.Dial = pacedDialer(pace, clk)
 	return c
 }
 
-// mustKubeClient is newKubeClient for configs that cannot fail (tests).
+// mustKubeClient is newKubeClient on the real clock for configs that cannot
+// fail (tests).
 func mustKubeClient(cfg *rest.Config) *kubeClient {
-	c, err := newKubeClient(cfg)
+	c, err := newKubeClient(cfg, clock.RealClock{})
 	if err != nil {
 		panic(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	clocktesting "k8s.io/utils/clock/testing"
+
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -12,7 +14,7 @@ import (
 // restarted sidecar replaying the same streaks writes none of them again.
 func TestEveryNudgeStreakIsWritten(t *testing.T) {
 	p := &podPatcher{t: t}
-	c := &clock{t: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}
+	c := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))
 	ctx := context.Background()
 	const text = "13 tool-only model messages since the agent last spoke"
 	r := newTestReporter(t, p, c)

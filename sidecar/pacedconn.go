@@ -4,6 +4,8 @@ import (
 	"context"
 	"net"
 	"time"
+
+	"k8s.io/utils/clock"
 )
 
 // The log stream is read in batches. The kubelet flushes every line the agent
@@ -37,8 +39,8 @@ const (
 type pacedConn struct {
 	net.Conn
 	every time.Duration
-	now   func() time.Time
-	sleep func(time.Duration)
+	// clock reads the time and sleeps out the pace.
+	clock clock.Clock
 	// lowWater sets the socket's receive low-water mark (nil where the
 	// platform has none): up after a read, back to one byte before the
 	// next, so the packets of one pause wake nothing.
@@ -51,8 +53,8 @@ type pacedConn struct {
 	full bool      // it filled buf: more may be waiting
 }
 
-func newPacedConn(c net.Conn, every time.Duration) *pacedConn {
-	return &pacedConn{Conn: c, every: every, now: time.Now, sleep: time.Sleep, lowWater: lowWater(c),
+func newPacedConn(c net.Conn, every time.Duration, clk clock.Clock) *pacedConn {
+	return &pacedConn{Conn: c, every: every, clock: clk, lowWater: lowWater(c),
 		buf: make([]byte, logReadBuffer)}
 }
 
@@ -70,15 +72,15 @@ func (c *pacedConn) Read(p []byte) (int, error) {
 // fill waits out the pace and reads the network once. An error that comes
 // with data is not returned: the next read brings it again.
 func (c *pacedConn) fill() error {
-	if wait := c.every - c.now().Sub(c.last); !c.full && wait > 0 {
-		c.sleep(wait)
+	if wait := c.every - c.clock.Now().Sub(c.last); !c.full && wait > 0 {
+		c.clock.Sleep(wait)
 	}
 	if c.raised {
 		c.lowWater(1)
 		c.raised = false
 	}
 	n, err := c.Conn.Read(c.buf)
-	c.last, c.full = c.now(), n == len(c.buf)
+	c.last, c.full = c.clock.Now(), n == len(c.buf)
 	c.r, c.w = 0, n
 	if n > 0 && !c.full && c.every > 0 && c.lowWater != nil {
 		c.lowWater(len(c.buf))
@@ -91,14 +93,14 @@ func (c *pacedConn) fill() error {
 }
 
 // pacedDialer dials TCP as client-go does by default and paces the
-// connection's reads.
-func pacedDialer(every time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
+// connection's reads on clk.
+func pacedDialer(every time.Duration, clk clock.Clock) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := d.DialContext(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
-		return newPacedConn(c, every), nil
+		return newPacedConn(c, every, clk), nil
 	}
 }

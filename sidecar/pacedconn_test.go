@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // scriptedConn returns one scripted chunk per Read, then io.EOF.
@@ -29,6 +30,18 @@ func (c *scriptedConn) Read(p []byte) (int, error) {
 	n := min(c.chunks[c.reads], len(p))
 	c.reads++
 	return n, nil
+}
+
+// sleepRecorder is a fake clock that records its sleeps; a sleep moves its
+// time on.
+type sleepRecorder struct {
+	*clocktesting.FakeClock
+	sleeps []time.Duration
+}
+
+func (c *sleepRecorder) Sleep(d time.Duration) {
+	c.sleeps = append(c.sleeps, d)
+	c.FakeClock.Sleep(d)
 }
 
 func TestPacedConn(t *testing.T) {
@@ -51,26 +64,23 @@ func TestPacedConn(t *testing.T) {
 			sleeps: []time.Duration{49 * time.Millisecond, 49 * time.Millisecond}, marks: []int{B, 1, B, 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-			var sleeps []time.Duration
+			clk := &sleepRecorder{FakeClock: clocktesting.NewFakeClock(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))}
 			var marks []int
 			net := &scriptedConn{chunks: tc.chunks}
-			c := &pacedConn{Conn: net, every: pace, buf: make([]byte, logReadBuffer),
-				now:      func() time.Time { return now },
-				sleep:    func(d time.Duration) { sleeps = append(sleeps, d); now = now.Add(d) },
+			c := &pacedConn{Conn: net, every: pace, buf: make([]byte, logReadBuffer), clock: clk,
 				lowWater: func(n int) { marks = append(marks, n) }}
 			p := make([]byte, logReadBuffer)
 			for i, size := range tc.chunks {
 				if n, err := io.ReadFull(c, p[:size]); n != size || err != nil {
 					t.Fatalf("chunk %d: read %d, %v; want %d", i, n, err, size)
 				}
-				now = now.Add(tc.busy)
+				clk.Step(tc.busy)
 			}
 			if n, err := c.Read(p); n != 0 || err != io.EOF {
 				t.Errorf("after the script: %d, %v; want io.EOF", n, err)
 			}
-			if !slices.Equal(sleeps, tc.sleeps) {
-				t.Errorf("waits %v, want %v", sleeps, tc.sleeps)
+			if !slices.Equal(clk.sleeps, tc.sleeps) {
+				t.Errorf("waits %v, want %v", clk.sleeps, tc.sleeps)
 			}
 			if !slices.Equal(marks, tc.marks) {
 				t.Errorf("low-water marks %v, want %v", marks, tc.marks)
@@ -83,16 +93,15 @@ func TestPacedConn(t *testing.T) {
 // read, without waiting.
 func TestPacedConnServesWhatItHolds(t *testing.T) {
 	net := &scriptedConn{chunks: []int{1000}}
-	waited := false
-	c := &pacedConn{Conn: net, every: time.Hour, buf: make([]byte, logReadBuffer), now: time.Now,
-		sleep: func(time.Duration) { waited = true }}
+	clk := &sleepRecorder{FakeClock: clocktesting.NewFakeClock(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))}
+	c := &pacedConn{Conn: net, every: time.Hour, buf: make([]byte, logReadBuffer), clock: clk}
 	p := make([]byte, 10)
 	for range 100 {
 		if n, err := c.Read(p); n != 10 || err != nil {
 			t.Fatalf("read %d, %v", n, err)
 		}
 	}
-	if net.reads != 1 || waited {
+	if waited := len(clk.sleeps) > 0; net.reads != 1 || waited {
 		t.Errorf("%d network reads (waited: %v), want 1 and no wait", net.reads, waited)
 	}
 }

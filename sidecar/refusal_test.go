@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 )
 
 func TestRefusalsLast(t *testing.T) {
@@ -64,7 +65,7 @@ func TestPassingRefusalIsRetried(t *testing.T) {
 	defer hs.Close()
 	src := &podLogSource{client: mustKubeClient(&rest.Config{Host: hs.URL}), namespace: "ns", pod: "p", container: "agent",
 		agentDone: func(context.Context) (bool, error) { return true, nil },
-		backoff:   backoff{initial: time.Millisecond, max: 2 * time.Millisecond, refusalGrace: time.Hour}, log: testLogger(t)}
+		backoff:   backoff{initial: time.Millisecond, max: 2 * time.Millisecond, refusalGrace: time.Hour}, log: testLogger(t), clock: clock.RealClock{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var lines int

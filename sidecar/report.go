@@ -9,6 +9,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
 
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
@@ -25,7 +26,7 @@ type statusPatcher interface {
 // the log from the start reports nothing twice.
 type reporter struct {
 	pod     statusPatcher
-	now     func() time.Time
+	clock   clock.PassiveClock
 	backoff backoff
 	// period is the least time between two Progress writes.
 	period time.Duration
@@ -71,7 +72,7 @@ func (r *reporter) load(ctx context.Context) error {
 			// that old anyway (statusFreshness), and a turn shorter than a
 			// period then reports its counts only with its trip or summary,
 			// three API writes fewer (Progress, the turn's and the run's).
-			r.lastProgress = r.now()
+			r.lastProgress = r.clock.Now()
 		}
 		return err
 	})
@@ -120,7 +121,7 @@ func (r *reporter) ensure(ctx context.Context, conds ...desired) error {
 // body is the patch that sets the missing ones of conds, and how many.
 func (r *reporter) body(conds []desired) ([]byte, int) {
 	var out []condition
-	now := metav1.NewTime(r.now().Truncate(time.Second))
+	now := metav1.NewTime(r.clock.Now().Truncate(time.Second))
 	for _, c := range conds {
 		if r.has(c) {
 			continue
@@ -160,7 +161,7 @@ func (r *reporter) retry(ctx context.Context, what string, op func() error) erro
 		if err == nil {
 			return nil
 		}
-		if refusal.final(err, r.now()) {
+		if refusal.final(err, r.clock.Now()) {
 			return fmt.Errorf("%s: %w", what, err)
 		}
 		r.log.Info("retrying", "what", what, "err", err.Error(), "in", delay)
@@ -242,7 +243,7 @@ func (r *reporter) progress(ctx context.Context, p protocol.Progress) {
 	if n == 0 {
 		return
 	}
-	r.lastProgress = r.now()
+	r.lastProgress = r.clock.Now()
 	if err := r.write(ctx, body); err != nil {
 		r.log.Info("writing progress failed", "err", err.Error())
 	}
@@ -250,7 +251,7 @@ func (r *reporter) progress(ctx context.Context, p protocol.Progress) {
 
 // progressDue says whether the throttle lets a Progress write through.
 func (r *reporter) progressDue() bool {
-	return r.now().Sub(r.lastProgress) >= r.period
+	return r.clock.Now().Sub(r.lastProgress) >= r.period
 }
 
 func progressCondition(p protocol.Progress) desired {

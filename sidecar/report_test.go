@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
@@ -50,12 +52,8 @@ func (p *podPatcher) patch(ctx context.Context, body []byte) (*corev1.Pod, error
 	return pod.DeepCopy(), nil
 }
 
-type clock struct{ t time.Time }
-
-func (c *clock) now() time.Time { return c.t }
-
-func newTestReporter(t *testing.T, p *podPatcher, c *clock) *reporter {
-	r := &reporter{pod: p, now: c.now, backoff: backoff{initial: time.Microsecond, max: time.Millisecond},
+func newTestReporter(t *testing.T, p *podPatcher, clk clock.PassiveClock) *reporter {
+	r := &reporter{pod: p, clock: clk, backoff: backoff{initial: time.Microsecond, max: time.Millisecond},
 		period: 15 * time.Second, log: testLogger(t)}
 	if err := r.load(context.Background()); err != nil {
 		t.Fatal(err)
@@ -97,10 +95,10 @@ func TestProgressThrottle(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &podPatcher{t: t}
-			c := &clock{t: start}
+			c := clocktesting.NewFakeClock(start)
 			r := newTestReporter(t, p, c)
 			for i, k := range tc.calls {
-				c.t = start.Add(k.at)
+				c.SetTime(start.Add(k.at))
 				before := p.writes
 				r.progress(context.Background(), counts(k.steps, k.cost))
 				if wrote := p.writes > before; wrote != k.write {
@@ -115,22 +113,22 @@ func TestProgressThrottle(t *testing.T) {
 // through values the Pod already passed, and none of them is written.
 func TestProgressNeverGoesBack(t *testing.T) {
 	p := &podPatcher{t: t}
-	c := &clock{t: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}
+	c := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))
 	first := newTestReporter(t, p, c)
-	c.t = c.t.Add(15 * time.Second)
+	c.Step(15 * time.Second)
 	first.progress(context.Background(), counts(40, "1.20"))
 	if p.writes != 1 {
 		t.Fatalf("first sidecar wrote %d times", p.writes)
 	}
 	second := newTestReporter(t, p, c)
 	for steps := 0; steps <= 40; steps++ {
-		c.t = c.t.Add(time.Minute)
+		c.Step(time.Minute)
 		second.progress(context.Background(), counts(steps, "1.20"))
 	}
 	if p.writes != 1 {
 		t.Fatalf("the replay wrote %d more times", p.writes-1)
 	}
-	c.t = c.t.Add(time.Minute)
+	c.Step(time.Minute)
 	second.progress(context.Background(), counts(41, "1.25"))
 	if p.writes != 2 {
 		t.Fatalf("new progress after the replay was not written")
@@ -139,7 +137,7 @@ func TestProgressNeverGoesBack(t *testing.T) {
 
 func TestReporterRetriesAndIsIdempotent(t *testing.T) {
 	p := &podPatcher{t: t}
-	c := &clock{t: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}
+	c := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))
 	r := newTestReporter(t, p, c)
 	ctx := context.Background()
 

@@ -66,7 +66,7 @@ func (r *reporter) result(ctx context.Context, at time.Time, s protocol.Summary)
 	if r.ahead(p) {
 		pc := condition{Type: protocol.ConditionProgress, Status: corev1.ConditionTrue, Reason: protocol.ReasonRunning, Message: protocol.Marshal(p)}
 		if prev, ok := r.present[pc.Type]; !ok || prev.Status != corev1.ConditionTrue {
-			now := metav1.NewTime(r.now().Truncate(time.Second))
+			now := metav1.NewTime(r.clock.Now().Truncate(time.Second))
 			pc.LastTransitionTime = &now
 		}
 		conds = append(conds, pc)

@@ -4,12 +4,12 @@ import (
 	"context"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
@@ -46,7 +46,7 @@ func TestResultWatch(t *testing.T) {
 				p.pod.Status.Conditions = []corev1.PodCondition{{Type: protocol.ConditionResult, Status: corev1.ConditionTrue,
 					Reason: protocol.ReasonResult, LastTransitionTime: metav1.NewTime(start)}}
 			}
-			c := &clock{t: start}
+			c := clocktesting.NewFakeClock(start)
 			rep := newTestReporter(t, p, c)
 			eng, err := monitor.New(monitor.Options{Format: "claude"})
 			if err != nil {
@@ -57,8 +57,8 @@ func TestResultWatch(t *testing.T) {
 			}
 			var w resultWatch
 			for _, d := range tc.ticks {
-				c.t = start.Add(d)
-				w.check(context.Background(), rep, eng, start, c.t)
+				c.SetTime(start.Add(d))
+				w.check(context.Background(), rep, eng, start, c.Now())
 			}
 			if p.writes != tc.want {
 				t.Fatalf("%d writes, want %d: %v", p.writes, tc.want, p.bodies)
@@ -90,10 +90,8 @@ func podCondition(pod *corev1.Pod, typ string) *corev1.PodCondition {
 // gets the Result condition, dated when the result was read, once the clock
 // passed resultQuiet; the Finished summary still follows on SIGTERM.
 func TestRunResultThenHang(t *testing.T) {
-	var mu sync.Mutex
 	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-	now := t0
-	clk := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	clk := clocktesting.NewFakeClock(t0)
 	p := &syncPatcher{p: &podPatcher{t: t}}
 	src := &scriptedSource{lines: healthyTurn(), hold: make(chan struct{})}
 	r := testRunner(t, src, p, clk)
@@ -104,9 +102,7 @@ func TestRunResultThenHang(t *testing.T) {
 	if c, _ := p.conditions(); c[protocol.ConditionResult].Type != "" {
 		t.Fatalf("Result written within resultQuiet: %+v", c[protocol.ConditionResult])
 	}
-	mu.Lock()
-	now = t0.Add(resultQuiet + time.Second)
-	mu.Unlock()
+	clk.SetTime(t0.Add(resultQuiet + time.Second))
 	p.waitFor(t, "the Result condition", has(protocol.ConditionResult))
 	term()
 	if err := <-done; err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
 
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
@@ -17,11 +18,11 @@ import (
 // engine, one reporter on the own Pod. The engine and the reporter are used
 // under watchState's lock only.
 type runner struct {
-	cfg Options
-	src source
-	rep *reporter
-	log logr.Logger
-	now func() time.Time
+	cfg   Options
+	src   source
+	rep   *reporter
+	log   logr.Logger
+	clock clock.PassiveClock
 	// tick is how often the loop looks at the clock when no line arrives.
 	tick time.Duration
 	// idle is how long the source must be quiet before a tick judges the
@@ -105,27 +106,29 @@ func newKubeRunner(cfg Options, log logr.Logger) (*runner, error) {
 		return nil, err
 	}
 	rc.UserAgent = "turnwatch-sidecar"
-	client, err := newKubeClient(rc)
+	client, err := newKubeClient(rc, cfg.clock())
 	if err != nil {
 		return nil, err
 	}
 	return newRunner(cfg, client, log), nil
 }
 
-// newRunner wires the source and the reporter on client.
+// newRunner wires the source and the reporter on client, all on cfg's
+// clock.
 func newRunner(cfg Options, client *kubeClient, log logr.Logger) *runner {
+	clk := cfg.clock()
 	ps := &podStatus{client: client, namespace: cfg.Namespace, name: cfg.PodName}
-	done := agentDoneFunc(ps, cfg.AgentContainer, defaultBackoff.refusalGrace, log)
+	done := agentDoneFunc(ps, cfg.AgentContainer, defaultBackoff.refusalGrace, clk, log)
 	var src source
 	if cfg.StreamFile != "" {
 		src = &fileSource{path: cfg.StreamFile, agentDone: done, poll: filePoll, donePoll: fileDonePoll,
-			maxLine: cfg.MaxLine, log: log.WithName("file"), now: time.Now}
+			maxLine: cfg.MaxLine, log: log.WithName("file"), clock: clk}
 	} else {
 		src = &podLogSource{client: client, namespace: cfg.Namespace, pod: cfg.PodName, container: cfg.AgentContainer,
-			agentDone: done, maxLine: cfg.MaxLine, backoff: defaultBackoff, log: log.WithName("podlog")}
+			agentDone: done, maxLine: cfg.MaxLine, backoff: defaultBackoff, log: log.WithName("podlog"), clock: clk}
 	}
-	rep := &reporter{pod: ps, run: runProgressOf(cfg, client), now: time.Now, backoff: defaultBackoff, period: cfg.ProgressPeriod, log: log.WithName("report")}
-	return &runner{cfg: cfg, src: src, rep: rep, log: log, now: time.Now, tick: defaultTick, idle: defaultIdle, confirmTicks: defaultConfirmTicks,
+	rep := &reporter{pod: ps, run: runProgressOf(cfg, client), clock: clk, backoff: defaultBackoff, period: cfg.ProgressPeriod, log: log.WithName("report")}
+	return &runner{cfg: cfg, src: src, rep: rep, log: log, clock: clk, tick: defaultTick, idle: defaultIdle, confirmTicks: defaultConfirmTicks,
 		checkpointPeriod: defaultCheckpointPeriod}
 }
 
@@ -183,13 +186,13 @@ func (r *runner) watch(followCtx context.Context, stopFollow context.CancelFunc,
 	r.installHook() // before the first line: the agent's first hook may run soon after
 	var ck *checkpointer
 	if _, ok := r.src.(resumer); ok && r.cfg.StateDir != "" {
-		ck = newCheckpointer(r.cfg.StateDir, r.checkpointPeriod, r.now, r.log.WithName("checkpoint"))
+		ck = newCheckpointer(r.cfg.StateDir, r.checkpointPeriod, r.clock, r.log.WithName("checkpoint"))
 	}
 	eng, err := r.restore(ck)
 	if err != nil {
 		return err
 	}
-	w := &watchState{r: r, eng: eng, ck: ck, writeCtx: writeCtx, stop: stopFollow, lastSeen: r.now()}
+	w := &watchState{r: r, eng: eng, ck: ck, writeCtx: writeCtx, stop: stopFollow, lastSeen: r.clock.Now()}
 	w.probe.reopen, _ = r.src.(reopener)
 	ticksDone, ticked := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -234,7 +237,7 @@ func (w *watchState) line(l streamLine) error {
 		return errWatchOver
 	}
 	r, eng := w.r, w.eng
-	w.lastSeen = r.now()
+	w.lastSeen = r.clock.Now()
 	w.probe.reset()
 	feed := eng.Feed
 	if l.Cut {
@@ -277,7 +280,7 @@ func (w *watchState) tick() bool {
 		return false
 	}
 	r, eng := w.r, w.eng
-	now := r.now()
+	now := r.clock.Now()
 	connected := r.src.Connected()
 	if connected && !w.wasConnected {
 		w.lastSeen = now // a fresh stream first sends what it missed

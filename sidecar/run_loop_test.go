@@ -12,6 +12,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
@@ -87,13 +89,13 @@ func (s *syncPatcher) waitFor(t *testing.T, what string, ok func(map[string]core
 	t.Fatalf("timed out waiting for %s; conditions: %+v", what, c)
 }
 
-func testRunner(t *testing.T, src source, p statusPatcher, now func() time.Time) *runner {
+func testRunner(t *testing.T, src source, p statusPatcher, clk clock.PassiveClock) *runner {
 	t.Helper()
 	cfg := Options{Format: monitor.FormatClaude, Guards: monitor.DefaultGuards(), Prices: monitor.DefaultPrices(),
 		PodName: "p", Namespace: "ns", AgentContainer: "agent", Drain: 50 * time.Millisecond, WriteGrace: 5 * time.Second}
 	log := testLogger(t)
-	rep := &reporter{pod: p, now: now, backoff: backoff{initial: time.Millisecond, max: 10 * time.Millisecond}, log: log}
-	return &runner{cfg: cfg, src: src, rep: rep, log: log, now: now, tick: 5 * time.Millisecond, idle: 0}
+	rep := &reporter{pod: p, clock: clk, backoff: backoff{initial: time.Millisecond, max: 10 * time.Millisecond}, log: log}
+	return &runner{cfg: cfg, src: src, rep: rep, log: log, clock: clk, tick: 5 * time.Millisecond, idle: 0}
 }
 
 // runUntil runs r until settled says the Pod is settled, then stops it like
@@ -144,7 +146,7 @@ func TestRunReports(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &syncPatcher{p: &podPatcher{t: t}}
-			r := testRunner(t, &scriptedSource{lines: tc.lines}, p, time.Now)
+			r := testRunner(t, &scriptedSource{lines: tc.lines}, p, clock.RealClock{})
 			runUntil(t, r, p, has(tc.settled))
 			got, writes := p.conditions()
 			for typ, w := range map[string]want{protocol.ConditionTripped: tc.tripped, protocol.ConditionSilent: tc.silent, protocol.ConditionFinished: tc.finished} {
@@ -167,7 +169,7 @@ func TestRunReports(t *testing.T) {
 			}
 
 			// A restarted sidecar replays the same stream: no write at all.
-			r2 := testRunner(t, &scriptedSource{lines: tc.lines}, p, time.Now)
+			r2 := testRunner(t, &scriptedSource{lines: tc.lines}, p, clock.RealClock{})
 			ctx, term := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			defer term()
 			if err := r2.run(ctx); err != nil {
@@ -188,7 +190,7 @@ func TestRunRestartMidTurn(t *testing.T) {
 	rest := append(seen[:len(seen):len(seen)], claudeSay("msg_end", "done", "end_turn"), claudeResult())
 
 	p := &syncPatcher{p: &podPatcher{t: t}}
-	first := testRunner(t, &scriptedSource{lines: seen, hold: make(chan struct{})}, p, time.Now)
+	first := testRunner(t, &scriptedSource{lines: seen, hold: make(chan struct{})}, p, clock.RealClock{})
 	crash, kill := context.WithCancel(context.Background())
 	followCtx, stopFollow := context.WithCancel(crash)
 	done := make(chan error, 1)
@@ -207,7 +209,7 @@ func TestRunRestartMidTurn(t *testing.T) {
 	_, before := p.conditions()
 
 	hold := make(chan struct{})
-	second := testRunner(t, &scriptedSource{lines: rest, hold: hold}, p, time.Now)
+	second := testRunner(t, &scriptedSource{lines: rest, hold: hold}, p, clock.RealClock{})
 	close(hold) // the agent ends after the replayed lines
 	runUntil(t, second, p, has(protocol.ConditionFinished))
 	got, _ := p.conditions()
@@ -248,7 +250,7 @@ func TestRunRestartMidTurn(t *testing.T) {
 func TestRunSummaryOnSIGTERM(t *testing.T) {
 	p := &syncPatcher{p: &podPatcher{t: t}}
 	src := &scriptedSource{lines: healthyTurn()[:3], hold: make(chan struct{})}
-	r := testRunner(t, src, p, time.Now)
+	r := testRunner(t, src, p, clock.RealClock{})
 	ctx, term := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.run(ctx) }()
@@ -266,27 +268,21 @@ func TestRunSummaryOnSIGTERM(t *testing.T) {
 // With no line arriving, the engine is ticked from the clock and a stall
 // trips live.
 func TestRunStallFromTheClock(t *testing.T) {
-	var mu sync.Mutex
-	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))
 	p := &syncPatcher{p: &podPatcher{t: t}}
 	src := &scriptedSource{lines: append([]string{claudeInit()}, claudeToolCall(1, "make test")[0]), hold: make(chan struct{})}
-	r := testRunner(t, src, p, clock)
+	r := testRunner(t, src, p, clk)
 	ctx, term := context.WithCancel(context.Background())
 	defer term()
 	done := make(chan error, 1)
 	go func() { done <- r.run(ctx) }()
 	p.waitFor(t, "progress", has(protocol.ConditionProgress)) // the call is outstanding
-	mu.Lock()
-	now = now.Add(30 * time.Minute) // the tool budget, not more: no trip
-	mu.Unlock()
+	clk.Step(30 * time.Minute)                                // the tool budget, not more: no trip
 	time.Sleep(50 * time.Millisecond)
 	if c, _ := p.conditions(); c[protocol.ConditionTripped].Reason != "" {
 		t.Fatalf("tripped at the budget: %+v", c[protocol.ConditionTripped])
 	}
-	mu.Lock()
-	now = now.Add(time.Second)
-	mu.Unlock()
+	clk.Step(time.Second)
 	p.waitFor(t, "the stall", has(protocol.ConditionTripped))
 	term()
 	<-done
@@ -307,10 +303,10 @@ func TestRunFromAStreamFile(t *testing.T) {
 	long := `{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"x","content":"` + strings.Repeat("y", 4096) + `"}]}}`
 	lines = append(lines[:2:2], append([]string{long}, lines[2:]...)...)
 	var exited atomic.Bool
-	src := &fileSource{path: path, poll: time.Millisecond, donePoll: time.Millisecond, maxLine: 1024, log: testLogger(t), now: time.Now,
+	src := &fileSource{path: path, poll: time.Millisecond, donePoll: time.Millisecond, maxLine: 1024, log: testLogger(t), clock: clock.RealClock{},
 		agentDone: func(context.Context) (bool, error) { return exited.Load(), nil }}
 	p := &syncPatcher{p: &podPatcher{t: t}}
-	r := testRunner(t, src, p, time.Now)
+	r := testRunner(t, src, p, clock.RealClock{})
 	ctx, term := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.run(ctx) }()

@@ -120,8 +120,8 @@ func (r *reporter) progressToRun(ctx context.Context, p protocol.Progress) {
 	if !r.progressDue() || !p.Ahead(r.run.last) {
 		return
 	}
-	r.lastProgress = r.now()
-	if err := r.run.write(ctx, p, r.now()); err != nil {
+	r.lastProgress = r.clock.Now()
+	if err := r.run.write(ctx, p, r.clock.Now()); err != nil {
 		r.log.Info("writing progress to the run failed", "run", r.run.run, "err", err.Error())
 		return
 	}

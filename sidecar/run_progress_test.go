@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
@@ -50,7 +51,7 @@ func TestProgressToRun(t *testing.T) {
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	pod := &podPatcher{t: t}
-	c := &clock{t: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}
+	c := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))
 	r := newTestReporter(t, pod, c)
 	cfg := Options{RunName: "fix", RunUID: "uid-fix", PodName: "fix-1", Namespace: "team", PriorSteps: 3, PriorCostUSD: "0.10"}
 	r.run = runProgressOf(cfg, mustKubeClient(&rest.Config{Host: ts.URL}))
@@ -68,7 +69,7 @@ func TestProgressToRun(t *testing.T) {
 		{15 * time.Second, counts(4, "0.07"), 2}, // nothing moved: nothing written
 	}
 	for i, s := range steps {
-		c.t = c.t.Add(s.advance)
+		c.Step(s.advance)
 		r.progress(ctx, s.p)
 		if len(srv.bodies) != s.writes {
 			t.Fatalf("step %d: %d writes, want %d", i, len(srv.bodies), s.writes)
@@ -95,19 +96,19 @@ func TestProgressToRunRefused(t *testing.T) {
 		refusal: `{"kind":"Status","status":"Failure","reason":"Forbidden","code":403,"message":"never go down"}`}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
-	c := &clock{t: time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)}
+	c := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))
 	r := newTestReporter(t, &podPatcher{t: t}, c)
 	r.run = runProgressOf(Options{RunName: "fix", PodName: "fix-0", Namespace: "team"}, mustKubeClient(&rest.Config{Host: ts.URL}))
 	ctx := context.Background()
-	c.t = c.t.Add(15 * time.Second) // the first report waits a period
+	c.Step(15 * time.Second) // the first report waits a period
 	r.progress(ctx, counts(1, "0"))
-	c.t = c.t.Add(time.Second)
+	c.Step(time.Second)
 	r.progress(ctx, counts(2, "0"))
 	if len(srv.bodies) != 1 {
 		t.Fatalf("%d requests within the period, want 1", len(srv.bodies))
 	}
 	srv.answer = 0
-	c.t = c.t.Add(15 * time.Second)
+	c.Step(15 * time.Second)
 	r.progress(ctx, counts(2, "0"))
 	if len(srv.bodies) != 2 || r.run.last.Steps != 2 {
 		t.Fatalf("%d requests, last taken %+v", len(srv.bodies), r.run.last)

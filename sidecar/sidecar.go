@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
 
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
@@ -54,6 +55,10 @@ type Options struct {
 	// NudgeDir is the volume shared with the agent, where nudges are
 	// delivered when the guards say so ("" for none).
 	NudgeDir string
+	// Clock is the one time source of the watchdog and its log stream's
+	// pace (nil: the real clock); tests inject a fake one, as the
+	// controllers take theirs.
+	Clock clock.Clock
 }
 
 // Defaults where docs/protocol.md leaves the knob to the sidecar.
@@ -81,6 +86,14 @@ func (o Options) Validate() error {
 	}
 	_, err := monitor.New(o.engineOptions()) // format, guards, prior cost
 	return err
+}
+
+// clock is o.Clock, or the real clock when none is set.
+func (o Options) clock() clock.Clock {
+	if o.Clock == nil {
+		return clock.RealClock{}
+	}
+	return o.Clock
 }
 
 func (o Options) engineOptions() monitor.Options {
