@@ -54,8 +54,8 @@ check-dockerfile: ## Check the Dockerfile without a Docker engine (COPY sources 
 	hack/check-dockerfile.sh
 
 .PHONY: test-unit
-test-unit: ## Quick tests: the engine, the sidecar, parsers, the kubectl plugin and the hook, the fake agent (no API server).
-	go test ./pkg/... ./sidecar/... ./cmd/... ./test/fakeagent/...
+test-unit: ## Quick tests: the engine, the sidecar, parsers, the kubectl plugin and the hook, the fake agent, the chart's guard generator (no API server).
+	go test ./pkg/... ./sidecar/... ./cmd/... ./test/fakeagent/... ./hack/chartguards/...
 
 FUZZ_TARGETS := FuzzPi FuzzPiMemo FuzzClaude FuzzCodex FuzzOpencode FuzzGemini FuzzAuto FuzzScanner FuzzDecimal FuzzRepetition FuzzWarnFirst
 # A count, not a duration: with a duration, Go 1.26's fuzz coordinator can fail a
