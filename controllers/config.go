@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -212,7 +211,7 @@ func defaultGuards() twv1.Guards {
 			continue
 		}
 		if d, isDur := v.(monitor.Duration); isDur {
-			v = durationString(d.D())
+			v = d.Short()
 		}
 		m[gd.Name] = v
 	}
@@ -227,16 +226,4 @@ func defaultGuards() twv1.Guards {
 		panic("controllers: the engine's default guards do not fit the API's: " + err.Error())
 	}
 	return g
-}
-
-// durationString writes a duration the way users do ("10m", not "10m0s").
-func durationString(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = s[:len(s)-2]
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = s[:len(s)-2]
-	}
-	return s
 }

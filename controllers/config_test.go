@@ -123,21 +123,3 @@ func TestSumUSD(t *testing.T) {
 		}
 	}
 }
-
-func TestDurationString(t *testing.T) {
-	for _, tc := range []struct {
-		in   time.Duration
-		want string
-	}{
-		{10 * time.Minute, "10m"},
-		{30 * time.Minute, "30m"},
-		{90 * time.Second, "1m30s"},
-		{2 * time.Hour, "2h"},
-		{time.Hour + 30*time.Minute, "1h30m"},
-		{45 * time.Second, "45s"},
-	} {
-		if got := durationString(tc.in); got != tc.want {
-			t.Errorf("durationString(%v) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}

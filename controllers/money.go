@@ -38,15 +38,6 @@ func sumUSD(values ...string) string {
 	return total.String()
 }
 
-// statusCounts reads the steps and costUSD of an API status (a turn's, a
-// run's entry for a turn, a sidecar's report in the run's status): the one
-// place the API's fields (api/v1alpha1 keeps costUSD a decimal string)
-// become a protocol.Progress; they go back with Progress.CostUSD. A cost
-// that is not a decimal is an error.
-func statusCounts(steps int64, costUSD string) (protocol.Progress, error) {
-	return protocol.ParseProgress(steps, costUSD)
-}
-
 // setTurnCounts writes p into a turn's status.
 func setTurnCounts(st *twv1.AgentTurnStatus, p protocol.Progress) {
 	st.Steps, st.CostUSD = p.Steps, p.CostUSD()

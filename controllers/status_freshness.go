@@ -151,7 +151,7 @@ func (r *AgentRunReconciler) withLiveCounts(_ context.Context, run *twv1.AgentRu
 			continue
 		}
 		for _, shown := range run.Status.Turns {
-			if c, err := statusCounts(shown.Steps, shown.CostUSD); err == nil && shown.Name == t.Name && countsAhead(c, t.Status) {
+			if c, err := protocol.ParseProgress(shown.Steps, shown.CostUSD); err == nil && shown.Name == t.Name && countsAhead(c, t.Status) {
 				setTurnCounts(&t.Status, c)
 			}
 		}
@@ -165,14 +165,14 @@ func (r *AgentRunReconciler) withLiveCounts(_ context.Context, run *twv1.AgentRu
 // A cost that is not a decimal counts as zero: it must not stop the run's
 // bookkeeping.
 func liveCounts(ref twv1.TurnRef, p *twv1.RunProgress) protocol.Progress {
-	own, err := statusCounts(ref.Steps, ref.CostUSD)
+	own, err := protocol.ParseProgress(ref.Steps, ref.CostUSD)
 	if err != nil {
 		own = protocol.Progress{Steps: ref.Steps}
 	}
 	if ref.Outcome != "" || p == nil || p.Turn != ref.Name {
 		return own
 	}
-	if c, err := statusCounts(p.Steps, p.CostUSD); err == nil && !c.Behind(own) {
+	if c, err := protocol.ParseProgress(p.Steps, p.CostUSD); err == nil && !c.Behind(own) {
 		return c
 	}
 	return own
@@ -187,7 +187,7 @@ func runProgressFor(run *twv1.AgentRun, turn string) *protocol.Progress {
 	if p == nil || p.Turn != turn || p.RunUID != "" && p.RunUID != string(run.UID) {
 		return nil
 	}
-	if c, err := statusCounts(p.Steps, p.CostUSD); err == nil {
+	if c, err := protocol.ParseProgress(p.Steps, p.CostUSD); err == nil {
 		return &c
 	}
 	return nil
@@ -218,7 +218,7 @@ func countsAhead(c protocol.Progress, st twv1.AgentTurnStatus) bool {
 // turnCounts are a turn's own counts; a cost that is not a decimal counts
 // as zero.
 func turnCounts(st twv1.AgentTurnStatus) protocol.Progress {
-	c, err := statusCounts(st.Steps, st.CostUSD)
+	c, err := protocol.ParseProgress(st.Steps, st.CostUSD)
 	if err != nil {
 		return protocol.Progress{Steps: st.Steps}
 	}

@@ -62,7 +62,7 @@ func TestCountsAhead(t *testing.T) {
 		{4, "0.05", false},
 		{4, "lots", false}, // a report whose cost is not a decimal is dropped
 	} {
-		p, err := statusCounts(c.steps, c.cost)
+		p, err := protocol.ParseProgress(c.steps, c.cost)
 		if got := err == nil && countsAhead(p, st); got != c.want {
 			t.Errorf("%d %s over %+v: %v, want %v", c.steps, c.cost, st, got, c.want)
 		}

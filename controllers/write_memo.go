@@ -54,9 +54,3 @@ func (w *writeMemo[T]) wrote(uid types.UID, status T, now time.Time) {
 	}
 	w.m[uid] = memoEntry[T]{status: status, at: now}
 }
-
-func (w *writeMemo[T]) forget(uid types.UID) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	delete(w.m, uid)
-}

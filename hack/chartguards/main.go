@@ -89,21 +89,9 @@ func valueOf(gd monitor.Guard) string {
 		return `""`
 	}
 	if d, isDuration := v.(monitor.Duration); isDuration {
-		return shortDuration(d.D())
+		return d.Short()
 	}
 	return fmt.Sprint(v)
-}
-
-// shortDuration writes a duration as a person would: "10m", not "10m0s".
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }
 
 // spliceSchema replaces the value of the top-level properties.guards of

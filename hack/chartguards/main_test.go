@@ -3,7 +3,6 @@ package main
 import (
 	"os"
 	"testing"
-	"time"
 
 	"turnwatch.dev/turnwatch/pkg/monitor"
 )
@@ -28,24 +27,6 @@ func TestChartIsWritten(t *testing.T) {
 		}
 		if string(out) != string(src) {
 			t.Errorf("%s is stale: run make chart-sync", f.path)
-		}
-	}
-}
-
-func TestShortDuration(t *testing.T) {
-	for _, tc := range []struct {
-		in   time.Duration
-		want string
-	}{
-		{10 * time.Minute, "10m"},
-		{2 * time.Second, "2s"},
-		{90 * time.Second, "1m30s"},
-		{2 * time.Hour, "2h"},
-		{1500 * time.Millisecond, "1.5s"},
-		{0, "0s"},
-	} {
-		if got := shortDuration(tc.in); got != tc.want {
-			t.Errorf("shortDuration(%v) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

@@ -142,8 +142,6 @@ func (ev *event) addCall(id, name, args []byte, complete bool) {
 	}
 }
 
-func (ev *event) addResult(id, name []byte, isError bool) { ev.addAnswer(id, name, isError, nil) }
-
 // addAnswer adds a tool result with its answer text.
 func (ev *event) addAnswer(id, name []byte, isError bool, text []byte) {
 	if ev.nresults < len(ev.results) {

@@ -184,6 +184,19 @@ func (d Duration) D() time.Duration { return time.Duration(d) }
 // String renders Go syntax.
 func (d Duration) String() string { return time.Duration(d).String() }
 
+// Short renders Go syntax the way people write it: "10m", not "10m0s"; "2h",
+// not "2h0m0s". The manager's defaults and the chart's values use it.
+func (d Duration) Short() string {
+	s := d.String()
+	if t, ok := strings.CutSuffix(s, "m0s"); ok {
+		s = t + "m"
+	}
+	if t, ok := strings.CutSuffix(s, "h0m"); ok {
+		s = t + "h"
+	}
+	return s
+}
+
 // MarshalJSON renders a Go duration string.
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
 

@@ -44,3 +44,26 @@ func TestDurationJSON(t *testing.T) {
 		t.Errorf("marshal %s", b)
 	}
 }
+
+// Short writes durations as the manager's defaults and the chart's values
+// show them.
+func TestDurationShort(t *testing.T) {
+	for _, tc := range []struct {
+		in   time.Duration
+		want string
+	}{
+		{10 * time.Minute, "10m"},
+		{30 * time.Minute, "30m"},
+		{90 * time.Second, "1m30s"},
+		{2 * time.Hour, "2h"},
+		{time.Hour + 30*time.Minute, "1h30m"},
+		{45 * time.Second, "45s"},
+		{2 * time.Second, "2s"},
+		{1500 * time.Millisecond, "1.5s"},
+		{0, "0s"},
+	} {
+		if got := Duration(tc.in).Short(); got != tc.want {
+			t.Errorf("Duration(%v).Short() = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package monitor
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -195,14 +196,7 @@ func (gd Guard) isZero(g Guards) bool {
 	return false
 }
 
-func (gd Guard) chosen(s string) bool {
-	for _, c := range gd.Choices {
-		if s == c {
-			return true
-		}
-	}
-	return false
-}
+func (gd Guard) chosen(s string) bool { return slices.Contains(gd.Choices, s) }
 
 // choiceList writes the choices for a message: "none" or "file".
 func (gd Guard) choiceList() string {
