@@ -48,6 +48,15 @@ const (
 	// also writes "<reason>: <message>" to its termination message, for when
 	// the condition cannot be written (the Pod's status refused too).
 	ConditionFailed = "turnwatch.dev/Failed"
+	// ConditionDrill is True on a drill turn's Pod (docs/drill.md) once the
+	// sidecar's scripted model served the agent. Its reason is
+	// ReasonDrillServed, its message a DrillReport JSON object, rewritten as
+	// it changes and last at the turn's end.
+	ConditionDrill = "turnwatch.dev/Drill"
+	// ConditionCallRefused is True once the agent's pre-tool hook refused a
+	// call because the sidecar judged it a trip (nudgefile.Ack's Refused).
+	// Its reason is ReasonCallRefused, its message the call's id.
+	ConditionCallRefused = "turnwatch.dev/CallRefused"
 )
 
 // Warning is a Pod condition that tells and decides nothing: the
@@ -68,10 +77,13 @@ const (
 	ReasonLogNotFound  = "LogNotFound"  // the agent's log was not found (404)
 	ReasonPodForbidden = "PodForbidden" // reading or patching the own Pod's status was refused
 	ReasonPodNotFound  = "PodNotFound"  // the own Pod was not found
+	// ReasonDrillPortTaken: a drill's scripted model could not listen on
+	// its port (docs/drill.md#ports).
+	ReasonDrillPortTaken = "DrillPortTaken"
 )
 
 // SidecarFailureReasons lists the reasons of ConditionFailed.
-var SidecarFailureReasons = []string{ReasonLogForbidden, ReasonLogNotFound, ReasonPodForbidden, ReasonPodNotFound}
+var SidecarFailureReasons = []string{ReasonLogForbidden, ReasonLogNotFound, ReasonPodForbidden, ReasonPodNotFound, ReasonDrillPortTaken}
 
 // SidecarFailure reads a sidecar termination message "<reason>: <message>"
 // whose reason is one of SidecarFailureReasons; ok is false for any other.
@@ -92,6 +104,10 @@ const (
 	// ReasonHooksNotRun is ConditionHooksNotRun's reason.
 	ReasonHooksNotRun = "HooksNotRun"
 	ReasonNoResult    = "NoResult" // the output ended without one
+	// ReasonDrillServed is ConditionDrill's reason.
+	ReasonDrillServed = "Served"
+	// ReasonCallRefused is ConditionCallRefused's reason.
+	ReasonCallRefused = "CallRefused"
 )
 
 // Env the controller sets on the agent container.
@@ -126,6 +142,11 @@ const (
 	EnvRunName    = "TURNWATCH_RUN_NAME"
 	EnvRunUID     = "TURNWATCH_RUN_UID"
 	EnvPriorSteps = "TURNWATCH_PRIOR_STEPS"
+	// A drill turn (docs/drill.md): the scripted model's scenario, and the
+	// loopback port the sidecar serves it on, which the controller also
+	// wrote into the agent's model endpoint.
+	EnvDrillScenario = "TURNWATCH_DRILL_SCENARIO"
+	EnvDrillPort     = "TURNWATCH_DRILL_PORT"
 )
 
 // SidecarContainerName is the name of the injected watchdog container.
