@@ -588,6 +588,10 @@ func TestInvalidManifests(t *testing.T) {
 		{"negative error repeats", func(r *twv1.AgentRun) { r.Spec.Guards = &twv1.Guards{ErrorRepeats: ptr.To[int32](-1)} }, []string{"spec.guards.errorRepeats"}},
 		{"negative repeated text", func(r *twv1.AgentRun) { r.Spec.Guards = &twv1.Guards{RepeatedTextBytes: ptr.To[int32](-3)} }, []string{"spec.guards.repeatedTextBytes"}},
 		{"no containers", func(r *twv1.AgentRun) { r.Spec.Template.Spec.Containers = nil }, []string{"spec.template"}},
+		{"drill scenario", func(r *twv1.AgentRun) { r.Spec.Drill = &twv1.Drill{Scenario: "meltdown"} }, []string{"spec.drill.scenario", "Unsupported value"}},
+		{"drill without a format", func(r *twv1.AgentRun) {
+			r.Spec.Format, r.Spec.Drill = twv1.FormatAuto, &twv1.Drill{Scenario: "healthy"}
+		}, []string{"spec.format", "drill needs a named format"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -608,6 +612,7 @@ func TestInvalidManifests(t *testing.T) {
 			{`{"spec":{"session":"t"}}`, "spec.session", "session is immutable"},
 			{`{"spec":{"session":null}}`, "spec.session", "session is immutable"},
 			{`{"spec":{"continue":true}}`, "spec.continue", "continue is immutable"},
+			{`{"spec":{"drill":{"scenario":"healthy"}}}`, "spec.drill", "drill is immutable"},
 		} {
 			err := k8s.Patch(context.Background(), run.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(c.patch)))
 			if !apierrors.IsInvalid(err) {
@@ -630,6 +635,13 @@ func TestInvalidManifests(t *testing.T) {
 		})
 		if err := k8s.Create(context.Background(), run); err != nil {
 			t.Fatal(err)
+		}
+		codex := newRun(ns, "good-codex-drill", func(r *twv1.AgentRun) {
+			r.Spec.Format, r.Spec.Drill = twv1.FormatCodex, &twv1.Drill{Scenario: "identicalLoop"}
+			r.Spec.Template.Spec.Containers[0].Args = []string{`exec codex exec -c "model_providers.turnwatch.base_url=$OPENAI_BASE_URL"`}
+		})
+		if err := k8s.Create(context.Background(), codex); err != nil {
+			t.Errorf("a codex drill whose template reads OPENAI_BASE_URL: %v", err)
 		}
 		if got, _ := getRun(ns, "good"); got.Spec.Format != twv1.FormatClaude {
 			t.Errorf("format %q", got.Spec.Format)

@@ -397,3 +397,38 @@ func TestSidecarNoEntry(t *testing.T) {
 		t.Errorf("ephemeral container: %v, want Forbidden by turnwatch-sidecar-no-entry", err)
 	}
 }
+
+// A codex drill whose template never reads OPENAI_BASE_URL cannot be
+// pointed at the scripted model: refused at apply, naming why; one whose
+// template does (as the sample) is admitted.
+func TestCodexDrillNeedsEndpoint(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	if err := installPolicy(); err != nil {
+		t.Fatal(err)
+	}
+	ns := newNamespace(t)
+	codex := func(name, args string) *twv1.AgentRun {
+		return newRun(ns, name, func(r *twv1.AgentRun) {
+			r.Spec.Format, r.Spec.Drill = twv1.FormatCodex, &twv1.Drill{Scenario: "identicalLoop"}
+			r.Spec.Template.Spec.Containers[0].Args = []string{args}
+		})
+	}
+	eventually(t, "refused at admission", func() error {
+		err := k8s.Create(context.Background(), codex("builtin", "codex exec --json hello"))
+		if err == nil {
+			_ = k8s.Delete(context.Background(), codex("builtin", ""))
+			return errors.New("admitted")
+		}
+		return containsAll(err.Error(), "turnwatch-agentrun-drill", "spec.template", "OPENAI_BASE_URL")
+	})
+	if err := k8s.Create(context.Background(), codex("provider", `codex exec -c "model_providers.turnwatch.base_url=$OPENAI_BASE_URL" hi`)); err != nil {
+		t.Errorf("a codex drill whose template reads OPENAI_BASE_URL: %v", err)
+	}
+	if err := k8s.Create(context.Background(), newRun(ns, "not-a-drill", func(r *twv1.AgentRun) {
+		r.Spec.Format = twv1.FormatCodex
+		r.Spec.Template.Spec.Containers[0].Args = []string{"codex exec --json hello"}
+	})); err != nil {
+		t.Errorf("a codex run that is not a drill: %v", err)
+	}
+}

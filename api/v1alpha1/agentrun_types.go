@@ -45,6 +45,8 @@ type RerollPolicy struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.continue) || !self.continue || has(self.session)",message="continue needs a session: set spec.session",fieldPath=".session"
 // +kubebuilder:validation:XValidation:rule="!has(self.agentContainer) || self.template.spec.containers.exists(c, c.name == self.agentContainer)",message="agentContainer must name a container of spec.template.spec.containers",fieldPath=".agentContainer"
 // +kubebuilder:validation:XValidation:rule="!has(self.sessionStore) || has(self.sessionStore.mountPath) || (has(self.format) && self.format != 'auto')",message="sessionStore.mountPath is required when format is auto: only a named format says where its CLI keeps its state",fieldPath=".sessionStore.mountPath"
+// +kubebuilder:validation:XValidation:rule="has(self.drill) == has(oldSelf.drill) && (!has(self.drill) || self.drill == oldSelf.drill)",message="drill is immutable",fieldPath=".drill"
+// +kubebuilder:validation:XValidation:rule="!has(self.drill) || (has(self.format) && self.format != 'auto')",message="drill needs a named format: only a named format says which model endpoint its CLI reads (docs/drill.md)",fieldPath=".format"
 type AgentRunSpec struct {
 	// Prompt is the task handed to the agent (env TURNWATCH_PROMPT). A reroll
 	// gets the identical prompt.
@@ -113,6 +115,11 @@ type AgentRunSpec struct {
 	// Aborted, and no turn follows.
 	// +optional
 	Cancel bool `json:"cancel,omitempty"`
+
+	// Drill runs the template against the scripted model instead of a real
+	// one (docs/drill.md): no tokens, no network. Immutable.
+	// +optional
+	Drill *Drill `json:"drill,omitempty"`
 }
 
 // SessionStore is a PersistentVolumeClaim that keeps the agent CLI's state.
@@ -255,6 +262,10 @@ type AgentRunStatus struct {
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 
+	// Drill is what a drill run's scenario expected and what happened.
+	// +optional
+	Drill *DrillStatus `json:"drill,omitempty"`
+
 	// Conditions are Ready (True once the run succeeded; False with the
 	// fault class as reason once it faulted or aborted) and Faulted.
 	// +listType=map
@@ -274,6 +285,7 @@ type AgentRunStatus struct {
 // +kubebuilder:printcolumn:name="Steps",type=integer,JSONPath=`.status.steps`
 // +kubebuilder:printcolumn:name="Cost",type=string,JSONPath=`.status.costUSD`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Drill",type=string,JSONPath=`.spec.drill.scenario`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type AgentRun struct {
 	metav1.TypeMeta   `json:",inline"`

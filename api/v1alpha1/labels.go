@@ -10,6 +10,13 @@ const (
 	// controller also puts it on the AgentRun so that the epoch of a session
 	// can be found with a label selector.
 	LabelSession = "turnwatch.dev/session"
+	// LabelDrill is the scenario of a drill run (spec.drill.scenario), on
+	// its turns and Pods (docs/drill.md).
+	LabelDrill = "turnwatch.dev/drill"
+	// LabelDrillPort is the loopback port a drill Pod's scripted model
+	// listens on; the controller picks it unique among the live drill Pods
+	// (docs/drill.md#ports).
+	LabelDrillPort = "turnwatch.dev/drill-port"
 )
 
 // Finalizer keeps an AgentRun until its live turn is recorded as Aborted.
