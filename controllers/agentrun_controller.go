@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -37,6 +38,10 @@ const (
 	EventHooksNotRun = protocol.ReasonHooksNotRun
 	EventSucceeded   = "Succeeded" // a turn finished with a final result
 	EventAborted     = "Aborted"   // the run was cancelled or deleted
+	// EventDrill prefixes a drill's result (docs/drill.md#results):
+	// DrillCaught, DrillCaughtOtherwise, DrillAsExpected (Normal),
+	// DrillMissed, DrillFalseAlarm (Warning).
+	EventDrill = "Drill"
 )
 
 // AgentRunReconciler turns an AgentRun into AgentTurns: the first one, a
@@ -134,21 +139,30 @@ func (r *AgentRunReconciler) expire(ctx context.Context, run *twv1.AgentRun) (ct
 }
 
 // ensureMeta puts the finalizer (so that a deleted run's live turn is
-// recorded as Aborted) and the session label (so that the session's runs
-// can be listed) on the run, in one write.
+// recorded as Aborted), the session label (so that the session's runs can
+// be listed) and the drill label (so that drills can be) on the run, in one
+// write.
 func (r *AgentRunReconciler) ensureMeta(ctx context.Context, run *twv1.AgentRun) error {
-	hasSession := run.Spec.Session == "" || run.Labels[twv1.LabelSession] == run.Spec.Session
-	if controllerutil.ContainsFinalizer(run, twv1.Finalizer) && hasSession {
+	want := map[string]string{}
+	if run.Spec.Session != "" {
+		want[twv1.LabelSession] = run.Spec.Session
+	}
+	if run.Spec.Drill != nil {
+		want[twv1.LabelDrill] = run.Spec.Drill.Scenario
+	}
+	labelled := true
+	for k, v := range want {
+		labelled = labelled && run.Labels[k] == v
+	}
+	if controllerutil.ContainsFinalizer(run, twv1.Finalizer) && labelled {
 		return nil
 	}
 	base := run.DeepCopy()
 	controllerutil.AddFinalizer(run, twv1.Finalizer)
-	if !hasSession {
-		if run.Labels == nil {
-			run.Labels = map[string]string{}
-		}
-		run.Labels[twv1.LabelSession] = run.Spec.Session
+	if run.Labels == nil && len(want) > 0 {
+		run.Labels = map[string]string{}
 	}
+	maps.Copy(run.Labels, want)
 	return r.Patch(ctx, run, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 }
 
@@ -321,7 +335,7 @@ func (r *AgentRunReconciler) recordEnd(ctx context.Context, run *twv1.AgentRun, 
 	switch run.Status.Phase {
 	case twv1.RunFaulted:
 		f := run.Status.Fault
-		faultsTotal.WithLabelValues(string(f.Class)).Inc()
+		faultsTotal.WithLabelValues(string(f.Class), drillLabel(run.Labels)).Inc()
 		r.Recorder.Eventf(run, d.last, corev1.EventTypeWarning, EventFaulted, "Fault", "%s", faultMessage(f, d.why))
 		log.FromContext(ctx).Info("run faulted", "class", f.Class, "detector", f.Detector, "turn", f.Turn)
 	case twv1.RunSucceeded:

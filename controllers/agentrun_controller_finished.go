@@ -24,13 +24,26 @@ import (
 func (r *AgentRunReconciler) holdFinished(ctx context.Context, run *twv1.AgentRun) (ctrl.Result, error) {
 	st := run.Status.DeepCopy()
 	st.ObservedGeneration = run.Generation
-	if _, err := r.putStatus(ctx, run, *st); err != nil {
+	drillWait, err := r.holdDrill(ctx, run, st)
+	if err != nil {
 		return ctrl.Result{}, err
+	}
+	before := run.Status.Drill
+	wrote, err := r.putStatus(ctx, run, *st)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if wrote && drillDecided(before, run.Status.Drill) {
+		r.recordDrill(run)
 	}
 	if run.DeletionTimestamp != nil {
 		return ctrl.Result{}, r.release(ctx, run)
 	}
-	return r.expire(ctx, run)
+	res, err := r.expire(ctx, run)
+	if drillWait > 0 && (res.RequeueAfter == 0 || drillWait < res.RequeueAfter) {
+		res.RequeueAfter = drillWait
+	}
+	return res, err
 }
 
 // withGone adds to the run's live turns (oldest first) a placeholder for

@@ -86,11 +86,11 @@ func TestTripRerollThenFault(t *testing.T) {
 	podStopped(t, ns, "r-1")
 	waitEvents(t, ns, "r", EventFaulted, 1)
 	for name, c := range map[string]prometheus.Collector{
-		"trips{identicalCalls,runaway}": tripsTotal.WithLabelValues(DetectorIdenticalCalls, "runaway"),
-		"trips{stepBudget,runaway}":     tripsTotal.WithLabelValues(DetectorStepBudget, "runaway"),
+		"trips{identicalCalls,runaway}": tripsTotal.WithLabelValues(DetectorIdenticalCalls, "runaway", ""),
+		"trips{stepBudget,runaway}":     tripsTotal.WithLabelValues(DetectorStepBudget, "runaway", ""),
 		"rerolls{runaway}":              rerollsTotal.WithLabelValues("runaway"),
-		"faults{runaway}":               faultsTotal.WithLabelValues("runaway"),
-		"turns{Failed,runaway}":         turnsTotal.WithLabelValues("Failed", "runaway"),
+		"faults{runaway}":               faultsTotal.WithLabelValues("runaway", ""),
+		"turns{Failed,runaway}":         turnsTotal.WithLabelValues("Failed", "runaway", ""),
 	} {
 		if v := promtestutil.ToFloat64(c); v < 1 {
 			t.Errorf("metric %s = %v", name, v)

@@ -52,7 +52,9 @@ type AgentTurnReconciler struct {
 
 	written writeMemo[twv1.AgentTurnStatus]
 	stopped writeMemo[bool]
-	counts  countsThrottle
+	// ports are the drill Pods' loopback ports handed out (drill_ports.go).
+	ports  drillPorts
+	counts countsThrottle
 }
 
 // +kubebuilder:rbac:groups=turnwatch.dev,resources=agentturns,verbs=get;list;watch
@@ -144,6 +146,7 @@ func (r *AgentTurnReconciler) follow(ctx context.Context, run *twv1.AgentRun, tu
 	if v.agentSession != "" {
 		st.AgentSessionID = v.agentSession
 	}
+	setTurnReports(st, v)
 	warned := markWarnings(st, v.warnings, turn.Generation, now)
 	seen := st.Nudges
 	if v.nudge != "" {
@@ -196,11 +199,21 @@ func (r *AgentTurnReconciler) podMissing(ctx context.Context, run *twv1.AgentRun
 		return ctrl.Result{}, err
 	}
 	turn.Spec.Prompt = prompt // the cache does not keep it (cache_trim.go)
-	pod, err := renderPod(run, turn, renderOptions{SidecarImage: r.SidecarImage, Guards: r.Config.Guards, Prices: r.Config.Prices,
-		Resources: r.Config.Sidecar.Resources, Freshness: r.Config.freshness()})
+	o := renderOptions{SidecarImage: r.SidecarImage, Guards: r.Config.Guards, Prices: r.Config.Prices,
+		Resources: r.Config.Sidecar.Resources, Freshness: r.Config.freshness()}
+	if run.Spec.Drill != nil {
+		if o.DrillPort, err = r.drillPort(ctx, turn); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	pod, err := renderPod(run, turn, o)
 	var refused *templateRefusedError
 	if errors.As(err, &refused) {
 		return ctrl.Result{}, r.refuseTemplate(ctx, turn, refused)
+	}
+	var drillRefused *drillRefusedError
+	if errors.As(err, &drillRefused) {
+		return ctrl.Result{}, r.failInfra(ctx, turn, drillRefused.Error())
 	}
 	if err != nil {
 		return ctrl.Result{}, err
@@ -228,7 +241,7 @@ func (r *AgentTurnReconciler) abort(ctx context.Context, turn *twv1.AgentTurn, p
 	if err := r.writeStatus(ctx, turn, st); err != nil {
 		return err
 	}
-	turnsTotal.WithLabelValues(string(twv1.TurnAborted), "").Inc()
+	turnsTotal.WithLabelValues(string(twv1.TurnAborted), "", drillLabel(turn.Labels)).Inc()
 	return nil
 }
 
@@ -239,6 +252,9 @@ func (r *AgentTurnReconciler) abort(ctx context.Context, turn *twv1.AgentTurn, p
 func (r *AgentTurnReconciler) keepStopped(ctx context.Context, run *twv1.AgentRun, turn *twv1.AgentTurn, pod *corev1.Pod) (ctrl.Result, error) {
 	if pod == nil || !metav1.IsControlledBy(pod, turn) {
 		return ctrl.Result{}, nil
+	}
+	if err := r.lateReports(ctx, turn, pod); err != nil {
+		return ctrl.Result{}, err
 	}
 	if turn.Status.Outcome == twv1.TurnSucceeded {
 		return r.stopHung(ctx, run, turn, pod)
@@ -299,12 +315,15 @@ func (r *AgentTurnReconciler) writeStatus(ctx context.Context, turn *twv1.AgentT
 func (r *AgentTurnReconciler) recordSettled(ctx context.Context, turn *twv1.AgentTurn, tripped bool) {
 	st := &turn.Status
 	class := errorType(turn)
-	turnsTotal.WithLabelValues(string(st.Outcome), string(class)).Inc()
-	turnSteps.Observe(float64(st.Steps))
-	turnCost.Observe(usdFloat(st.CostUSD))
-	observeSettled(turn)
+	drill := drillLabel(turn.Labels)
+	turnsTotal.WithLabelValues(string(st.Outcome), string(class), drill).Inc()
+	if drill == "" { // a drill's scripted cost and steps are no one's spend
+		turnSteps.Observe(float64(st.Steps))
+		turnCost.Observe(usdFloat(st.CostUSD))
+		observeSettled(turn)
+	}
 	if tripped {
-		tripsTotal.WithLabelValues(st.Error.Detector, string(class)).Inc()
+		tripsTotal.WithLabelValues(st.Error.Detector, string(class), drill).Inc()
 	}
 	log.FromContext(ctx).Info("turn settled", "outcome", st.Outcome, "class", class, "steps", st.Steps, "costUSD", st.CostUSD)
 }

@@ -50,6 +50,9 @@ type renderOptions struct {
 	// Freshness sets the sidecar's Progress period (status_freshness.go); 0 leaves
 	// the sidecar's default.
 	Freshness time.Duration
+	// DrillPort is the loopback port of a drill turn's scripted model
+	// (drill_ports.go); unused for a run that is no drill.
+	DrillPort int32
 }
 
 // agentContainerName is spec.agentContainer, or the template's first container.
@@ -71,6 +74,9 @@ func turnLabels(run *twv1.AgentRun, attempt int32) map[string]string {
 	}
 	if run.Spec.Session != "" {
 		l[twv1.LabelSession] = run.Spec.Session
+	}
+	if run.Spec.Drill != nil {
+		l[twv1.LabelDrill] = run.Spec.Drill.Scenario
 	}
 	return l
 }
@@ -94,6 +100,17 @@ func renderPod(run *twv1.AgentRun, turn *twv1.AgentTurn, o renderOptions) (*core
 		return nil, &templateRefusedError{hazards: h}
 	}
 	merged := o.Guards.Merge(run.Spec.Guards)
+	sc, drill, err := drillScenario(run)
+	if err != nil {
+		return nil, err
+	}
+	if drill {
+		over, err := drillGuards(sc)
+		if err != nil {
+			return nil, err
+		}
+		merged = merged.Merge(over)
+	}
 	guards, err := json.Marshal(merged)
 	if err != nil {
 		return nil, err
@@ -128,6 +145,11 @@ func renderPod(run *twv1.AgentRun, turn *twv1.AgentTurn, o renderOptions) (*core
 	addSidecarState(spec)
 	addNudges(spec, idx, merged)
 	addSessionStore(spec, idx, run)
+	if drill {
+		if err := addDrill(pod, 0, idx, run, sc, o.DrillPort); err != nil {
+			return nil, err
+		}
+	}
 	return pod, nil
 }
 

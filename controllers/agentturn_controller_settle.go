@@ -24,6 +24,10 @@ type verdict struct {
 	agentSession string
 	// nudge is the silent-run nudge's text, when the sidecar reported one.
 	nudge string
+	// drill is what a drill turn's scripted model served, refusedCall the
+	// call the agent's hook refused: both as the sidecar reported them.
+	drill       *protocol.DrillReport
+	refusedCall string
 	// warnings are the sidecar's protocol.Warnings on the Pod (reason ->
 	// message): DeltasHidden, HooksNotRun.
 	warnings map[string]string
@@ -55,9 +59,8 @@ var brokenWaiting = map[string]bool{
 // everything; then the sidecar's final summary; then what the kubelet says.
 func judge(pod *corev1.Pod, agent string, now time.Time, grace time.Duration) verdict {
 	v := verdict{counts: podCounts(pod)}
-	if c := podCondition(pod, protocol.ConditionSilent); c != nil && c.Status == corev1.ConditionTrue {
-		v.nudge = c.Message
-	}
+	v.nudge = podNudge(pod)
+	v.drill, v.refusedCall = podDrill(pod), podRefusedCall(pod)
 	v.warnings = podWarnings(func(typ string) string {
 		if c := podCondition(pod, corev1.PodConditionType(typ)); c != nil && c.Status == corev1.ConditionTrue {
 			return c.Message

@@ -2,6 +2,8 @@ package controllers
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
@@ -16,32 +18,32 @@ import (
 var (
 	tripsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "turnwatch_trips_total",
-		Help: "Turns stopped by a sidecar detector, by detector and fault class.",
-	}, []string{"detector", "class"})
+		Help: "Turns stopped by a sidecar detector, by detector, fault class and drill scenario (empty unless a drill).",
+	}, []string{"detector", "class", "drill"})
 	rerollsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "turnwatch_rerolls_total",
 		Help: "Reroll turns created, by the fault class of the turn they replace.",
 	}, []string{"class"})
 	faultsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "turnwatch_faults_total",
-		Help: "AgentRuns that ended Faulted, by fault class.",
-	}, []string{"class"})
+		Help: "AgentRuns that ended Faulted, by fault class and drill scenario (empty unless a drill).",
+	}, []string{"class", "drill"})
 	nudgesTotal = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "turnwatch_nudges_total",
 		Help: "Silent-run nudges reported by sidecars.",
 	})
 	turnsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "turnwatch_turns_total",
-		Help: "Settled turns, by outcome and fault class (empty unless Failed).",
-	}, []string{"outcome", "class"})
+		Help: "Settled turns, by outcome, fault class (empty unless Failed) and drill scenario (empty unless a drill).",
+	}, []string{"outcome", "class", "drill"})
 	turnSteps = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "turnwatch_turn_steps",
-		Help:    "Steps (tool calls) of settled turns.",
+		Help:    "Steps (tool calls) of settled turns; drills not counted.",
 		Buckets: []float64{1, 4, 16, 32, 64, 128, 256, 512},
 	})
 	turnCost = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "turnwatch_turn_cost_usd",
-		Help:    "Cost in USD of settled turns.",
+		Help:    "Cost in USD of settled turns; drills not counted.",
 		Buckets: []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 25},
 	})
 )
@@ -49,3 +51,7 @@ var (
 func init() {
 	metrics.Registry.MustRegister(tripsTotal, rerollsTotal, faultsTotal, nudgesTotal, turnsTotal, turnSteps, turnCost)
 }
+
+// drillLabel is the drill label's value of a run's or turn's series: its
+// drill scenario, "" for a real run (docs/metrics.md).
+func drillLabel(labels map[string]string) string { return labels[twv1.LabelDrill] }

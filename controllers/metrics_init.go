@@ -29,15 +29,15 @@ var faultClasses = []twv1.FaultClass{
 
 func init() {
 	for _, d := range tripDetectors {
-		tripsTotal.WithLabelValues(d, string(classOf(d)))
+		tripsTotal.WithLabelValues(d, string(classOf(d)), "")
 	}
 	for _, c := range faultClasses {
 		rerollsTotal.WithLabelValues(string(c))
-		faultsTotal.WithLabelValues(string(c))
-		turnsTotal.WithLabelValues(string(twv1.TurnFailed), string(c))
+		faultsTotal.WithLabelValues(string(c), "")
+		turnsTotal.WithLabelValues(string(twv1.TurnFailed), string(c), "")
 	}
-	turnsTotal.WithLabelValues(string(twv1.TurnSucceeded), "")
-	turnsTotal.WithLabelValues(string(twv1.TurnAborted), "")
+	turnsTotal.WithLabelValues(string(twv1.TurnSucceeded), "", "")
+	turnsTotal.WithLabelValues(string(twv1.TurnAborted), "", "")
 	// An aborted turn counts in turns_total only (docs/metrics.md): its
 	// duration is the caller's choice, not the agent's, and is not observed.
 	for _, o := range []twv1.TurnOutcome{twv1.TurnSucceeded, twv1.TurnFailed} {

@@ -57,7 +57,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &twv1.AgentTurn{}, indexOwnerUID, ownerUID); err != nil {
 		return err
 	}
-	rec := mgr.GetEventRecorder(ControllerName)
+	rec := drillEvents{mgr.GetEventRecorder(ControllerName)}
 	if err := (&AgentRunReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Recorder: rec, Clock: o.Clock, Config: o.Config,
 	}).SetupWithManager(mgr, o.Concurrency); err != nil {

@@ -80,6 +80,18 @@ type AgentTurnStatus struct {
 	// controller saw (and told, one Nudged Event each).
 	// +optional
 	Nudges int32 `json:"nudges,omitempty"`
+	// RefusedCall is the tool call the agent's pre-tool hook refused
+	// because the sidecar judged it a trip (its id, or "?"), as the sidecar
+	// reported it (docs/nudges.md#refusing).
+	// +optional
+	RefusedCall string `json:"refusedCall,omitempty"`
+	// NudgeDelivery is what the sidecar last said of a nudge's delivery to
+	// the agent: Delivered or NotDelivered; empty when none was told.
+	// +optional
+	NudgeDelivery NudgeDelivery `json:"nudgeDelivery,omitempty"`
+	// Drill is what a drill turn's scripted model served (docs/drill.md).
+	// +optional
+	Drill *TurnDrill `json:"drill,omitempty"`
 	// StartTime is when the Pod was created.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
@@ -93,6 +105,31 @@ type AgentTurnStatus struct {
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// NudgeDelivery says whether a nudge reached the agent.
+// +kubebuilder:validation:Enum=Delivered;NotDelivered
+type NudgeDelivery string
+
+// Nudge deliveries.
+const (
+	NudgeDelivered    NudgeDelivery = "Delivered"
+	NudgeNotDelivered NudgeDelivery = "NotDelivered"
+)
+
+// TurnDrill is what a drill turn's scripted model served its agent, as the
+// sidecar reported it.
+type TurnDrill struct {
+	// Requests counts the main conversation's requests the model answered.
+	// +optional
+	Requests int32 `json:"requests"`
+	// SideRequests counts the others (titles, summaries, a CLI's checks).
+	// +optional
+	SideRequests int32 `json:"sideRequests,omitempty"`
+	// Fresh is true when the turn's first main request carried its prompt
+	// alone: no earlier turn's messages.
+	// +optional
+	Fresh bool `json:"fresh"`
 }
 
 // TurnConditionDeltasHidden is the AgentTurn condition set once the agent's

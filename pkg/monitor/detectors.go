@@ -32,6 +32,10 @@ type Detector struct {
 // goes on. Every other detector's trip ends the turn.
 func (d Detector) Nudges() bool { return d.Class == "" }
 
+// AtCall says whether the detector trips at a tool call: the call the
+// agent's pre-tool hook can refuse before it runs (docs/nudges.md).
+func (d Detector) AtCall() bool { return d.at == atCall }
+
 // Loop says whether warnFirst may turn the detector's first trip of a turn
 // into a warning.
 func (d Detector) Loop() bool { return d.reset != nil }

@@ -21,3 +21,19 @@ func TestNudgeStreak(t *testing.T) {
 		t.Error("two streaks with the same text give the same message")
 	}
 }
+
+func TestNudgeDelivery(t *testing.T) {
+	for _, c := range []struct {
+		msg              string
+		delivered, known bool
+	}{
+		{"streak 1: 12 tool calls without a word [delivered to the agent]", true, true},
+		{"streak 1: warning (identicalCalls): same call [not delivered to the agent: no hook acknowledged it by the next tool call]", false, true},
+		{"streak 2: 12 tool calls without a word", false, false},
+		{"", false, false},
+	} {
+		if d, k := NudgeDelivery(c.msg); d != c.delivered || k != c.known {
+			t.Errorf("%q: %v %v, want %v %v", c.msg, d, k, c.delivered, c.known)
+		}
+	}
+}

@@ -254,3 +254,23 @@ const SidecarUID int64 = 60319
 // ReservedPrefix starts the name of every volume the controller adds to a
 // turn's Pod; a template may not name a volume or a volume mount with it.
 const ReservedPrefix = "turnwatch-"
+
+// Delivery words the sidecar puts at the end of a nudge's ConditionSilent
+// message, in brackets, once the nudge's delivery is known
+// (docs/nudges.md#delivery).
+const (
+	WordDelivered    = "delivered to the agent"
+	WordNotDelivered = "not delivered to the agent"
+)
+
+// NudgeDelivery reads a ConditionSilent message's delivery words: known is
+// false while the sidecar has not told it (or the run delivers no nudges).
+func NudgeDelivery(message string) (delivered, known bool) {
+	switch {
+	case strings.Contains(message, "["+WordNotDelivered):
+		return false, true
+	case strings.Contains(message, "["+WordDelivered+"]"):
+		return true, true
+	}
+	return false, false
+}

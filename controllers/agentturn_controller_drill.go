@@ -1,0 +1,150 @@
+package controllers
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/pkg/protocol"
+	"turnwatch.dev/turnwatch/pkg/scriptedmodel"
+)
+
+// A drill turn's Pod (docs/drill.md) is the run's template with two changes
+// to the agent container, its model endpoint and a dummy key, and the
+// sidecar told to serve the scripted model on the Pod's loopback.
+
+// drillKey is the value of a drill's API key env: the scripted model reads
+// no key, and a CLI that finds none refuses to start.
+const drillKey = "turnwatch-drill-no-key"
+
+// drillKeys are, per format, the env vars a CLI reads its API key from, the
+// first the one the drill adds when the template sets none. The drill
+// replaces each one the template sets (a secret it names need not exist).
+var drillKeys = map[twv1.Format][]string{
+	twv1.FormatClaude:   {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"},
+	twv1.FormatCodex:    {"CODEX_API_KEY", "OPENAI_API_KEY"},
+	twv1.FormatGemini:   {"GEMINI_API_KEY", "GOOGLE_API_KEY"},
+	twv1.FormatOpencode: {"ANTHROPIC_API_KEY", "OPENAI_API_KEY"},
+	twv1.FormatPi:       {"ANTHROPIC_API_KEY", "OPENAI_API_KEY"},
+}
+
+// drillProbe is the sidecar's startupProbe on a drill Pod: the agent
+// starts only once the scripted model listens (a native sidecar's startup
+// probe holds the containers after it).
+var drillProbe = &corev1.Probe{
+	ProbeHandler:     corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"turnwatch-sidecar", "probe"}}},
+	PeriodSeconds:    1,
+	TimeoutSeconds:   2,
+	FailureThreshold: 60,
+}
+
+// drillRefusedError is a drill the controller cannot point at the scripted
+// model; the turn fails as infra with the message (the admission policy
+// turnwatch-agentrun-drill refuses the same runs at apply).
+type drillRefusedError struct{ why string }
+
+func (e *drillRefusedError) Error() string { return "the drill cannot run: " + e.why }
+
+// drillScenario is the run's drill scenario, or false for a run that is no drill.
+func drillScenario(run *twv1.AgentRun) (scriptedmodel.Scenario, bool, error) {
+	if run.Spec.Drill == nil {
+		return scriptedmodel.Scenario{}, false, nil
+	}
+	sc, err := scriptedmodel.Lookup(run.Spec.Drill.Scenario)
+	if err != nil {
+		return sc, true, &drillRefusedError{why: err.Error()}
+	}
+	return sc, true, nil
+}
+
+// drillGuards are the guards the scenario sets over the run's: its detector
+// on, and short enough for a drill (scriptedmodel.Scenario.Guards).
+func drillGuards(sc scriptedmodel.Scenario) (*twv1.Guards, error) {
+	if sc.Guards == "" {
+		return nil, nil
+	}
+	g := &twv1.Guards{}
+	if err := json.Unmarshal([]byte(sc.Guards), g); err != nil {
+		return nil, fmt.Errorf("scenario %s: guards: %w", sc.Name, err)
+	}
+	return g, nil
+}
+
+// addDrill points the agent at the sidecar's scripted model on port and
+// tells the sidecar to serve it. sidecar is the sidecar container's index
+// among the init containers.
+func addDrill(pod *corev1.Pod, sidecar, agent int, run *twv1.AgentRun, sc scriptedmodel.Scenario, port int32) error {
+	ep, ok := scriptedmodel.Endpoints[string(run.Spec.Format)]
+	if !ok {
+		return &drillRefusedError{why: fmt.Sprintf("format %q names no model endpoint a drill can point", run.Spec.Format)}
+	}
+	spec := &pod.Spec
+	if run.Spec.Format == twv1.FormatCodex && !readsEnv(spec.Containers, ep.Env) {
+		return &drillRefusedError{why: "no container of the codex template reads " + ep.Env + " (codex's built-in provider ignores it; docs/drill.md)"}
+	}
+	c := &spec.Containers[agent]
+	url := fmt.Sprintf("http://127.0.0.1:%d%s", port, ep.Suffix)
+	c.Env = setEnv(c.Env, ep.Env, url)
+	keys, set := drillKeys[run.Spec.Format], false
+	for _, k := range keys {
+		if hasEnv(c.Env, k) {
+			c.Env, set = setEnv(c.Env, k, drillKey), true
+		}
+	}
+	if !set {
+		c.Env = setEnv(c.Env, keys[0], drillKey)
+	}
+	s := &spec.InitContainers[sidecar]
+	s.Env = append(s.Env,
+		corev1.EnvVar{Name: protocol.EnvDrillScenario, Value: sc.Name},
+		corev1.EnvVar{Name: protocol.EnvDrillPort, Value: strconv.Itoa(int(port))})
+	s.StartupProbe = drillProbe.DeepCopy()
+	pod.Labels[twv1.LabelDrillPort] = strconv.Itoa(int(port))
+	return nil
+}
+
+// readsEnv says whether a container's command or args name the env var
+// (a shell expands it there).
+func readsEnv(cs []corev1.Container, name string) bool {
+	for _, c := range cs {
+		for _, a := range append(append([]string{}, c.Command...), c.Args...) {
+			if strings.Contains(a, name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func hasEnv(env []corev1.EnvVar, name string) bool {
+	for _, e := range env {
+		if e.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// setEnv sets name to value: every entry of that name is replaced by one
+// plain value, in the first one's place (a valueFrom is dropped), or one is
+// added at the end.
+func setEnv(env []corev1.EnvVar, name, value string) []corev1.EnvVar {
+	out, done := env[:0:0], false
+	for _, e := range env {
+		if e.Name != name {
+			out = append(out, e)
+			continue
+		}
+		if !done {
+			out, done = append(out, corev1.EnvVar{Name: name, Value: value}), true
+		}
+	}
+	if !done {
+		out = append(out, corev1.EnvVar{Name: name, Value: value})
+	}
+	return out
+}

@@ -1,0 +1,74 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+
+	corev1 "k8s.io/api/core/v1"
+
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/pkg/protocol"
+)
+
+// The sidecar's reports the turn keeps beside its outcome: the call the
+// hook refused, whether the nudge reached the agent, and what a drill's
+// scripted model served. A settled turn's Pod may go (a succeeded one is
+// not kept), so the turn holds them.
+
+// podDrill reads the Pod's ConditionDrill report, nil without one.
+func podDrill(pod *corev1.Pod) *protocol.DrillReport {
+	c := podCondition(pod, protocol.ConditionDrill)
+	if c == nil || c.Status != corev1.ConditionTrue {
+		return nil
+	}
+	var rep protocol.DrillReport
+	if json.Unmarshal([]byte(c.Message), &rep) != nil {
+		return nil
+	}
+	return &rep
+}
+
+// podRefusedCall reads the Pod's ConditionCallRefused: the call's id.
+func podRefusedCall(pod *corev1.Pod) string {
+	c := podCondition(pod, protocol.ConditionCallRefused)
+	if c == nil || c.Status != corev1.ConditionTrue {
+		return ""
+	}
+	if c.Message == "" {
+		return "?"
+	}
+	return c.Message
+}
+
+// setTurnReports copies the verdict's reports onto the turn's status.
+func setTurnReports(st *twv1.AgentTurnStatus, v verdict) {
+	if v.refusedCall != "" {
+		st.RefusedCall = v.refusedCall
+	}
+	if delivered, known := protocol.NudgeDelivery(v.nudge); known {
+		st.NudgeDelivery = twv1.NudgeNotDelivered
+		if delivered {
+			st.NudgeDelivery = twv1.NudgeDelivered
+		}
+	}
+	if d := v.drill; d != nil {
+		st.Drill = &twv1.TurnDrill{Requests: int32(d.Requests), SideRequests: int32(d.SideRequests), Fresh: d.Fresh}
+	}
+}
+
+// lateReports records what the sidecar reported after the turn settled:
+// the hook refuses the tripping call, and the sidecar tells it, after the
+// trip that settled the turn (within its drain, docs/protocol.md).
+func (r *AgentTurnReconciler) lateReports(ctx context.Context, turn *twv1.AgentTurn, pod *corev1.Pod) error {
+	st := turn.Status.DeepCopy()
+	setTurnReports(st, verdict{drill: podDrill(pod), refusedCall: podRefusedCall(pod), nudge: podNudge(pod)})
+	return r.writeStatus(ctx, turn, st)
+}
+
+// podNudge is the Pod's ConditionSilent message, "" without one.
+func podNudge(pod *corev1.Pod) string {
+	if c := podCondition(pod, protocol.ConditionSilent); c != nil && c.Status == corev1.ConditionTrue {
+		return c.Message
+	}
+	return ""
+}

@@ -1,0 +1,96 @@
+package controllers
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	promtestutil "github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/pkg/protocol"
+)
+
+// Drill runs started at once each get their own port; one drill's story,
+// told by a sidecar as a real one would, ends in status.drill once the last
+// turn's late reports had their time, told as a drill in its Event and
+// metrics.
+func TestDrillRuns(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	ns := newNamespace(t)
+	clk := clocktesting.NewFakeClock(time.Now())
+	startManager(t, ns, managerOpts{config: DefaultConfig(), clock: clk})
+	const runs = 12
+	for i := range runs {
+		create(t, newRun(ns, fmt.Sprintf("d%d", i), func(r *twv1.AgentRun) {
+			r.Spec.Format, r.Spec.Drill = twv1.FormatClaude, &twv1.Drill{Scenario: "identicalLoop"}
+		}))
+	}
+	ports := map[string]string{}
+	for i := range runs {
+		pod := waitPod(t, ns, fmt.Sprintf("d%d-0", i))
+		p := pod.Labels[twv1.LabelDrillPort]
+		if other, dup := ports[p]; dup || p == "" {
+			t.Errorf("pods %s and %s: port %q", other, pod.Name, p)
+		}
+		ports[p] = pod.Name
+		if got := envOf(pod.Spec.Containers[0])["ANTHROPIC_BASE_URL"]; got != "http://127.0.0.1:"+p {
+			t.Errorf("%s: ANTHROPIC_BASE_URL %q", pod.Name, got)
+		}
+	}
+	if run, _ := getRun(ns, "d0"); run.Labels[twv1.LabelDrill] != "identicalLoop" {
+		t.Errorf("run labels %v", run.Labels)
+	}
+
+	served := func(fresh bool) func(*corev1.PodStatus) {
+		return condition(protocol.ConditionDrill, protocol.ReasonDrillServed, protocol.Marshal(protocol.DrillReport{Scenario: "identicalLoop", Requests: 5, Fresh: fresh}))
+	}
+	for _, name := range []string{"d0-0", "d0-1"} {
+		waitPod(t, ns, name)
+		playSidecar(t, ns, name, served(true))
+		playSidecar(t, ns, name, condition(protocol.ConditionProgress, protocol.ReasonRunning, `{"steps":4,"costUSD":"0.01"}`))
+		playSidecar(t, ns, name, trip(DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
+		if name == "d0-0" {
+			playSidecar(t, ns, name, condition(protocol.ConditionCallRefused, protocol.ReasonCallRefused, "toolu_4"))
+		}
+	}
+	run := runPhase(t, ns, "d0", twv1.RunFaulted)
+	if d := run.Status.Drill; d == nil || d.Result != twv1.DrillPending || d.Expected.Detector != DetectorIdenticalCalls {
+		t.Fatalf("drill status before the late reports: %+v", d)
+	}
+	// The last turn's refusal comes after the trip that ended the run.
+	clk.Step(drillSettle)
+	playSidecar(t, ns, "d0-1", condition(protocol.ConditionCallRefused, protocol.ReasonCallRefused, "toolu_8"))
+	eventually(t, "the drill's result", func() error {
+		run, err := getRun(ns, "d0")
+		if err != nil || run.Status.Drill == nil || run.Status.Drill.Result != twv1.DrillCaught {
+			return fmt.Errorf("%+v %v", run.Status.Drill, err)
+		}
+		d := run.Status.Drill
+		if d.AtCall != 4 || d.CallRefused == nil || !*d.CallRefused || d.RerollFresh == nil || !*d.RerollFresh {
+			return fmt.Errorf("%+v", d)
+		}
+		return nil
+	})
+	ev := waitEvents(t, ns, "d0", EventDrill+string(twv1.DrillCaught), 1)
+	if !strings.HasPrefix(ev[0].Note, "drill identicalLoop: ") {
+		t.Errorf("DrillCaught note %q", ev[0].Note)
+	}
+	for _, reason := range []string{EventFaulted, EventRerolled} {
+		for _, e := range waitEvents(t, ns, "d0", reason, 1) {
+			if !strings.HasPrefix(e.Note, "drill identicalLoop: ") {
+				t.Errorf("%s note %q does not say it is a drill", reason, e.Note)
+			}
+		}
+	}
+	if v := promtestutil.ToFloat64(tripsTotal.WithLabelValues(DetectorIdenticalCalls, "runaway", "identicalLoop")); v < 2 {
+		t.Errorf("drill trips %v", v)
+	}
+	if v := promtestutil.ToFloat64(costByNamespace.WithLabelValues(ns)); v != 0 {
+		t.Errorf("a drill's cost counted in the namespace's spend: %v", v)
+	}
+}
