@@ -32,6 +32,16 @@ var drillKeys = map[twv1.Format][]string{
 	twv1.FormatPi:       {"ANTHROPIC_API_KEY", "OPENAI_API_KEY"},
 }
 
+// drillNeedsConfig are the formats whose CLI reads its endpoint from a
+// config of its own, not the env: the template must write it from the env
+// the drill sets (as the samples do), or the drill cannot point the CLI at
+// the scripted model. The admission policy turnwatch-agentrun-drill says
+// the same at apply.
+var drillNeedsConfig = map[twv1.Format]string{
+	twv1.FormatCodex: "codex's built-in provider ignores it; the template needs a model provider whose base_url is $OPENAI_BASE_URL",
+	twv1.FormatPi:    "pi reads ~/.pi/agent/models.json and no endpoint env; the template must write it from $ANTHROPIC_BASE_URL",
+}
+
 // drillProbe is the sidecar's startupProbe on a drill Pod: the agent
 // starts only once the scripted model listens (a native sidecar's startup
 // probe holds the containers after it).
@@ -83,8 +93,8 @@ func addDrill(pod *corev1.Pod, sidecar, agent int, run *twv1.AgentRun, sc script
 		return &drillRefusedError{why: fmt.Sprintf("format %q names no model endpoint a drill can point", run.Spec.Format)}
 	}
 	spec := &pod.Spec
-	if run.Spec.Format == twv1.FormatCodex && !readsEnv(spec.Containers, ep.Env) {
-		return &drillRefusedError{why: "no container of the codex template reads " + ep.Env + " (codex's built-in provider ignores it; docs/drill.md)"}
+	if why, ok := drillNeedsConfig[run.Spec.Format]; ok && !readsEnv(spec.Containers, ep.Env) {
+		return &drillRefusedError{why: "no container of the " + string(run.Spec.Format) + " template reads " + ep.Env + ": " + why + " (docs/drill.md)"}
 	}
 	c := &spec.Containers[agent]
 	url := fmt.Sprintf("http://127.0.0.1:%d%s", port, ep.Suffix)

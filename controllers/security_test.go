@@ -398,37 +398,50 @@ func TestSidecarNoEntry(t *testing.T) {
 	}
 }
 
-// A codex drill whose template never reads OPENAI_BASE_URL cannot be
+// A codex or pi drill whose template never reads the endpoint env cannot be
 // pointed at the scripted model: refused at apply, naming why; one whose
-// template does (as the sample) is admitted.
-func TestCodexDrillNeedsEndpoint(t *testing.T) {
+// template does (as the samples) is admitted, and so is a run that is no
+// drill, and a drill of a CLI that reads the env itself.
+func TestDrillNeedsEndpoint(t *testing.T) {
 	needEnv(t)
 	t.Parallel()
 	if err := installPolicy(); err != nil {
 		t.Fatal(err)
 	}
 	ns := newNamespace(t)
-	codex := func(name, args string) *twv1.AgentRun {
+	drill := func(name string, format twv1.Format, args string) *twv1.AgentRun {
 		return newRun(ns, name, func(r *twv1.AgentRun) {
-			r.Spec.Format, r.Spec.Drill = twv1.FormatCodex, &twv1.Drill{Scenario: "identicalLoop"}
+			r.Spec.Format, r.Spec.Drill = format, &twv1.Drill{Scenario: "identicalLoop"}
 			r.Spec.Template.Spec.Containers[0].Args = []string{args}
 		})
 	}
-	eventually(t, "refused at admission", func() error {
-		err := k8s.Create(context.Background(), codex("builtin", "codex exec --json hello"))
-		if err == nil {
-			_ = k8s.Delete(context.Background(), codex("builtin", ""))
-			return errors.New("admitted")
-		}
-		return containsAll(err.Error(), "turnwatch-agentrun-drill", "spec.template", "OPENAI_BASE_URL")
-	})
-	if err := k8s.Create(context.Background(), codex("provider", `codex exec -c "model_providers.turnwatch.base_url=$OPENAI_BASE_URL" hi`)); err != nil {
-		t.Errorf("a codex drill whose template reads OPENAI_BASE_URL: %v", err)
+	for _, c := range []struct {
+		run  *twv1.AgentRun
+		want string
+	}{
+		{drill("codex-builtin", twv1.FormatCodex, "codex exec --json hello"), "OPENAI_BASE_URL"},
+		{drill("pi-default", twv1.FormatPi, "pi --mode json hello"), "models.json"},
+	} {
+		eventually(t, "refused at admission: "+c.run.Name, func() error {
+			err := k8s.Create(context.Background(), c.run.DeepCopy())
+			if err == nil {
+				_ = k8s.Delete(context.Background(), c.run.DeepCopy())
+				return errors.New("admitted")
+			}
+			return containsAll(err.Error(), "turnwatch-agentrun-drill", "spec.template", c.want)
+		})
 	}
-	if err := k8s.Create(context.Background(), newRun(ns, "not-a-drill", func(r *twv1.AgentRun) {
-		r.Spec.Format = twv1.FormatCodex
-		r.Spec.Template.Spec.Containers[0].Args = []string{"codex exec --json hello"}
-	})); err != nil {
-		t.Errorf("a codex run that is not a drill: %v", err)
+	for _, run := range []*twv1.AgentRun{
+		drill("codex-provider", twv1.FormatCodex, `codex exec -c "model_providers.turnwatch.base_url=$OPENAI_BASE_URL" hi`),
+		drill("pi-models", twv1.FormatPi, `printf '{"providers":{"anthropic":{"baseUrl":"%s"}}}' "$ANTHROPIC_BASE_URL" > "$HOME/.pi/agent/models.json" && pi`),
+		drill("opencode", twv1.FormatOpencode, "opencode run --format json hi"),
+		newRun(ns, "not-a-drill", func(r *twv1.AgentRun) {
+			r.Spec.Format = twv1.FormatCodex
+			r.Spec.Template.Spec.Containers[0].Args = []string{"codex exec --json hello"}
+		}),
+	} {
+		if err := k8s.Create(context.Background(), run); err != nil {
+			t.Errorf("%s: %v", run.Name, err)
+		}
 	}
 }
