@@ -27,13 +27,23 @@ var drillPassing = []string{"Caught", "CaughtOtherwise", "AsExpected"}
 // built plugin creates one drill run per scenario, the controller points
 // the agent at the scripted model its sidecar serves, and the plugin prints
 // what each scenario expected against what happened. No Secret is made: the
-// drill replaces the sample's API key. Every row must pass, a Caught one by
-// the scenario's own detector; the tables go to the log and the report, and
-// README's must be theirs (drill_table_test.go).
+// drill replaces the sample's API key: the runs go to a namespace of their
+// own, without the agent-api-keys Secret other tests make. Every row must
+// pass, a Caught one by the scenario's own detector; the tables go to the
+// log and the report, and README's must be theirs (drill_table_test.go).
 func TestDrill(t *testing.T) {
 	needOperator(t)
 	needAgentImages(t)
 	bin := needTools(t)
+	ns := env.ns + "-drill"
+	if _, err := kubectl("create", "namespace", ns); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if !t.Failed() {
+			_, _ = kubectl("delete", "namespace", ns, "--wait=false")
+		}
+	})
 	files, err := filepath.Glob(filepath.Join(env.root, "config/samples/cli_*.yaml"))
 	if err != nil || len(files) != 5 {
 		t.Fatalf("samples: %v %v", files, err)
@@ -50,7 +60,7 @@ func TestDrill(t *testing.T) {
 				t.Parallel()
 				slots <- struct{}{}
 				defer func() { <-slots }()
-				out := drillSample(t, bin, sample)
+				out := drillSample(t, bin, ns, sample)
 				mu.Lock()
 				tables[format] = out
 				mu.Unlock()
@@ -76,7 +86,7 @@ func TestDrill(t *testing.T) {
 // The sample is as written but for spec.template.spec.hostNetwork: this
 // node runs host-network Pods only (it has no Pod network:
 // docs/e2e.md#the-local-node).
-func drillSample(t *testing.T, bin string, sample *unstructured.Unstructured) string {
+func drillSample(t *testing.T, bin, ns string, sample *unstructured.Unstructured) string {
 	t.Helper()
 	run := sample.DeepCopy()
 	_ = unstructured.SetNestedField(run.Object, true, "spec", "template", "spec", "hostNetwork")
@@ -89,14 +99,14 @@ func drillSample(t *testing.T, bin string, sample *unstructured.Unstructured) st
 		t.Fatal(err)
 	}
 	// --timeout above the 15m default: two drills share two cores here.
-	cmd := exec.Command(filepath.Join(bin, "kubectl-turnwatch"), "drill", "-f", file, "--scenario", "all", "-n", env.ns,
+	cmd := exec.Command(filepath.Join(bin, "kubectl-turnwatch"), "drill", "-f", file, "--scenario", "all", "-n", ns,
 		"--parallel", "3", "--timeout", "30m", "--kubeconfig", env.kubeconfig)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()
-	t.Logf("$ kubectl turnwatch drill -f %s --scenario all -n %s\n%s\n%s", filepath.Base(file), env.ns, out.String(), errOut.String())
+	t.Logf("$ kubectl turnwatch drill -f %s --scenario all -n %s\n%s\n%s", filepath.Base(file), ns, out.String(), errOut.String())
 	if err != nil {
-		t.Errorf("kubectl-turnwatch drill: %v (exit 0 wanted: every guard caught what it should)", err)
+		t.Errorf("kubectl-turnwatch drill: %v (exit 0 wanted: every guard caught what it should)\n%s", err, drillDebug(ns, sample.GetName()))
 	}
 	return out.String()
 }
@@ -134,4 +144,16 @@ func checkDrillTable(t *testing.T, format, out string) {
 			t.Errorf("%s/%s: caught by %q, expected %q (detector %q)", format, r["SCENARIO"], r["CAUGHT BY"], r["EXPECTED"], detector)
 		}
 	}
+}
+
+// drillDebug is the drill's runs and their turns, for a failure.
+func drillDebug(ns, name string) string {
+	out, _ := kubectl("-n", ns, "get", "agentruns,agentturns,pods", "-l", "turnwatch.dev/drill", "-o", "wide")
+	var b strings.Builder
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, name) || strings.HasPrefix(line, "NAME") {
+			b.WriteString(line + "\n")
+		}
+	}
+	return b.String()
 }
