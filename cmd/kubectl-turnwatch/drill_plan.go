@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -113,15 +115,7 @@ func checkRun(run *twv1.AgentRun) error {
 }
 
 // formats are the formats a drill can point at the scripted model.
-func formats() []string {
-	var out []string
-	for _, f := range []twv1.Format{twv1.FormatClaude, twv1.FormatCodex, twv1.FormatGemini, twv1.FormatOpencode, twv1.FormatPi} {
-		if _, ok := scriptedmodel.Endpoints[string(f)]; ok {
-			out = append(out, string(f))
-		}
-	}
-	return out
-}
+func formats() []string { return slices.Sorted(maps.Keys(scriptedmodel.Endpoints)) }
 
 // scenarioAll picks every scenario that applies to the run's format.
 const scenarioAll = "all"

@@ -374,7 +374,11 @@ func TestDrillRefusals(t *testing.T) {
 		{[]string{"drill", "-f", codex, "--parallel", "0"}, "--parallel 0"},
 		{[]string{"drill", "-f", codex, "--ttl", "30s"}, "--ttl 30s"},
 		{[]string{"drill", "-f", dir + "/none.yaml"}, "no such file"},
+		{[]string{"drill", "-f", "-"}, "the drill takes one AgentRun"}, // stdin: two runs
 	}
+	was := stdin
+	defer func() { stdin = was }()
+	stdin = strings.NewReader("apiVersion: turnwatch.dev/v1alpha1\nkind: AgentRun\n---\napiVersion: turnwatch.dev/v1alpha1\nkind: AgentRun\n")
 	for _, tt := range tests {
 		var out, errOut bytes.Buffer
 		if code := run(tt.args, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), tt.want) || out.Len() > 0 {
