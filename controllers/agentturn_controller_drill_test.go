@@ -95,7 +95,6 @@ func TestRenderDrillOfEachSample(t *testing.T) {
 	}
 }
 
-
 func TestRenderDrillRefused(t *testing.T) {
 	run := readCLISample(t, "codex")
 	run.Spec.Drill = &twv1.Drill{Scenario: "healthy"}

@@ -3,8 +3,8 @@ package controllers
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 )
 
 // The metrics endpoint serves HTTPS to authenticated and authorized callers

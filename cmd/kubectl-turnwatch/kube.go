@@ -28,14 +28,7 @@ func contextNamespace(ns string) clientcmdapi.Context { return clientcmdapi.Cont
 
 // explainRun reads the run, its turns, and the chosen turn's agent log.
 func explainRun(ctx context.Context, cfg *rest.Config, ns, name, pick string, gap time.Duration) (*explain.Run, error) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	if err := twv1.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	c, err := newClient(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +40,7 @@ func explainRun(ctx context.Context, cfg *rest.Config, ns, name, pick string, ga
 	if err := c.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{twv1.LabelRun: name}); err != nil {
 		return nil, err
 	}
-	r := &explain.Run{Namespace: ns, Name: name, Phase: string(run.Status.Phase), Turns: turnsOf(&run, list.Items)}
+	r := &explain.Run{Namespace: ns, Name: name, Phase: string(run.Status.Phase), Turns: turnsOf(&run, list.Items), Drill: drillOf(&run)}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -69,6 +62,18 @@ func explainRun(ctx context.Context, cfg *rest.Config, ns, name, pick string, ga
 		r.StreamError = err.Error()
 	}
 	return r, nil
+}
+
+// newClient is a client of the core API and turnwatch's.
+func newClient(cfg *rest.Config) (client.Client, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := twv1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: scheme})
 }
 
 // addNotes gives each turn what it told besides its outcome: its Nudged

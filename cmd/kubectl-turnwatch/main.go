@@ -1,4 +1,7 @@
-// Command kubectl-turnwatch is turnwatch's kubectl plugin: with it on PATH,
+// Command kubectl-turnwatch is turnwatch's kubectl plugin. With it on PATH,
+// `kubectl turnwatch drill -f RUN.yaml` proves the guards on a run's own
+// image: it runs the run once per scripted-model scenario and prints what
+// each expected against what happened (drill.go, docs/drill.md); and
 // `kubectl turnwatch explain RUN` shows an AgentRun at a glance: every turn
 // with its outcome, then the agent's stream of one turn (the one that
 // faulted, by default) as a timeline of numbered tool calls, error answers,
@@ -9,6 +12,8 @@
 //
 //	kubectl turnwatch explain RUN [-n NAMESPACE] [--turn NAME|ATTEMPT] [-o text|json]
 //	                              [--color auto|always|never] [--kubeconfig FILE] [--context NAME]
+//	kubectl turnwatch drill -f RUN.yaml [--scenario NAME|all] [-n NAMESPACE] [--timeout D]
+//	                        [--parallel N] [--ttl D] [-o text|json] [--kubeconfig FILE] [--context NAME]
 package main
 
 import (
@@ -81,17 +86,37 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// commandsUsage lists the commands, for a call that names none.
+const commandsUsage = `usage: kubectl turnwatch explain RUN [flags]
+       kubectl turnwatch drill -f RUN.yaml [flags]
+
+  explain   an AgentRun's turns and one turn's agent stream as a timeline
+  drill     run an AgentRun once per scripted-model scenario and show what its guards caught
+
+kubectl turnwatch COMMAND -h lists the command's flags.
+`
+
 func run(args []string, stdout, stderr io.Writer) int {
-	var f flags
-	fs := newFlagSet(&f, stderr)
-	if len(args) == 0 || args[0] != "explain" {
-		if len(args) > 0 && args[0] != "-h" && args[0] != "--help" && args[0] != "help" {
+	if len(args) > 0 {
+		switch args[0] {
+		case "explain":
+			return runExplain(args[1:], stdout, stderr)
+		case "drill":
+			return runDrill(args[1:], stdout, stderr)
+		case "-h", "--help", "help":
+		default:
 			fmt.Fprintf(stderr, "kubectl turnwatch: unknown command %q\n", args[0])
 		}
-		fs.Usage()
-		return 2
 	}
-	pos, err := parse(fs, args[1:])
+	fmt.Fprint(stderr, commandsUsage)
+	return 2
+}
+
+// runExplain is `kubectl turnwatch explain`.
+func runExplain(args []string, stdout, stderr io.Writer) int {
+	var f flags
+	fs := newFlagSet(&f, stderr)
+	pos, err := parse(fs, args)
 	if err != nil {
 		return 2
 	}
@@ -99,9 +124,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: f.kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
-		&clientcmd.ConfigOverrides{CurrentContext: f.context, Context: contextNamespace(f.namespace)})
+	loader := clientConfig(f.kubeconfig, f.context, f.namespace)
 	cfg, err := loader.ClientConfig()
 	if err != nil {
 		fmt.Fprintln(stderr, "kubectl turnwatch:", err)
@@ -131,6 +154,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// clientConfig loads the kubeconfig as kubectl does, with its flags over it.
+func clientConfig(kubeconfig, context, namespace string) clientcmd.ClientConfig {
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig, Precedence: clientcmd.NewDefaultClientConfigLoadingRules().Precedence},
+		&clientcmd.ConfigOverrides{CurrentContext: context, Context: contextNamespace(namespace)})
 }
 
 func useColor(mode string, w io.Writer) bool {

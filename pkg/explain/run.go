@@ -36,6 +36,9 @@ type Run struct {
 	StreamTurn  string    `json:"streamTurn,omitempty"`
 	StreamError string    `json:"streamError,omitempty"`
 	Stream      *Timeline `json:"stream,omitempty"`
+	// Drill is set when the run is a drill: its scenario, what it
+	// expected and its result.
+	Drill *Drill `json:"drill,omitempty"`
 }
 
 // WriteText writes the run for a person: a headline, the turns, the stream.
@@ -56,7 +59,14 @@ func (r *Run) WriteText(w io.Writer, color bool) error {
 			fmt.Fprintf(&b, " in turn %s", f.Name)
 		}
 	}
-	b.WriteString("\n\n")
+	b.WriteString("\n")
+	if d := r.Drill; d != nil {
+		fmt.Fprintf(&b, "%s\n", p.s(styleYellow, d.headline()))
+		if d.Note != "" {
+			fmt.Fprintf(&b, "  note: %s\n", d.Note)
+		}
+	}
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "%s\n", p.s(styleDim, fmt.Sprintf("  %-28s %-7s %-10s %-34s %5s  %s", "TURN", "ATTEMPT", "OUTCOME", "ERROR", "STEPS", "COST USD")))
 	for _, t := range r.Turns {
 		errText := "-"

@@ -22,3 +22,58 @@ func TestRunTextNotes(t *testing.T) {
 		t.Errorf("notes missing or out of order:\n%s", out)
 	}
 }
+
+// A drill run says so under its headline: the scenario, what it expected,
+// its result and what it got, and the note; any other run says nothing.
+func TestRunTextDrill(t *testing.T) {
+	yes := true
+	tests := []struct {
+		name  string
+		drill *Drill
+		wants []string
+	}{
+		{"caught", &Drill{Scenario: "identicalLoop", Expected: Verdict{Class: "runaway", Detector: "identicalCalls"},
+			Result: "Caught", Got: Verdict{Class: "runaway", Detector: "identicalCalls"}, AtCall: 4, CallRefused: &yes},
+			[]string{"drill identicalLoop: expected identicalCalls/runaway, result Caught (got identicalCalls/runaway at call 4)\n"}},
+		{"blind", &Drill{Scenario: "whitespace", Result: "AsExpected", Note: "codex exec --json prints whole messages"},
+			[]string{"drill whitespace: expected none, result AsExpected\n", "  note: codex exec --json prints whole messages\n"}},
+		{"pending", &Drill{Scenario: "apiError", Expected: Verdict{Class: "agent-error"}},
+			[]string{"drill apiError: expected agent-error, result -\n"}},
+	}
+	for _, tt := range tests {
+		r := &Run{Namespace: "ns", Name: "r", Phase: "Faulted", Drill: tt.drill}
+		var b strings.Builder
+		if err := r.WriteText(&b, false); err != nil {
+			t.Fatal(err)
+		}
+		head, _, _ := strings.Cut(b.String(), "TURN")
+		for _, w := range tt.wants {
+			if !strings.Contains(head, w) {
+				t.Errorf("%s: header lacks %q:\n%s", tt.name, w, head)
+			}
+		}
+	}
+	var b strings.Builder
+	if err := (&Run{Namespace: "ns", Name: "r", Phase: "Succeeded"}).WriteText(&b, false); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "drill") {
+		t.Errorf("a run that is no drill says drill:\n%s", b.String())
+	}
+}
+
+func TestVerdictString(t *testing.T) {
+	for _, tt := range []struct {
+		v    Verdict
+		want string
+	}{
+		{Verdict{Class: "runaway", Detector: "identicalCalls"}, "identicalCalls/runaway"},
+		{Verdict{Class: "agent-error"}, "agent-error"},
+		{Verdict{Detector: "silentRun"}, "silentRun"},
+		{Verdict{}, "none"},
+	} {
+		if got := tt.v.String(); got != tt.want {
+			t.Errorf("%+v: %q, want %q", tt.v, got, tt.want)
+		}
+	}
+}

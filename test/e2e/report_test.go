@@ -21,7 +21,11 @@ type report struct {
 	series  map[string][]time.Duration
 	order   []string
 	notes   []string
+	blocks  []block
 }
+
+// block is a titled piece of output the report shows as it was printed.
+type block struct{ title, text string }
 
 type timing struct {
 	name string
@@ -44,6 +48,13 @@ func (r *report) sample(series string, d time.Duration) {
 		r.order = append(r.order, series)
 	}
 	r.series[series] = append(r.series[series], d)
+}
+
+// addBlock adds output (a table) to the report, shown as printed.
+func (r *report) addBlock(title, text string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.blocks = append(r.blocks, block{title, text})
 }
 
 func (r *report) note(format string, args ...any) {
@@ -88,6 +99,9 @@ func (r *report) markdown() string {
 			fmt.Fprintf(&b, "| %s | %.1f s |\n", t.name, t.d.Seconds())
 		}
 		b.WriteString("\n")
+	}
+	for _, bl := range r.blocks {
+		fmt.Fprintf(&b, "%s:\n\n```\n%s\n```\n\n", bl.title, strings.TrimRight(bl.text, "\n"))
 	}
 	for _, n := range r.notes {
 		fmt.Fprintf(&b, "- %s\n", n)

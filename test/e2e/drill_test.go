@@ -1,0 +1,159 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"turnwatch.dev/turnwatch/pkg/scriptedmodel"
+)
+
+// drillPassing are the results of a drill's row that pass.
+var drillPassing = []string{"Caught", "CaughtOtherwise", "AsExpected"}
+
+// TestDrill runs `kubectl turnwatch drill --scenario all` on each of the
+// five config/samples/cli_*.yaml, as a team would on its own manifest: the
+// built plugin creates one drill run per scenario, the controller points
+// the agent at the scripted model its sidecar serves, and the plugin prints
+// what each scenario expected against what happened. No Secret is made: the
+// drill replaces the sample's API key: the runs go to a namespace of their
+// own, without the agent-api-keys Secret other tests make. Every row must
+// pass, a Caught one by the scenario's own detector; the tables go to the
+// log and the report, and README's must be theirs (drill_table_test.go).
+func TestDrill(t *testing.T) {
+	needOperator(t)
+	needAgentImages(t)
+	bin := needTools(t)
+	ns := env.ns + "-drill"
+	if _, err := kubectl("create", "namespace", ns); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if !t.Failed() {
+			_, _ = kubectl("delete", "namespace", ns, "--wait=false")
+		}
+	})
+	files, err := filepath.Glob(filepath.Join(env.root, "config/samples/cli_*.yaml"))
+	if err != nil || len(files) != 5 {
+		t.Fatalf("samples: %v %v", files, err)
+	}
+	var mu sync.Mutex
+	tables := map[string]string{}
+	start := time.Now()
+	t.Run("samples", func(t *testing.T) {
+		slots := make(chan struct{}, 2) // two cores: two drills of three runs each at once
+		for _, f := range files {
+			sample := readSampleRun(t, f)
+			format := str(sample, "spec", "format")
+			t.Run(format, func(t *testing.T) {
+				t.Parallel()
+				slots <- struct{}{}
+				defer func() { <-slots }()
+				out := drillSample(t, bin, ns, sample)
+				mu.Lock()
+				tables[format] = out
+				mu.Unlock()
+				checkDrillTable(t, format, out)
+			})
+		}
+	})
+	env.report.add("drill --scenario all, the five samples", time.Since(start))
+	for _, f := range files {
+		format := str(readSampleRun(t, f), "spec", "format")
+		if out, ok := tables[format]; ok {
+			env.report.addBlock(drillCommand(format), out)
+		}
+	}
+	if len(tables) == len(files) {
+		if err := checkReadmeDrill(env.root, tables); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// drillSample runs the plugin's drill on the sample and returns its table.
+// The sample is as written but for spec.template.spec.hostNetwork: this
+// node runs host-network Pods only (it has no Pod network:
+// docs/e2e.md#the-local-node).
+func drillSample(t *testing.T, bin, ns string, sample *unstructured.Unstructured) string {
+	t.Helper()
+	run := sample.DeepCopy()
+	_ = unstructured.SetNestedField(run.Object, true, "spec", "template", "spec", "hostNetwork")
+	b, err := yaml.Marshal(run.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), sample.GetName()+".yaml")
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// --timeout above the 15m default: two drills share two cores here.
+	cmd := exec.Command(filepath.Join(bin, "kubectl-turnwatch"), "drill", "-f", file, "--scenario", "all", "-n", ns,
+		"--parallel", "3", "--timeout", "30m", "--kubeconfig", env.kubeconfig)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	t.Logf("$ kubectl turnwatch drill -f %s --scenario all -n %s\n%s\n%s", filepath.Base(file), ns, out.String(), errOut.String())
+	if err != nil {
+		t.Errorf("kubectl-turnwatch drill: %v (exit 0 wanted: every guard caught what it should)\n%s", err, drillDebug(ns, sample.GetName()))
+	}
+	return out.String()
+}
+
+// checkDrillTable: a row per scenario that applies to the format, in the
+// scenarios' order, each passing; a Caught row caught by the scenario's
+// detector for the format (scriptedmodel's Verdict).
+func checkDrillTable(t *testing.T, format, out string) {
+	t.Helper()
+	rows, _ := drillTableRows(out)
+	var want []string
+	for _, sc := range scriptedmodel.Scenarios {
+		if sc.Applies(format) {
+			want = append(want, sc.Name)
+		}
+	}
+	var got []string
+	for _, r := range rows {
+		got = append(got, r["SCENARIO"])
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: rows %v, want %v", format, got, want)
+	}
+	for _, r := range rows {
+		if !slices.Contains(drillPassing, r["RESULT"]) {
+			t.Errorf("%s/%s: result %q, want one of %v", format, r["SCENARIO"], r["RESULT"], drillPassing)
+			continue
+		}
+		sc, err := scriptedmodel.Lookup(r["SCENARIO"])
+		if err != nil || r["RESULT"] != "Caught" {
+			continue
+		}
+		detector, _, _ := sc.Verdict(format)
+		if caught, _, _ := strings.Cut(r["CAUGHT BY"], "/"); r["CAUGHT BY"] != r["EXPECTED"] || detector != "" && caught != detector {
+			t.Errorf("%s/%s: caught by %q, expected %q (detector %q)", format, r["SCENARIO"], r["CAUGHT BY"], r["EXPECTED"], detector)
+		}
+	}
+}
+
+// drillDebug is the drill's runs and their turns, for a failure.
+func drillDebug(ns, name string) string {
+	out, _ := kubectl("-n", ns, "get", "agentruns,agentturns,pods", "-l", "turnwatch.dev/drill", "-o", "wide")
+	var b strings.Builder
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, name) || strings.HasPrefix(line, "NAME") {
+			b.WriteString(line + "\n")
+		}
+	}
+	return b.String()
+}
