@@ -203,7 +203,7 @@ demo-down: ## Stop the demo's manager and tear down its node, leaving nothing be
 ##@ Build
 
 .PHONY: build
-build: ## Build the manager, the sidecar, the nudge hook and the kubectl plugin (bin/kubectl-turnwatch: put bin/ on PATH for `kubectl turnwatch explain RUN`).
+build: ## Build the manager, the sidecar, the nudge hook and the kubectl plugin (bin/kubectl-turnwatch: put bin/ on PATH for `kubectl turnwatch explain RUN` and `kubectl turnwatch drill -f RUN.yaml`).
 	go build -o $(BIN)/manager ./cmd/manager
 	go build -o $(BIN)/turnwatch-sidecar ./cmd/turnwatch-sidecar
 	go build -o $(BIN)/kubectl-turnwatch ./cmd/kubectl-turnwatch
