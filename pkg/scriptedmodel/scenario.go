@@ -46,53 +46,47 @@ var Scenarios = []Scenario{
 			}
 			return text(answer)
 		}},
-	{Name: "identicalLoop", Plays: "makes the same shell call 8 times",
+	{Name: "identicalLoop", Plays: "makes the same shell call 8 times (more past raised guards)",
 		Detector: "identicalCalls", Class: "runaway",
-		reply: func(c *Conversation, _ *Options) Reply {
-			if c.Step() < loopCalls {
+		reply: func(c *Conversation, o *Options) Reply {
+			if c.Step() < o.identicalCalls() {
 				return shell(c, readCmd)
 			}
 			return text(answer)
 		}},
-	{Name: "cycle", Plays: "alternates two shell calls, 8 times each",
+	{Name: "cycle", Plays: "alternates two shell calls, 8 times each (more past raised guards)",
 		Detector: "cycles", Class: "runaway", Guards: `{"cycleRepeats": 4}`,
-		reply: func(c *Conversation, _ *Options) Reply {
+		reply: func(c *Conversation, o *Options) Reply {
 			cmds := []string{readCmd, "cat /etc/hostname"}
-			if s := c.Step(); s < 2*loopCalls {
+			if s := c.Step(); s < 2*o.cycleAlternations() {
 				return shell(c, cmds[s%2])
 			}
 			return text(answer)
 		}},
-	{Name: "silentRun", Plays: "makes 16 different shell calls without a word",
+	{Name: "silentRun", Plays: "makes 16 different shell calls without a word (more past raised guards)",
 		Detector: "silentRun",
-		reply: func(c *Conversation, _ *Options) Reply {
-			if s := c.Step(); s < 16 {
+		reply: func(c *Conversation, o *Options) Reply {
+			if s := c.Step(); s < o.silentCalls() {
 				return shell(c, fmt.Sprintf("echo step %d", s+1))
 			}
 			return text(answer)
 		}},
-	{Name: "repeatedErrors", Plays: "reads a file that does not exist, 8 times, each with other words",
+	{Name: "repeatedErrors", Plays: "reads a file that does not exist, 8 times (more past raised guards), each with other words",
 		Detector: "repeatedErrors", Class: "runaway",
-		reply: func(c *Conversation, _ *Options) Reply {
-			if s := c.Step(); s < loopCalls {
+		reply: func(c *Conversation, o *Options) Reply {
+			if s := c.Step(); s < o.errorCalls() {
 				return readFile(c, "/nonexistent/turnwatch-scripted", s+1)
 			}
 			return text(answer)
 		}},
 	{Name: "whitespace", Plays: "streams whitespace-only thinking and text deltas",
 		Detector: "degeneration", Class: "degenerate",
-		reply: func(c *Conversation, _ *Options) Reply {
-			return Reply{Thinking: repeat("  ", 64), Text: repeat(" \n", 192), Stop: StopEnd, Output: 4000}
-		}},
+		reply: func(c *Conversation, o *Options) Reply { return o.whitespaceReply() }},
 	{Name: "repetition", Plays: "streams the same sentence over and over",
 		Detector: "repetition", Class: "degenerate",
-		reply: func(c *Conversation, _ *Options) Reply {
-			// 120 copies: 4920 bytes, past the guard's 4096. pi prints the
-			// whole message so far with each delta, twice: 160 copies made
-			// that 1 MiB, the e2e node's log rotation size, and the kept
-			// Pod's log could come back empty.
-			return Reply{Text: repeat("All work and no play makes a dull agent. ", 120), Stop: StopEnd, Output: 2000}
-		}},
+		// 120 copies at the default guard: 4920 bytes, past its 4096 (see
+		// repetitionReply for pi's log size).
+		reply: func(c *Conversation, o *Options) Reply { return o.repetitionReply() }},
 	{Name: "lengthStop", Plays: "answers until the output-length limit",
 		Detector: "lengthStop", Class: "length",
 		reply: func(c *Conversation, _ *Options) Reply {
@@ -124,10 +118,10 @@ var Scenarios = []Scenario{
 		}},
 	{Name: "subagentLoop", Plays: "starts a subagent (claude's Task) that repeats one call",
 		Detector: "identicalCalls", Class: "runaway", Formats: []string{"claude"},
-		reply: func(c *Conversation, _ *Options) Reply {
+		reply: func(c *Conversation, o *Options) Reply {
 			// Claude Code wraps the subagent's prompt in context of its own.
 			if strings.Contains(firstPrompt(c), subagentPrompt) {
-				if c.Step() < loopCalls {
+				if c.Step() < o.identicalCalls() {
 					return shell(c, readCmd)
 				}
 				return text(answer)
