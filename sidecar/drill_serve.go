@@ -3,12 +3,14 @@
 package sidecar
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"strconv"
 
 	"turnwatch.dev/turnwatch/pkg/monitor"
+	"turnwatch.dev/turnwatch/pkg/protocol"
 	"turnwatch.dev/turnwatch/pkg/scriptedmodel"
 )
 
@@ -28,11 +30,18 @@ func lookupScenario(name string) error {
 
 // servedModel is the scripted model and its HTTP server.
 type servedModel struct {
-	*scriptedmodel.Server
-	hs *http.Server
+	scenario string
+	srv      *scriptedmodel.Server
+	hs       *http.Server
 }
 
 func (m servedModel) Close() error { return m.hs.Close() }
+
+// Report is what the model served so far.
+func (m servedModel) Report() protocol.DrillReport {
+	main, side, fresh := m.srv.Served()
+	return protocol.DrillReport{Scenario: m.scenario, Requests: main, SideRequests: side, Fresh: fresh}
+}
 
 // serveDrill listens on 127.0.0.1:d.Port, loopback only (the agent shares
 // the Pod's network, and nothing else may reach the model), and serves the
@@ -42,7 +51,11 @@ func serveDrill(d Drill, g monitor.Guards) (drillModel, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv, err := scriptedmodel.New(scriptedmodel.Options{Scenario: sc, Guards: g, MaxLog: drillLog})
+	guards, err := json.Marshal(g) // as TURNWATCH_GUARDS carries them
+	if err != nil {
+		return nil, err
+	}
+	srv, err := scriptedmodel.New(scriptedmodel.Options{Scenario: sc, Guards: guards, MaxLog: drillLog})
 	if err != nil {
 		return nil, err
 	}
@@ -51,5 +64,5 @@ func serveDrill(d Drill, g monitor.Guards) (drillModel, error) {
 		return nil, fmt.Errorf("the drill's scripted model cannot listen on port %d: %w", d.Port, err)
 	}
 	hs, _ := srv.Serve(ln)
-	return servedModel{Server: srv, hs: hs}, nil
+	return servedModel{scenario: sc.Name, srv: srv, hs: hs}, nil
 }

@@ -12,9 +12,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"turnwatch.dev/turnwatch/pkg/monitor"
-	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
 // The APIs the model speaks, as logged.
@@ -35,10 +32,13 @@ type Options struct {
 	// least twice Guards.StallTimeout; the pause also ends when the client
 	// goes away.
 	Pause time.Duration
-	// Guards are the run's guards, merged: the loop and degeneration
-	// scenarios play past them (sized.go). Zero-valued, each scenario
-	// plays its length at the default guards.
-	Guards monitor.Guards
+	// Guards are the run's guards as TURNWATCH_GUARDS carries them (a JSON
+	// object with the names of docs/design.md#thresholds-and-guards, the
+	// defaults merged in): the loop and degeneration scenarios play past
+	// them (sized.go). Empty, each scenario plays its length at the
+	// default guards. (JSON, not monitor.Guards: monitor's tests replay
+	// this package's scenarios.)
+	Guards json.RawMessage
 	// LogPath, when set, gets one JSON line per request (see Request).
 	LogPath string
 	// MaxLog bounds the in-memory log (Requests) to the newest MaxLog
@@ -89,14 +89,16 @@ type Request struct {
 // Server serves the scripted model. It is safe for concurrent use.
 type Server struct {
 	opts Options
+	// play is what the scenario's replies read besides the conversation.
+	play play
 	// slots holds a token per request being served (MaxRequests).
 	slots chan struct{}
 	mu    sync.Mutex
 	log   []Request
 	seq   int
 	file  *os.File
-	// report counts what was served, whatever the log kept.
-	report protocol.DrillReport
+	// served counts what was served, whatever the log kept (Served).
+	served served
 }
 
 // New makes a server playing opts.Scenario.
@@ -107,7 +109,11 @@ func New(opts Options) (*Server, error) {
 	if opts.Pause == 0 {
 		opts.Pause = 10 * time.Minute
 	}
-	opts.Pause = opts.pause()
+	g, err := parseGuards(opts.Guards)
+	if err != nil {
+		return nil, err
+	}
+	opts.Pause = max(opts.Pause, 2*g.StallTimeout.D())
 	if opts.MaxBody == 0 {
 		opts.MaxBody = 16 << 20
 	}
@@ -117,7 +123,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Server{opts: opts, slots: make(chan struct{}, opts.MaxRequests), report: protocol.DrillReport{Scenario: opts.Scenario.Name}}
+	s := &Server{opts: opts, play: play{guards: g, errorStatus: opts.errorStatus()}, slots: make(chan struct{}, opts.MaxRequests)}
 	if opts.LogPath != "" {
 		f, err := os.OpenFile(opts.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
@@ -247,7 +253,7 @@ func (s *Server) answer(c *Conversation) (Reply, bool) {
 		}
 		return Reply{Text: []string{"Scripted answer"}, Stop: StopEnd, Input: 10, Output: 3}, true
 	}
-	r := s.opts.Scenario.reply(c, &s.opts)
+	r := s.opts.Scenario.reply(c, &s.play)
 	if r.Input == 0 {
 		r.Input = 1000 + 100*c.Step()
 	}

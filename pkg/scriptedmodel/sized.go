@@ -1,6 +1,8 @@
 package scriptedmodel
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -8,9 +10,60 @@ import (
 // A drill proves the run's own guards (docs/drill.md), so each loop and
 // degeneration scenario plays past the guards the server was given
 // (Options.Guards): a team that raised identicalCalls to 10 still sees its
-// guard trip. With zero-valued guards (the tests that give none) and with
-// the defaults, every scenario plays exactly its historical length, which
+// guard trip. With no guards (the tests that give none) and with the
+// defaults, every scenario plays exactly its historical length, which
 // test/realcli and test/e2e rely on.
+
+// play is what a scenario's reply reads besides the conversation: the
+// run's guards it plays past, and the error it answers with.
+type play struct {
+	guards
+	errorStatus int
+}
+
+// guards are the guards the scenarios play past, read from the guards'
+// JSON by their names (docs/design.md#thresholds-and-guards); 0 is off
+// or not given.
+type guards struct {
+	IdenticalCalls    int      `json:"identicalCalls"`
+	CycleRepeats      int      `json:"cycleRepeats"`
+	ErrorRepeats      int      `json:"errorRepeats"`
+	SilentTurns       int      `json:"silentTurns"`
+	WarnFirst         bool     `json:"warnFirst"`
+	WhitespaceDeltas  int      `json:"whitespaceDeltas"`
+	WhitespaceBytes   int      `json:"whitespaceBytes"`
+	RepeatedTextBytes int      `json:"repeatedTextBytes"`
+	StallTimeout      duration `json:"stallTimeout"`
+}
+
+// parseGuards reads the guards' JSON; the names it does not read are
+// left to the watchdog, which validates them all.
+func parseGuards(raw json.RawMessage) (guards, error) {
+	var g guards
+	if len(strings.TrimSpace(string(raw))) == 0 {
+		return g, nil
+	}
+	if err := json.Unmarshal(raw, &g); err != nil {
+		return g, fmt.Errorf("scriptedmodel: guards: %w", err)
+	}
+	return g, nil
+}
+
+// duration is a guard's Go duration string ("15s").
+type duration time.Duration
+
+func (d *duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	*d = duration(v)
+	return err
+}
+
+// D is the time.Duration.
+func (d duration) D() time.Duration { return time.Duration(d) }
 
 // Today's lengths: the least each scenario plays.
 const (
@@ -25,15 +78,15 @@ const (
 	// is never the one that trips.
 	leastSpaceThinking = 64
 	leastSpaceText     = 192
-	// spaceChunk is the size of one delta when whitespace plays past a raised
-	// whitespaceDeltas by bytes instead: far fewer deltas.
+	// spaceChunk is the size of one delta when whitespace plays past a
+	// raised whitespaceDeltas by bytes instead: far fewer deltas.
 	spaceChunk = 64
 )
 
 // streaks is how many times a loop guard must trip to stop the turn: with
 // warnFirst the first streak is only a warning (docs/design.md).
-func (o *Options) streaks() int {
-	if o.Guards.WarnFirst {
+func (g *guards) streaks() int {
+	if g.WarnFirst {
 		return 2
 	}
 	return 1
@@ -42,24 +95,24 @@ func (o *Options) streaks() int {
 // loopLength is how many calls (or alternations, or messages) a loop
 // scenario plays against a guard of limit: least, or past the limit by
 // margin, every streak counted.
-func (o *Options) loopLength(least, limit, margin int) int {
-	return max(least, limit*o.streaks()+margin)
+func (g *guards) loopLength(least, limit, margin int) int {
+	return max(least, limit*g.streaks()+margin)
 }
 
-func (o *Options) identicalCalls() int {
-	return o.loopLength(leastLoop, o.Guards.IdenticalCalls, loopMargin)
+func (g *guards) identicalCalls() int {
+	return g.loopLength(leastLoop, g.IdenticalCalls, loopMargin)
 }
 
-func (o *Options) cycleAlternations() int {
-	return o.loopLength(leastLoop, o.Guards.CycleRepeats, loopMargin)
+func (g *guards) cycleAlternations() int {
+	return g.loopLength(leastLoop, g.CycleRepeats, loopMargin)
 }
 
-func (o *Options) errorCalls() int {
-	return o.loopLength(leastLoop, o.Guards.ErrorRepeats, loopMargin)
+func (g *guards) errorCalls() int {
+	return g.loopLength(leastLoop, g.ErrorRepeats, loopMargin)
 }
 
-func (o *Options) silentCalls() int {
-	return o.loopLength(leastSilent, o.Guards.SilentTurns, silentMargin)
+func (g *guards) silentCalls() int {
+	return g.loopLength(leastSilent, g.SilentTurns, silentMargin)
 }
 
 // past is n and half again: the margin a delta count or a byte count is
@@ -70,8 +123,8 @@ func past(n int) int { return n + n/2 }
 // 256 deltas while they pass the guards (0 is off), else enough to pass
 // the cheaper of whitespaceDeltas (2-byte deltas) and whitespaceBytes
 // (64-byte deltas).
-func (o *Options) whitespaceReply() Reply {
-	n, b := o.Guards.WhitespaceDeltas, o.Guards.WhitespaceBytes
+func (g *guards) whitespaceReply() Reply {
+	n, b := g.WhitespaceDeltas, g.WhitespaceBytes
 	least := leastSpaceThinking + leastSpaceText
 	r := Reply{Thinking: repeat("  ", leastSpaceThinking), Stop: StopEnd, Output: 4000}
 	byCount, byBytes := 0, 0
@@ -99,18 +152,12 @@ func (o *Options) whitespaceReply() Reply {
 // and a longer message packs more sentences in each delta to keep the log
 // that size (160 deltas made 1 MiB, the e2e node's log rotation size, and
 // the kept Pod's log could come back empty).
-func (o *Options) repetitionReply() Reply {
+func (g *guards) repetitionReply() Reply {
 	copies := leastSentences
-	if n := o.Guards.RepeatedTextBytes; n > 0 {
+	if n := g.RepeatedTextBytes; n > 0 {
 		copies = max(copies, (n+n/5)/len(sentence)+1) // 20% past, as today's 4920 is past 4096
 	}
 	perDelta := (copies*copies + leastSentences*leastSentences - 1) / (leastSentences * leastSentences)
 	deltas := (copies + perDelta - 1) / perDelta
 	return Reply{Text: repeat(strings.Repeat(sentence, perDelta), deltas), Stop: StopEnd, Output: 2000}
-}
-
-// pause is how long the stall scenario holds its stream: the server's
-// pause, and at least twice stallTimeout.
-func (o *Options) pause() time.Duration {
-	return max(o.Pause, 2*o.Guards.StallTimeout.D())
 }

@@ -2,6 +2,7 @@ package scriptedmodel
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -9,9 +10,49 @@ import (
 	"turnwatch.dev/turnwatch/pkg/monitor"
 )
 
+// guardsJSON is g as TURNWATCH_GUARDS carries it; the zero Guards is no
+// guards at all (""), as the tests that give none.
+func guardsJSON(t *testing.T, g monitor.Guards) json.RawMessage {
+	t.Helper()
+	if reflect.DeepEqual(g, monitor.Guards{}) {
+		return nil
+	}
+	b, err := json.Marshal(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// guardsOf is what a server reads of g.
+func guardsOf(t *testing.T, g monitor.Guards) guards {
+	t.Helper()
+	out, err := parseGuards(guardsJSON(t, g))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestParseGuards(t *testing.T) {
+	g, err := parseGuards(json.RawMessage(`{"identicalCalls":10,"stallTimeout":"15s","warnFirst":true,"maxCostUSD":"1.00"}`))
+	if err != nil || g.IdenticalCalls != 10 || g.StallTimeout.D() != 15*time.Second || !g.WarnFirst {
+		t.Errorf("read %+v, %v", g, err)
+	}
+	d, err := parseGuards(guardsJSON(t, monitor.DefaultGuards()))
+	if err != nil || d.IdenticalCalls != 4 || d.WhitespaceDeltas != 128 || d.StallTimeout.D() != 10*time.Minute {
+		t.Errorf("the defaults read %+v, %v", d, err)
+	}
+	for _, bad := range []string{`[]`, `{"stallTimeout":"soon"}`, `{"identicalCalls":"many"}`} {
+		if _, err := New(Options{Scenario: Scenarios[0], Guards: json.RawMessage(bad)}); err == nil {
+			t.Errorf("guards %s: no error", bad)
+		}
+	}
+}
+
 // played is how many tool calls scenario makes before its final answer,
 // driven with a conversation that answers every call.
-func played(t *testing.T, scenario string, o *Options) int {
+func played(t *testing.T, scenario string, p *play) int {
 	t.Helper()
 	sc, err := Lookup(scenario)
 	if err != nil {
@@ -23,7 +64,7 @@ func played(t *testing.T, scenario string, o *Options) int {
 		c.Messages[0].Text = subagentPrompt
 	}
 	for n := 0; n < 1000; n++ {
-		r := sc.reply(c, o)
+		r := sc.reply(c, p)
 		if len(r.Calls) == 0 {
 			return n
 		}
@@ -55,13 +96,13 @@ func TestLoopsPlayPastTheGuards(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := &Options{Guards: tt.guards}
+			p := &play{guards: guardsOf(t, tt.guards)}
 			for _, c := range []struct {
 				scenario string
 				want     int
 			}{{"identicalLoop", tt.identical}, {"subagentLoop", tt.identical}, {"cycle", tt.cycle},
 				{"repeatedErrors", tt.errors}, {"silentRun", tt.silent}} {
-				if got := played(t, c.scenario, o); got != c.want {
+				if got := played(t, c.scenario, p); got != c.want {
 					t.Errorf("%s made %d calls, want %d", c.scenario, got, c.want)
 				}
 			}
@@ -95,8 +136,8 @@ func TestWhitespacePlaysPastTheGuards(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := &Options{Guards: monitor.Guards{WhitespaceDeltas: tt.deltas, WhitespaceBytes: tt.bytes}}
-			r := o.whitespaceReply()
+			g := guardsOf(t, monitor.Guards{WhitespaceDeltas: tt.deltas, WhitespaceBytes: tt.bytes})
+			r := g.whitespaceReply()
 			d, b := streamed(r)
 			if d != tt.wantDeltas || b != tt.wantBytes {
 				t.Errorf("streamed %d deltas, %d bytes; want %d, %d", d, b, tt.wantDeltas, tt.wantBytes)
@@ -123,8 +164,8 @@ func TestRepetitionPlaysPastTheGuard(t *testing.T) {
 		{16384, 30, 30 * 16 * len(sentence)},
 	}
 	for _, tt := range tests {
-		o := &Options{Guards: monitor.Guards{RepeatedTextBytes: tt.guard}}
-		r := o.repetitionReply()
+		g := guardsOf(t, monitor.Guards{RepeatedTextBytes: tt.guard})
+		r := g.repetitionReply()
 		d, b := streamed(r)
 		if d != tt.wantDeltas || b != tt.wantBytes || b < tt.guard {
 			t.Errorf("guard %d: streamed %d deltas, %d bytes; want %d, %d", tt.guard, d, b, tt.wantDeltas, tt.wantBytes)
@@ -148,7 +189,7 @@ func TestStallPausesPastTheGuard(t *testing.T) {
 	}
 	for _, tt := range tests {
 		sc, _ := Lookup("stall")
-		srv, err := New(Options{Scenario: sc, Pause: tt.pause, Guards: monitor.Guards{StallTimeout: monitor.Duration(tt.stall)}})
+		srv, err := New(Options{Scenario: sc, Pause: tt.pause, Guards: guardsJSON(t, monitor.Guards{StallTimeout: monitor.Duration(tt.stall)})})
 		if err != nil {
 			t.Fatal(err)
 		}
