@@ -202,3 +202,20 @@ func TestServed(t *testing.T) {
 		})
 	}
 }
+
+// TestSlowBodyIsCut: a request whose body never comes is answered with an
+// error once bodyTimeout passed, and frees its slot.
+func TestSlowBodyIsCut(t *testing.T) {
+	was := bodyTimeout
+	bodyTimeout = 200 * time.Millisecond
+	defer func() { bodyTimeout = was }()
+	_, addr := serveTest(t, "healthy", Options{MaxRequests: 1})
+	start := time.Now()
+	status := rawRequest(t, addr, "POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+	if !strings.Contains(status, " 413 ") || time.Since(start) > 3*time.Second {
+		t.Errorf("answered %q after %v", status, time.Since(start))
+	}
+	if status := rawRequest(t, addr, "GET /nothing HTTP/1.1\r\nHost: x\r\n\r\n"); !strings.Contains(status, " 404 ") {
+		t.Errorf("the next request: %q", status)
+	}
+}

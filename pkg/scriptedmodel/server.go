@@ -201,8 +201,8 @@ func proxied(r *http.Request) bool {
 }
 
 // bodyTimeout bounds the read of a request body: a real CLI sends its
-// request at once.
-const bodyTimeout = 30 * time.Second
+// request at once. (A variable for the test of a body that never comes.)
+var bodyTimeout = 30 * time.Second
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	d, ok := dialectOf(r.URL.Path)
@@ -214,12 +214,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(bodyTimeout)) // a test's recorder has no deadline
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
-	_ = rc.SetReadDeadline(time.Time{})
 	if err != nil {
+		// The deadline stays: the server would wait for the rest of the
+		// body before it answers. The connection is not kept.
+		w.Header().Set("Connection", "close")
 		s.record(Request{API: d.api, Path: r.URL.Path, Status: http.StatusRequestEntityTooLarge, Reply: err.Error()})
 		d.fail(w, http.StatusRequestEntityTooLarge, err.Error())
 		return
 	}
+	_ = rc.SetReadDeadline(time.Time{})
 	if d.extra(w, r.URL.Path) {
 		s.record(Request{API: d.api, Path: r.URL.Path, Side: true, Status: http.StatusOK, Reply: "token count", Body: rawJSON(body)})
 		return
