@@ -20,7 +20,15 @@ func (c Options) delivers() bool { return c.NudgeDir != "" && c.Guards.Delivers(
 // installHook copies turnwatch-hook into the shared volume, for the agent
 // CLI's hook to run. A failure is logged, not fatal: the nudges file is
 // still written, and the watchdog's own job does not depend on it.
+//
+// Then, with any nudges volume, it writes nudgefile.ReadyFile there: the
+// startupProbe (turnwatch-sidecar probe) waits for it, so the agent starts
+// with its hook files in place.
 func (r *runner) installHook() {
+	if r.cfg.NudgeDir == "" {
+		return
+	}
+	defer r.ready()
 	if !r.cfg.delivers() {
 		return
 	}
@@ -33,6 +41,14 @@ func (r *runner) installHook() {
 		return
 	}
 	r.log.Info("turnwatch-hook installed", "path", filepath.Join(r.cfg.NudgeDir, nudgefile.HookPath))
+}
+
+// ready writes the ready marker; a failure is logged (the probe then
+// keeps the agent from starting, and the Pod's events tell why).
+func (r *runner) ready() {
+	if err := nudgefile.WriteReady(r.cfg.NudgeDir); err != nil {
+		r.log.Error(err, "cannot write the ready marker in the nudges volume", "dir", r.cfg.NudgeDir)
+	}
 }
 
 // nudges delivers what one line (or the end) said: to the agent first, in

@@ -43,6 +43,10 @@ type reporter struct {
 	// they go out with the next write rather than cost one of their own.
 	// A turn always ends with one (Tripped or Finished).
 	riders []desired
+	// drill, on a drill turn, is what its scripted model served so far
+	// (drill.go); lastDrill is when its report was last written.
+	drill     func() protocol.DrillReport
+	lastDrill time.Time
 }
 
 // desired is one condition the sidecar wants on its Pod.
@@ -180,7 +184,7 @@ func (r *reporter) tripped(ctx context.Context, detector, message string, p prot
 	if r.ahead(p) {
 		conds = append(conds, progressCondition(p))
 	}
-	return r.ensure(ctx, conds...)
+	return r.ensure(ctx, r.withDrill(conds)...)
 }
 
 // silent reports a silent-run nudge as the turn's next streak. Each
@@ -223,7 +227,7 @@ func (r *reporter) finished(ctx context.Context, s protocol.Summary, lengthStop 
 		conds = append(conds, *lengthStop)
 	}
 	conds = append(conds, desired{Type: protocol.ConditionFinished, Reason: reason, Message: protocol.Marshal(s)})
-	return r.ensure(ctx, conds...)
+	return r.ensure(ctx, r.withDrill(conds)...)
 }
 
 // progress writes p if it is ahead of what the Pod carries and the last

@@ -44,6 +44,10 @@ type runner struct {
 	lookedAt  int // the turn's tool calls when the ack file was last read
 	// calls are the tool calls judged for the pre-tool hook.
 	calls Calls
+	// drill is the scripted model of a drill turn (nil for none);
+	// refusalTold is set once ConditionCallRefused went out.
+	drill       drillModel
+	refusalTold bool
 }
 
 // reopener is a source that can drop its connection and open a new one from
@@ -154,6 +158,10 @@ func (r *runner) run(sigCtx context.Context) error {
 	}()
 	defer func() { close(returned); <-termDone }()
 
+	if err := r.startDrill(); err != nil {
+		return r.fatal(writeCtx, err)
+	}
+	defer r.stopDrill()
 	if err := r.rep.load(writeCtx); err != nil {
 		return r.fatal(writeCtx, err)
 	}
@@ -163,7 +171,7 @@ func (r *runner) run(sigCtx context.Context) error {
 	} else if err := r.watch(followCtx, cancelFollow, writeCtx); err != nil {
 		return r.fatal(writeCtx, err)
 	}
-	<-sigCtx.Done()
+	r.afterVerdict(sigCtx, writeCtx)
 	return nil
 }
 
@@ -311,6 +319,7 @@ func (w *watchState) tick() bool {
 		return false
 	}
 	r.progress(w.writeCtx, eng)
+	r.rep.drillServed(w.writeCtx)
 	w.res.check(w.writeCtx, r.rep, eng, w.lastSeen, now)
 	return true
 }

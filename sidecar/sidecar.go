@@ -55,6 +55,9 @@ type Options struct {
 	// NudgeDir is the volume shared with the agent, where nudges are
 	// delivered when the guards say so ("" for none).
 	NudgeDir string
+	// Drill, on a drill turn, is the scripted model the sidecar serves on
+	// the Pod's loopback for its whole life (drill.go).
+	Drill Drill
 	// Clock is the one time source of the watchdog and its log stream's
 	// pace (nil: the real clock); tests inject a fake one, as the
 	// controllers take theirs.
@@ -83,6 +86,9 @@ func (o Options) Validate() error {
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("missing %s (env or flag)", strings.Join(missing, ", "))
+	}
+	if err := o.Drill.validate(); err != nil {
+		return err
 	}
 	_, err := monitor.New(o.engineOptions()) // format, guards, prior cost
 	return err

@@ -4,6 +4,8 @@
 //	turnwatch-sidecar explain --format FORMAT [--guards FILE] [-o text|json] FILE|-
 //	turnwatch-sidecar watch  --format FORMAT [--guards FILE] [--prices FILE] [--grace D] -- COMMAND...
 //	turnwatch-sidecar calibrate [--format FORMAT] [--guards FILE] [--json] PATH...
+//	turnwatch-sidecar model --scenario NAME [--listen ADDR] [--log FILE]
+//	turnwatch-sidecar probe
 //
 // main only dispatches: each subcommand lives in its own file and registers
 // itself in commands from an init function, so more can be added without

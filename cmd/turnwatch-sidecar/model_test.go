@@ -1,3 +1,5 @@
+//go:build !turnwatch_nodrill
+
 package main
 
 import "testing"

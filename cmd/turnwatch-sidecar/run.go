@@ -42,7 +42,7 @@ func parseRunConfig(args []string, getenv func(string) string, stderr io.Writer)
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c sidecar.Options
-	var guards, prices, period string
+	var guards, prices, period, drillPort string
 	fs.StringVar(&c.Format, "format", or(getenv(protocol.EnvFormat), monitor.FormatAuto), "stream format: "+strings.Join(monitor.Formats, " | ")+" [$"+protocol.EnvFormat+"]")
 	fs.StringVar(&guards, "guards", getenv(protocol.EnvGuards), "guards: a JSON object, or a file holding one [$"+protocol.EnvGuards+"]")
 	fs.StringVar(&prices, "prices", getenv(protocol.EnvPrices), "price table: JSON, or a file holding it [$"+protocol.EnvPrices+"]")
@@ -61,6 +61,8 @@ func parseRunConfig(args []string, getenv func(string) string, stderr io.Writer)
 	fs.IntVar(&c.MaxLine, "max-line", monitor.DefaultMaxLine, "longest line kept whole; longer ones count as unparsed")
 	fs.StringVar(&c.StateDir, "state-dir", getenv(protocol.EnvStateDir), "the sidecar's own directory for its checkpoint; \"\" replays the log on restart [$"+protocol.EnvStateDir+"]")
 	fs.StringVar(&c.NudgeDir, "nudge-dir", getenv(nudgefile.EnvDir), "the volume shared with the agent, for nudges (with guards nudgeDelivery file) [$"+nudgefile.EnvDir+"]")
+	fs.StringVar(&c.Drill.Scenario, "drill-scenario", getenv(protocol.EnvDrillScenario), "a drill turn's scenario: serve the scripted model playing it [$"+protocol.EnvDrillScenario+"]")
+	fs.StringVar(&drillPort, "drill-port", getenv(protocol.EnvDrillPort), "the loopback port a drill's scripted model listens on [$"+protocol.EnvDrillPort+"]")
 	fs.StringVar(&c.TerminationLog, "termination-log", defaultTerminationLog, "where to write why the sidecar ends, when retrying cannot help (\"\" for nowhere)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -76,6 +78,9 @@ func parseRunConfig(args []string, getenv func(string) string, stderr io.Writer)
 		return c, err
 	}
 	if c.ProgressPeriod, err = parsePeriod(period); err != nil {
+		return c, err
+	}
+	if c.Drill.Port, err = parsePort(drillPort); err != nil {
 		return c, err
 	}
 	if c.Namespace == "" {
@@ -119,6 +124,19 @@ func parsePeriod(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("progress period %q: want seconds or a duration", s)
 	}
 	return d, nil
+}
+
+// parsePort reads the drill's port ("" is none); Options.Validate checks
+// its range.
+func parsePort(s string) (int, error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return 0, fmt.Errorf("%s %q: not a port number", protocol.EnvDrillPort, s)
+	}
+	return n, nil
 }
 
 // envInt reads a whole number from the env; anything else is 0.

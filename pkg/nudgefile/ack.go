@@ -40,10 +40,13 @@ func EncodeAck(a Ack) []byte {
 	return append(b, '\n')
 }
 
-// Acks is what AckFile says: whether a hook ran, and which nudges it
-// delivered.
+// Acks is what AckFile says: whether a hook ran, which nudges it
+// delivered, and which calls it refused.
 type Acks struct {
-	Ran       bool
+	Ran bool
+	// Refused are the ids of the calls the hook refused, in the file's
+	// order ("?" for a call the CLI passed no id of).
+	Refused   []string
 	delivered map[int]bool
 }
 
@@ -60,6 +63,9 @@ func ParseAcks(data []byte) Acks {
 			return
 		}
 		a.Ran = true
+		if rec.Refused != "" {
+			a.Refused = append(a.Refused, rec.Refused)
+		}
 		if rec.Seq > 0 {
 			if a.delivered == nil {
 				a.delivered = map[int]bool{}

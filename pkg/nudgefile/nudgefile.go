@@ -26,6 +26,12 @@ const (
 	File = "nudges.jsonl"
 	// HookPath is where the sidecar puts turnwatch-hook, relative to Dir.
 	HookPath = "bin/turnwatch-hook"
+	// ReadyFile is written in Dir once the sidecar put turnwatch-hook and
+	// the Adapters there (or tried to: a failure is logged, and the turn
+	// warns HooksNotRun). The sidecar's startupProbe (turnwatch-sidecar
+	// probe) waits for it, so an agent, which starts only after the probe
+	// passed, finds its hook files in place.
+	ReadyFile = "ready"
 	// EnvDir tells the sidecar (and the agent) where the volume is; unset,
 	// nudges are not delivered.
 	EnvDir = "TURNWATCH_NUDGE_DIR"

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -131,6 +132,36 @@ func InstallHook(dir, src string) error {
 		if err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// WriteReady writes ReadyFile in dir (mode 0644), as InstallHook writes
+// its files: what the agent planted at that name is replaced, never
+// written through.
+func WriteReady(dir string) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return install(root, ReadyFile, strings.NewReader(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644)
+}
+
+// Ready says why dir holds no ReadyFile as a regular file (nil when it
+// does).
+func Ready(dir string) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	fi, err := root.Lstat(ReadyFile)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is a %s, not a regular file", ReadyFile, fi.Mode().Type())
 	}
 	return nil
 }

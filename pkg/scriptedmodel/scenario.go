@@ -24,7 +24,7 @@ type Scenario struct {
 	// scenario plays (a subagent tool).
 	Formats []string
 	// reply answers one request of the main conversation.
-	reply func(c *Conversation, o *Options) Reply
+	reply func(c *Conversation, p *play) Reply
 }
 
 // The task every scenario pretends to work on: the samples' own prompt.
@@ -40,79 +40,73 @@ const (
 // Scenarios is the table of every scenario, in the order the drill runs them.
 var Scenarios = []Scenario{
 	{Name: "healthy", Plays: "reads /etc/os-release once and answers",
-		reply: func(c *Conversation, _ *Options) Reply {
+		reply: func(c *Conversation, _ *play) Reply {
 			if c.Step() == 0 {
 				return shell(c, readCmd)
 			}
 			return text(answer)
 		}},
-	{Name: "identicalLoop", Plays: "makes the same shell call 8 times",
+	{Name: "identicalLoop", Plays: "makes the same shell call 8 times (more past raised guards)",
 		Detector: "identicalCalls", Class: "runaway",
-		reply: func(c *Conversation, _ *Options) Reply {
-			if c.Step() < loopCalls {
+		reply: func(c *Conversation, p *play) Reply {
+			if c.Step() < p.identicalCalls() {
 				return shell(c, readCmd)
 			}
 			return text(answer)
 		}},
-	{Name: "cycle", Plays: "alternates two shell calls, 8 times each",
+	{Name: "cycle", Plays: "alternates two shell calls, 8 times each (more past raised guards)",
 		Detector: "cycles", Class: "runaway", Guards: `{"cycleRepeats": 4}`,
-		reply: func(c *Conversation, _ *Options) Reply {
+		reply: func(c *Conversation, p *play) Reply {
 			cmds := []string{readCmd, "cat /etc/hostname"}
-			if s := c.Step(); s < 2*loopCalls {
+			if s := c.Step(); s < 2*p.cycleAlternations() {
 				return shell(c, cmds[s%2])
 			}
 			return text(answer)
 		}},
-	{Name: "silentRun", Plays: "makes 16 different shell calls without a word",
+	{Name: "silentRun", Plays: "makes 16 different shell calls without a word (more past raised guards)",
 		Detector: "silentRun",
-		reply: func(c *Conversation, _ *Options) Reply {
-			if s := c.Step(); s < 16 {
+		reply: func(c *Conversation, p *play) Reply {
+			if s := c.Step(); s < p.silentCalls() {
 				return shell(c, fmt.Sprintf("echo step %d", s+1))
 			}
 			return text(answer)
 		}},
-	{Name: "repeatedErrors", Plays: "reads a file that does not exist, 8 times, each with other words",
+	{Name: "repeatedErrors", Plays: "reads a file that does not exist, 8 times (more past raised guards), each with other words",
 		Detector: "repeatedErrors", Class: "runaway",
-		reply: func(c *Conversation, _ *Options) Reply {
-			if s := c.Step(); s < loopCalls {
+		reply: func(c *Conversation, p *play) Reply {
+			if s := c.Step(); s < p.errorCalls() {
 				return readFile(c, "/nonexistent/turnwatch-scripted", s+1)
 			}
 			return text(answer)
 		}},
 	{Name: "whitespace", Plays: "streams whitespace-only thinking and text deltas",
 		Detector: "degeneration", Class: "degenerate",
-		reply: func(c *Conversation, _ *Options) Reply {
-			return Reply{Thinking: repeat("  ", 64), Text: repeat(" \n", 192), Stop: StopEnd, Output: 4000}
-		}},
+		reply: func(c *Conversation, p *play) Reply { return p.whitespaceReply() }},
 	{Name: "repetition", Plays: "streams the same sentence over and over",
 		Detector: "repetition", Class: "degenerate",
-		reply: func(c *Conversation, _ *Options) Reply {
-			// 120 copies: 4920 bytes, past the guard's 4096. pi prints the
-			// whole message so far with each delta, twice: 160 copies made
-			// that 1 MiB, the e2e node's log rotation size, and the kept
-			// Pod's log could come back empty.
-			return Reply{Text: repeat("All work and no play makes a dull agent. ", 120), Stop: StopEnd, Output: 2000}
-		}},
+		// 120 copies at the default guard: 4920 bytes, past its 4096 (see
+		// repetitionReply for pi's log size).
+		reply: func(c *Conversation, p *play) Reply { return p.repetitionReply() }},
 	{Name: "lengthStop", Plays: "answers until the output-length limit",
 		Detector: "lengthStop", Class: "length",
-		reply: func(c *Conversation, _ *Options) Reply {
+		reply: func(c *Conversation, _ *play) Reply {
 			return Reply{Text: []string{"The answer is long, and it goes on"}, Stop: StopLength, Output: 32000}
 		}},
 	{Name: "apiError", Plays: "answers every request with an HTTP error (400 unless set)",
 		Class: "agent-error",
-		reply: func(c *Conversation, o *Options) Reply {
-			return Reply{Status: o.errorStatus()}
+		reply: func(c *Conversation, p *play) Reply {
+			return Reply{Status: p.errorStatus}
 		}},
 	// 15s: opencode prints nothing for its first seconds, longer than a
 	// shorter timeout, before it asks the model anything.
 	{Name: "stall", Plays: "stops streaming in the middle of a message",
 		Detector: "stall", Class: "stalled", Guards: `{"stallTimeout": "15s"}`,
-		reply: func(c *Conversation, _ *Options) Reply {
+		reply: func(c *Conversation, _ *play) Reply {
 			return Reply{Text: []string{"Let me look at ", "the file."}, Stop: StopEnd, Pause: true}
 		}},
 	{Name: "overspend", Plays: "reports 150,000 input tokens on each of 6 calls",
 		Detector: "spend", Class: "overspend", Guards: `{"maxCostUSD": "0.10"}`,
-		reply: func(c *Conversation, _ *Options) Reply {
+		reply: func(c *Conversation, _ *play) Reply {
 			// Below every CLI's context window: a CLI that compacts its
 			// history would start the script over.
 			r := text(answer)
@@ -124,10 +118,10 @@ var Scenarios = []Scenario{
 		}},
 	{Name: "subagentLoop", Plays: "starts a subagent (claude's Task) that repeats one call",
 		Detector: "identicalCalls", Class: "runaway", Formats: []string{"claude"},
-		reply: func(c *Conversation, _ *Options) Reply {
+		reply: func(c *Conversation, p *play) Reply {
 			// Claude Code wraps the subagent's prompt in context of its own.
 			if strings.Contains(firstPrompt(c), subagentPrompt) {
-				if c.Step() < loopCalls {
+				if c.Step() < p.identicalCalls() {
 					return shell(c, readCmd)
 				}
 				return text(answer)

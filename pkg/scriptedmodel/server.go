@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -27,11 +28,25 @@ type Options struct {
 	Scenario Scenario
 	// ErrorStatus is the HTTP status apiError answers with [400].
 	ErrorStatus int
-	// Pause is how long the stall scenario pauses mid-stream [10m]; the
-	// pause also ends when the client goes away.
+	// Pause is how long the stall scenario pauses mid-stream [10m], at
+	// least twice Guards.StallTimeout; the pause also ends when the client
+	// goes away.
 	Pause time.Duration
+	// Guards are the run's guards as TURNWATCH_GUARDS carries them (a JSON
+	// object with the names of docs/design.md#thresholds-and-guards, the
+	// defaults merged in): the loop and degeneration scenarios play past
+	// them (sized.go). Empty, each scenario plays its length at the
+	// default guards. (JSON, not monitor.Guards: monitor's tests replay
+	// this package's scenarios.)
+	Guards json.RawMessage
 	// LogPath, when set, gets one JSON line per request (see Request).
 	LogPath string
+	// MaxLog bounds the in-memory log (Requests) to the newest MaxLog
+	// requests [0: every one]; the counts of Report stay whole.
+	MaxLog int
+	// MaxRequests bounds the requests served at once [16]; more wait for
+	// their turn.
+	MaxRequests int
 	// MaxBody bounds a request body [16 MiB]; a larger one is refused.
 	MaxBody int64
 	// Now is the clock of the log's times [time.Now].
@@ -74,9 +89,16 @@ type Request struct {
 // Server serves the scripted model. It is safe for concurrent use.
 type Server struct {
 	opts Options
-	mu   sync.Mutex
-	log  []Request
-	file *os.File
+	// play is what the scenario's replies read besides the conversation.
+	play play
+	// slots holds a token per request being served (MaxRequests).
+	slots chan struct{}
+	mu    sync.Mutex
+	log   []Request
+	seq   int
+	file  *os.File
+	// served counts what was served, whatever the log kept (Served).
+	served served
 }
 
 // New makes a server playing opts.Scenario.
@@ -87,13 +109,21 @@ func New(opts Options) (*Server, error) {
 	if opts.Pause == 0 {
 		opts.Pause = 10 * time.Minute
 	}
+	g, err := parseGuards(opts.Guards)
+	if err != nil {
+		return nil, err
+	}
+	opts.Pause = max(opts.Pause, 2*g.StallTimeout.D())
 	if opts.MaxBody == 0 {
 		opts.MaxBody = 16 << 20
+	}
+	if opts.MaxRequests == 0 {
+		opts.MaxRequests = 16
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Server{opts: opts}
+	s := &Server{opts: opts, play: play{guards: g, errorStatus: opts.errorStatus()}, slots: make(chan struct{}, opts.MaxRequests)}
 	if opts.LogPath != "" {
 		f, err := os.OpenFile(opts.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
@@ -149,18 +179,50 @@ type dialect struct {
 var dialects = []dialect{anthropicAPI, responsesAPI, chatAPI, geminiAPI}
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if proxied(r) {
+		// The model is no proxy: it names no other host and dials nothing.
+		s.record(Request{Path: r.RequestURI, Status: http.StatusMethodNotAllowed, Reply: "proxy request refused"})
+		http.Error(w, "the scripted model is not a proxy: "+r.Method+" "+r.RequestURI+" refused", http.StatusMethodNotAllowed)
+		return
+	}
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	case <-r.Context().Done():
+		return
+	}
+	s.serve(w, r)
+}
+
+// proxied says whether r asks the server to act as a proxy: a CONNECT, or
+// a request line naming a host (an absolute URI).
+func proxied(r *http.Request) bool {
+	return r.Method == http.MethodConnect || r.URL.IsAbs() || r.URL.Host != ""
+}
+
+// bodyTimeout bounds the read of a request body: a real CLI sends its
+// request at once. (A variable for the test of a body that never comes.)
+var bodyTimeout = 30 * time.Second
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	d, ok := dialectOf(r.URL.Path)
 	if !ok || r.Method != http.MethodPost {
 		s.record(Request{API: "", Path: r.URL.Path, Status: http.StatusNotFound, Reply: "no such endpoint"})
 		http.Error(w, "the scripted model serves no "+r.Method+" "+r.URL.Path, http.StatusNotFound)
 		return
 	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(bodyTimeout)) // a test's recorder has no deadline
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
 	if err != nil {
+		// The deadline stays: the server would wait for the rest of the
+		// body before it answers. The connection is not kept.
+		w.Header().Set("Connection", "close")
 		s.record(Request{API: d.api, Path: r.URL.Path, Status: http.StatusRequestEntityTooLarge, Reply: err.Error()})
 		d.fail(w, http.StatusRequestEntityTooLarge, err.Error())
 		return
 	}
+	_ = rc.SetReadDeadline(time.Time{})
 	if d.extra(w, r.URL.Path) {
 		s.record(Request{API: d.api, Path: r.URL.Path, Side: true, Status: http.StatusOK, Reply: "token count", Body: rawJSON(body)})
 		return
@@ -194,7 +256,7 @@ func (s *Server) answer(c *Conversation) (Reply, bool) {
 		}
 		return Reply{Text: []string{"Scripted answer"}, Stop: StopEnd, Input: 10, Output: 3}, true
 	}
-	r := s.opts.Scenario.reply(c, &s.opts)
+	r := s.opts.Scenario.reply(c, &s.play)
 	if r.Input == 0 {
 		r.Input = 1000 + 100*c.Step()
 	}
@@ -224,9 +286,14 @@ func dialectOf(path string) (dialect, bool) {
 func (s *Server) record(r Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r.Seq = len(s.log) + 1
+	s.seq++
+	r.Seq = s.seq
 	r.Time = s.opts.Now()
+	s.count(r)
 	s.log = append(s.log, r)
+	if s.opts.MaxLog > 0 && len(s.log) > s.opts.MaxLog {
+		s.log = slices.Delete(s.log, 0, len(s.log)-s.opts.MaxLog)
+	}
 	if s.file != nil {
 		b, err := json.Marshal(r)
 		if err == nil {
@@ -334,7 +401,6 @@ func (s *Server) ServeLoopback() (url string, stop func(), err error) {
 	if err != nil {
 		return "", nil, err
 	}
-	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	go hs.Serve(ln)
+	hs, _ := s.Serve(ln)
 	return "http://" + ln.Addr().String(), func() { hs.Close() }, nil
 }

@@ -7,6 +7,9 @@
 //
 //	go build -o /tmp/sidecar ./cmd/turnwatch-sidecar && go build -o /tmp/fakeagent ./test/fakeagent
 //	go run ./test/sidecarload -sidecar /tmp/sidecar -for 60s -- /tmp/fakeagent --rate 100 --for 70s
+//
+// With -drill SCENARIO the sidecar serves a drill's scripted model too, and
+// sidecarload plays the scenario through it once, as an agent would (drill.go).
 package main
 
 import (
@@ -19,6 +22,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,18 +33,19 @@ import (
 func main() {
 	sidecar := flag.String("sidecar", "turnwatch-sidecar", "the sidecar binary")
 	d := flag.Duration("for", time.Minute, "how long to sample the sidecar (after a 3 s start)")
+	drill := flag.String("drill", "", "serve this drill scenario and play it through once, as an agent would")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: sidecarload [-sidecar BIN] [-for D] -- AGENT ARGS...")
 		os.Exit(2)
 	}
-	if err := run(*sidecar, *d, flag.Args()); err != nil {
+	if err := run(*sidecar, *d, *drill, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "sidecarload:", err)
 		os.Exit(1)
 	}
 }
 
-func run(sidecar string, d time.Duration, agent []string) error {
+func run(sidecar string, d time.Duration, drill string, agent []string) error {
 	dir, err := os.MkdirTemp("", "sidecarload")
 	if err != nil {
 		return err
@@ -67,12 +73,25 @@ current-context: c
 	sc := exec.Command(sidecar, "run", "--kubeconfig", kubeconfig, "--termination-log", "")
 	sc.Env = append(os.Environ(), "TURNWATCH_FORMAT=pi", `TURNWATCH_GUARDS={"stepBudget":0}`, "TURNWATCH_POD_NAME=p",
 		"TURNWATCH_POD_NAMESPACE=ns", "TURNWATCH_AGENT_CONTAINER=agent", "TURNWATCH_STATE_DIR="+dir)
+	port := 0
+	if drill != "" {
+		if port, err = freePort(); err != nil {
+			return err
+		}
+		sc.Env = append(sc.Env, "TURNWATCH_DRILL_SCENARIO="+drill, fmt.Sprintf("TURNWATCH_DRILL_PORT=%d", port))
+	}
 	sc.Stderr = os.Stderr
 	if err := sc.Start(); err != nil {
 		return err
 	}
 	defer func() { _ = sc.Process.Kill(); _ = sc.Wait() }()
 	time.Sleep(3 * time.Second)
+	if drill != "" {
+		go func() {
+			n, err := playDrill(port)
+			fmt.Printf("played %s through the model: %d requests (%v)\n", drill, n, err)
+		}()
+	}
 	return sample(sc.Process.Pid, d)
 }
 
@@ -89,9 +108,31 @@ func sample(pid int, d time.Duration) error {
 	if cpu < 0 || n == 0 {
 		return fmt.Errorf("the sidecar ended early")
 	}
-	fmt.Printf("sidecar over %s: CPU %.2f s = %.2f%% of a core; RSS mean %.1f MiB, peak %.1f MiB\n",
-		wall.Round(time.Second), cpu.Seconds(), 100*cpu.Seconds()/wall.Seconds(), float64(sum/n)/1024, float64(peak)/1024)
+	anon, file := rssSplit(pid)
+	fmt.Printf("sidecar over %s: CPU %.2f s = %.2f%% of a core; RSS mean %.1f MiB, peak %.1f MiB; at the end %.1f MiB anonymous, %.1f MiB file-backed\n",
+		wall.Round(time.Second), cpu.Seconds(), 100*cpu.Seconds()/wall.Seconds(), float64(sum/n)/1024, float64(peak)/1024,
+		float64(anon)/1024, float64(file)/1024)
 	return nil
+}
+
+// rssSplit is the resident set's anonymous pages (heap, stacks) and its
+// file-backed ones (the binary's), in KiB.
+func rssSplit(pid int) (anon, file int64) {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		v, _ := strconv.ParseInt(f[1], 10, 64)
+		switch f[0] {
+		case "RssAnon:":
+			anon = v
+		case "RssFile:":
+			file = v
+		}
+	}
+	return anon, file
 }
 
 // agentLog is the agent container's log and the two API calls on its Pod.

@@ -1,0 +1,171 @@
+//go:build !turnwatch_nodrill
+
+package sidecar
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+
+	"turnwatch.dev/turnwatch/pkg/monitor"
+	"turnwatch.dev/turnwatch/pkg/protocol"
+)
+
+func TestDrillValidate(t *testing.T) {
+	tests := []struct {
+		drill Drill
+		want  string // "" valid, else a part of the error
+	}{
+		{Drill{}, ""},
+		{Drill{Scenario: "identicalLoop", Port: 4000}, ""},
+		{Drill{Scenario: "identicalLoop", Port: 65535}, ""},
+		{Drill{Scenario: "identicalLoop"}, protocol.EnvDrillPort},
+		{Drill{Scenario: "identicalLoop", Port: 70000}, protocol.EnvDrillPort},
+		{Drill{Port: 4000}, protocol.EnvDrillScenario},
+		{Drill{Scenario: "nope", Port: 4000}, protocol.EnvDrillScenario + `: unknown scenario "nope"`},
+	}
+	for _, tt := range tests {
+		o := Options{Format: monitor.FormatClaude, Guards: monitor.DefaultGuards(), PodName: "p", Namespace: "ns", AgentContainer: "a", Drill: tt.drill}
+		err := o.Validate()
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%+v: %v", tt.drill, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%+v: got %v, want an error naming %q", tt.drill, err, tt.want)
+		}
+	}
+}
+
+// freePort is a loopback port nothing listens on now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// askModel sends the model one request of the main conversation (with
+// tools) or a side one, as the agent would.
+func askModel(t *testing.T, port int, main bool) {
+	t.Helper()
+	body := `{"model":"m","stream":true,"messages":[{"role":"user","content":"do it"}]`
+	if main {
+		body += `,"tools":[{"name":"Bash","input_schema":{"type":"object","properties":{"command":{"type":"string"}}}}]`
+	}
+	resp, err := http.Post("http://127.0.0.1:"+strconv.Itoa(port)+"/v1/messages", "application/json", strings.NewReader(body+"}"))
+	if err != nil {
+		t.Errorf("the model: %v", err)
+		return
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+}
+
+func drillReport(t *testing.T, c map[string]corev1.PodCondition) protocol.DrillReport {
+	t.Helper()
+	var r protocol.DrillReport
+	d, ok := c[protocol.ConditionDrill]
+	if !ok {
+		return r
+	}
+	if d.Status != corev1.ConditionTrue || d.Reason != protocol.ReasonDrillServed {
+		t.Errorf("Drill condition %s/%s", d.Status, d.Reason)
+	}
+	if err := json.Unmarshal([]byte(d.Message), &r); err != nil {
+		t.Errorf("Drill message %q: %v", d.Message, err)
+	}
+	return r
+}
+
+// A drill turn's sidecar serves the model before it reads the agent's
+// first line, writes the report with the trip (in the same patch), and
+// again after the drain when the agent asked more.
+func TestDrillServesAndReports(t *testing.T) {
+	port := freePort(t)
+	p := &syncPatcher{p: &podPatcher{t: t}}
+	first := true
+	src := &scriptedSource{lines: loopTurn(6), before: func() {
+		if first { // the agent asks the model before it prints anything
+			first = false
+			askModel(t, port, true)
+			askModel(t, port, false)
+		}
+	}}
+	r := testRunner(t, src, p, clock.RealClock{})
+	r.cfg.Drill = Drill{Scenario: "identicalLoop", Port: port}
+	r.cfg.Drain = 300 * time.Millisecond
+	ctx, term := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.run(ctx) }()
+	p.waitFor(t, "the trip", has(protocol.ConditionTripped))
+	c, _ := p.conditions()
+	if got := drillReport(t, c); got != (protocol.DrillReport{Scenario: "identicalLoop", Requests: 1, SideRequests: 1, Fresh: true}) {
+		t.Errorf("report with the trip: %+v", got)
+	}
+	p.mu.Lock()
+	for _, b := range p.p.bodies {
+		if strings.Contains(b, protocol.ConditionTripped) && !strings.Contains(b, protocol.ConditionDrill) {
+			t.Errorf("the trip went out without the drill's report: %s", b)
+		}
+	}
+	p.mu.Unlock()
+	term()
+	askModel(t, port, true) // during the drain: the model still serves
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	c, _ = p.conditions()
+	if got := drillReport(t, c); got.Requests != 2 {
+		t.Errorf("report after the drain: %+v", got)
+	}
+	if _, err := net.Dial("tcp4", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
+		t.Error("the model still listens after the sidecar ended")
+	}
+}
+
+// A port another process holds ends the sidecar loudly: the Failed
+// condition and the termination message name the port.
+func TestDrillPortTaken(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	p := &syncPatcher{p: &podPatcher{t: t}}
+	r := testRunner(t, &scriptedSource{lines: healthyTurn()}, p, clock.RealClock{})
+	r.cfg.Drill = Drill{Scenario: "healthy", Port: port}
+	r.cfg.TerminationLog = filepath.Join(t.TempDir(), "termination-log")
+	err = r.run(context.Background())
+	var f *failure
+	if !errors.As(err, &f) || f.reason != protocol.ReasonDrillPortTaken {
+		t.Fatalf("run: %v", err)
+	}
+	c, _ := p.conditions()
+	failed := c[protocol.ConditionFailed]
+	if failed.Reason != protocol.ReasonDrillPortTaken || !strings.Contains(failed.Message, strconv.Itoa(port)) {
+		t.Errorf("Failed = %s/%s", failed.Reason, failed.Message)
+	}
+	b, _ := os.ReadFile(r.cfg.TerminationLog)
+	if reason, msg, ok := protocol.SidecarFailure(string(b)); !ok || reason != protocol.ReasonDrillPortTaken || !strings.Contains(msg, "address already in use") {
+		t.Errorf("termination message %q", b)
+	}
+	if _, ok := c[protocol.ConditionFinished]; ok {
+		t.Error("the sidecar watched the agent without its model")
+	}
+}
