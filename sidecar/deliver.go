@@ -96,10 +96,11 @@ type pendingNudge struct {
 	unwritten bool // the nudges file could not be written
 }
 
-// Delivery words on the nudge's Pod condition and Event.
+// Delivery words on the nudge's Pod condition and Event; the controller
+// reads them back (protocol.NudgeDelivery).
 const (
-	wordDelivered    = "delivered to the agent"
-	wordNotDelivered = "not delivered to the agent"
+	wordDelivered    = protocol.WordDelivered
+	wordNotDelivered = protocol.WordNotDelivered
 )
 
 // settleDeliveries tells, in order, the pending nudges whose delivery is
