@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -193,5 +194,42 @@ func TestDrillSince(t *testing.T) {
 		if got := drillSince(tt.before, tt.now); got != tt.want {
 			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// The sidecar hands the model the run's guards: with identicalCalls
+// raised to 10, identicalLoop still calls at step 11 (past 10 + 2 = 12 it
+// answers).
+func TestDrillPlaysPastTheRunsGuards(t *testing.T) {
+	g := monitor.DefaultGuards()
+	g.IdenticalCalls = 10
+	port := freePort(t)
+	m, err := serveDrill(Drill{Scenario: "identicalLoop", Port: port}, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for _, tt := range []struct {
+		step     int
+		wantCall bool
+	}{{0, true}, {11, true}, {12, false}} {
+		msgs := `{"role":"user","content":"do it"}`
+		for i := range tt.step {
+			msgs += fmt.Sprintf(`,{"role":"assistant","content":[{"type":"tool_use","id":"c%d","name":"Bash","input":{"command":"cat /etc/os-release"}}]}`, i) +
+				fmt.Sprintf(`,{"role":"user","content":[{"type":"tool_result","tool_use_id":"c%d","content":"NAME=Debian"}]}`, i)
+		}
+		body := `{"model":"m","messages":[` + msgs + `],"tools":[{"name":"Bash","input_schema":{"type":"object","properties":{"command":{"type":"string"}}}}]}`
+		resp, err := http.Post("http://127.0.0.1:"+strconv.Itoa(port)+"/v1/messages", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if called := strings.Contains(string(b), `"tool_use"`); called != tt.wantCall {
+			t.Errorf("step %d: called %v, want %v: %s", tt.step, called, tt.wantCall, b)
+		}
+	}
+	if rep := m.Report(); rep.Requests != 3 || rep.Fresh != true || rep.Scenario != "identicalLoop" {
+		t.Errorf("report %+v", rep)
 	}
 }
