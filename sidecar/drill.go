@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"turnwatch.dev/turnwatch/pkg/protocol"
@@ -56,9 +57,34 @@ func (r *runner) startDrill() error {
 		return &failure{protocol.ReasonDrillPortTaken, err}
 	}
 	r.drill = m
-	r.rep.drill = m.Report
 	r.log.Info("serving the drill's scripted model", "scenario", r.cfg.Drill.Scenario, "port", r.cfg.Drill.Port)
 	return nil
+}
+
+// reportDrill makes the reporter tell what the model served, counted on
+// from what an earlier run of this sidecar told on the Pod (read by load).
+func (r *runner) reportDrill() {
+	if r.drill == nil {
+		return
+	}
+	var before protocol.DrillReport
+	if c, ok := r.rep.present[protocol.ConditionDrill]; ok {
+		_ = json.Unmarshal([]byte(c.Message), &before) // unreadable: count from zero
+	}
+	r.rep.drill = func() protocol.DrillReport { return drillSince(before, r.drill.Report()) }
+}
+
+// drillSince joins what an earlier run of the sidecar reported with what
+// this one's model served: a restarted sidecar's model counts from zero,
+// and its first request may well continue the conversation (not fresh).
+func drillSince(before, now protocol.DrillReport) protocol.DrillReport {
+	out := now
+	out.Requests += before.Requests
+	out.SideRequests += before.SideRequests
+	if before.Requests > 0 {
+		out.Fresh = before.Fresh
+	}
+	return out
 }
 
 // stopDrill ends the model, last of all, and logs what it served.

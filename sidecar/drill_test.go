@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -117,10 +118,13 @@ func TestDrillServesAndReports(t *testing.T) {
 	if got := drillReport(t, c); got != (protocol.DrillReport{Scenario: "identicalLoop", Requests: 1, SideRequests: 1, Fresh: true}) {
 		t.Errorf("report with the trip: %+v", got)
 	}
+	// The report went out with the trip's patch, or before it (a tick).
 	p.mu.Lock()
+	told := false
 	for _, b := range p.p.bodies {
-		if strings.Contains(b, protocol.ConditionTripped) && !strings.Contains(b, protocol.ConditionDrill) {
-			t.Errorf("the trip went out without the drill's report: %s", b)
+		told = told || strings.Contains(b, protocol.ConditionDrill)
+		if strings.Contains(b, protocol.ConditionTripped) && !told {
+			t.Errorf("the trip went out before the drill's report: %s", b)
 		}
 	}
 	p.mu.Unlock()
@@ -167,5 +171,65 @@ func TestDrillPortTaken(t *testing.T) {
 	}
 	if _, ok := c[protocol.ConditionFinished]; ok {
 		t.Error("the sidecar watched the agent without its model")
+	}
+}
+
+// A restarted sidecar's model counts from zero: its report goes on from
+// the one on the Pod, and keeps the first run's fresh.
+func TestDrillSince(t *testing.T) {
+	tests := []struct {
+		name              string
+		before, now, want protocol.DrillReport
+	}{
+		{"first run", protocol.DrillReport{}, protocol.DrillReport{Scenario: "cycle", Requests: 3, Fresh: true},
+			protocol.DrillReport{Scenario: "cycle", Requests: 3, Fresh: true}},
+		{"restarted", protocol.DrillReport{Scenario: "cycle", Requests: 5, SideRequests: 1, Fresh: true},
+			protocol.DrillReport{Scenario: "cycle", Requests: 2, Fresh: false},
+			protocol.DrillReport{Scenario: "cycle", Requests: 7, SideRequests: 1, Fresh: true}},
+		{"restarted after side requests only", protocol.DrillReport{Scenario: "cycle", SideRequests: 2},
+			protocol.DrillReport{Scenario: "cycle", Requests: 1, Fresh: true},
+			protocol.DrillReport{Scenario: "cycle", Requests: 1, SideRequests: 2, Fresh: true}},
+	}
+	for _, tt := range tests {
+		if got := drillSince(tt.before, tt.now); got != tt.want {
+			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// The sidecar hands the model the run's guards: with identicalCalls
+// raised to 10, identicalLoop still calls at step 11 (past 10 + 2 = 12 it
+// answers).
+func TestDrillPlaysPastTheRunsGuards(t *testing.T) {
+	g := monitor.DefaultGuards()
+	g.IdenticalCalls = 10
+	port := freePort(t)
+	m, err := serveDrill(Drill{Scenario: "identicalLoop", Port: port}, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for _, tt := range []struct {
+		step     int
+		wantCall bool
+	}{{0, true}, {11, true}, {12, false}} {
+		msgs := `{"role":"user","content":"do it"}`
+		for i := range tt.step {
+			msgs += fmt.Sprintf(`,{"role":"assistant","content":[{"type":"tool_use","id":"c%d","name":"Bash","input":{"command":"cat /etc/os-release"}}]}`, i) +
+				fmt.Sprintf(`,{"role":"user","content":[{"type":"tool_result","tool_use_id":"c%d","content":"NAME=Debian"}]}`, i)
+		}
+		body := `{"model":"m","messages":[` + msgs + `],"tools":[{"name":"Bash","input_schema":{"type":"object","properties":{"command":{"type":"string"}}}}]}`
+		resp, err := http.Post("http://127.0.0.1:"+strconv.Itoa(port)+"/v1/messages", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if called := strings.Contains(string(b), `"tool_use"`); called != tt.wantCall {
+			t.Errorf("step %d: called %v, want %v: %s", tt.step, called, tt.wantCall, b)
+		}
+	}
+	if rep := m.Report(); rep.Requests != 3 || rep.Fresh != true || rep.Scenario != "identicalLoop" {
+		t.Errorf("report %+v", rep)
 	}
 }

@@ -34,6 +34,9 @@ func (r *runner) afterVerdict(sigCtx, writeCtx context.Context) {
 			r.lateReports(writeCtx)
 			r.rep.drillServed(writeCtx)
 		case <-sig:
+			if r.drill == nil && !r.watchesRefusals() {
+				return // the refusal is told: nothing more to wait for
+			}
 			sig, drained = nil, time.After(r.cfg.Drain)
 		case <-drained:
 			r.lateReports(writeCtx)

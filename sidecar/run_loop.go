@@ -165,6 +165,7 @@ func (r *runner) run(sigCtx context.Context) error {
 	if err := r.rep.load(writeCtx); err != nil {
 		return r.fatal(writeCtx, err)
 	}
+	r.reportDrill()
 	if r.rep.over() {
 		// An earlier run of this sidecar settled the turn: nothing to add.
 		r.log.Info("the turn is already settled on the Pod; nothing more to report")

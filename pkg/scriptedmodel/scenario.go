@@ -38,6 +38,8 @@ const (
 )
 
 // Scenarios is the table of every scenario, in the order the drill runs them.
+// The lengths in Plays are at the default guards; the loops and the
+// degenerations play past the guards the server was given (sized.go).
 var Scenarios = []Scenario{
 	{Name: "healthy", Plays: "reads /etc/os-release once and answers",
 		reply: func(c *Conversation, _ *play) Reply {
@@ -46,7 +48,7 @@ var Scenarios = []Scenario{
 			}
 			return text(answer)
 		}},
-	{Name: "identicalLoop", Plays: "makes the same shell call 8 times (more past raised guards)",
+	{Name: "identicalLoop", Plays: "makes the same shell call 8 times",
 		Detector: "identicalCalls", Class: "runaway",
 		reply: func(c *Conversation, p *play) Reply {
 			if c.Step() < p.identicalCalls() {
@@ -54,7 +56,7 @@ var Scenarios = []Scenario{
 			}
 			return text(answer)
 		}},
-	{Name: "cycle", Plays: "alternates two shell calls, 8 times each (more past raised guards)",
+	{Name: "cycle", Plays: "alternates two shell calls, 8 times each",
 		Detector: "cycles", Class: "runaway", Guards: `{"cycleRepeats": 4}`,
 		reply: func(c *Conversation, p *play) Reply {
 			cmds := []string{readCmd, "cat /etc/hostname"}
@@ -63,7 +65,7 @@ var Scenarios = []Scenario{
 			}
 			return text(answer)
 		}},
-	{Name: "silentRun", Plays: "makes 16 different shell calls without a word (more past raised guards)",
+	{Name: "silentRun", Plays: "makes 16 different shell calls without a word",
 		Detector: "silentRun",
 		reply: func(c *Conversation, p *play) Reply {
 			if s := c.Step(); s < p.silentCalls() {
@@ -71,7 +73,7 @@ var Scenarios = []Scenario{
 			}
 			return text(answer)
 		}},
-	{Name: "repeatedErrors", Plays: "reads a file that does not exist, 8 times (more past raised guards), each with other words",
+	{Name: "repeatedErrors", Plays: "reads a file that does not exist, 8 times, each with other words",
 		Detector: "repeatedErrors", Class: "runaway",
 		reply: func(c *Conversation, p *play) Reply {
 			if s := c.Step(); s < p.errorCalls() {
