@@ -36,8 +36,11 @@ func drillStatus(run *twv1.AgentRun, turns []twv1.AgentTurn, phase twv1.RunPhase
 	case ex.Own != "":
 		d.Note = "the CLI's own guard ends it first (" + ex.Own + "): its final result reports a failure"
 	}
-	if fault != nil {
+	switch {
+	case fault != nil:
 		d.Got = twv1.DrillVerdict{Class: fault.Class, Detector: fault.Detector}
+	case detector != "" && class == "" && nudged(turns):
+		d.Got = twv1.DrillVerdict{Detector: detector} // a nudge: it caught the turn, which went on
 	}
 	setDrillTurns(d, turns)
 	if final {

@@ -74,8 +74,8 @@ func TestDrillStatus(t *testing.T) {
 			turns: []twv1.AgentTurn{drillTurn(0, 16, nil, func(s *twv1.AgentTurnStatus) { s.Nudges, s.NudgeDelivery = 1, twv1.NudgeNotDelivered })},
 			want:  twv1.DrillCaught,
 			check: func(t *testing.T, d *twv1.DrillStatus) {
-				if d.NudgeDelivered == nil || *d.NudgeDelivered {
-					t.Errorf("delivered %v", d.NudgeDelivered)
+				if d.NudgeDelivered == nil || *d.NudgeDelivered || d.Got.Detector != "silentRun" {
+					t.Errorf("delivered %v got %+v", d.NudgeDelivered, d.Got)
 				}
 			}},
 		{name: "never nudged", format: "opencode", scenario: "silentRun", phase: twv1.RunSucceeded,

@@ -66,7 +66,9 @@ type DrillStatus struct {
 	// Result is how the drill ended against Expected.
 	// +optional
 	Result DrillResult `json:"result,omitempty"`
-	// Got is the run's verdict: its fault's class and detector.
+	// Got is the run's verdict: its fault's class and detector; for a
+	// scenario that expects a nudge (silentRun), the nudging detector once
+	// the run was nudged.
 	// +optional
 	Got DrillVerdict `json:"got"`
 	// AtCall is the tool call (the turn's step count) at which the first
