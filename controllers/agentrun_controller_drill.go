@@ -51,7 +51,7 @@ func drillStatus(run *twv1.AgentRun, turns []twv1.AgentTurn, phase twv1.RunPhase
 
 // setDrillTurns reads the turns' reports: where the first trip was, whether
 // the nudges reached the agent, whether the tripping call was refused, and
-// whether the reroll started fresh.
+// whether the reroll started fresh (known once it asked the model).
 func setDrillTurns(d *twv1.DrillStatus, turns []twv1.AgentTurn) {
 	for i := range turns {
 		st := &turns[i].Status
@@ -69,10 +69,11 @@ func setDrillTurns(d *twv1.DrillStatus, turns []twv1.AgentTurn) {
 				d.NudgeDelivered = boolPtr(true)
 			}
 		}
-		if i > 0 && !turns[i].Spec.Continue {
-			fresh := st.Drill != nil && st.Drill.Fresh
-			if d.RerollFresh == nil || !fresh {
-				d.RerollFresh = boolPtr(fresh)
+		// A reroll that never asked the model (its CLI stopped or stalled
+		// before its first request) says nothing of freshness.
+		if i > 0 && !turns[i].Spec.Continue && st.Drill != nil && st.Drill.Requests > 0 {
+			if d.RerollFresh == nil || !st.Drill.Fresh {
+				d.RerollFresh = boolPtr(st.Drill.Fresh)
 			}
 		}
 	}

@@ -19,6 +19,7 @@ func drillTurn(attempt int32, steps int64, err *twv1.TurnError, f func(*twv1.Age
 func TestDrillStatus(t *testing.T) {
 	loop := &twv1.TurnError{Type: twv1.ClassRunaway, Detector: "identicalCalls"}
 	spend := &twv1.TurnError{Type: twv1.ClassOverspend, Detector: "spend"}
+	stall := &twv1.TurnError{Type: twv1.ClassStalled, Detector: "stall"}
 	refused := func(s *twv1.AgentTurnStatus) {
 		s.RefusedCall, s.NudgeDelivery = "toolu_4", twv1.NudgeDelivered
 		s.Drill = &twv1.TurnDrill{Requests: 4, Fresh: true}
@@ -46,6 +47,15 @@ func TestDrillStatus(t *testing.T) {
 			check: func(t *testing.T, d *twv1.DrillStatus) {
 				if d.RerollFresh == nil || *d.RerollFresh || d.CallRefused == nil || *d.CallRefused {
 					t.Errorf("fresh %v refused %v", d.RerollFresh, d.CallRefused)
+				}
+			}},
+		{name: "a reroll that never asked the model", format: "opencode", scenario: "stall", phase: twv1.RunFaulted,
+			fault: &twv1.Fault{Class: twv1.ClassStalled, Detector: "stall"},
+			turns: []twv1.AgentTurn{drillTurn(0, 0, stall, refused), drillTurn(1, 0, stall, func(s *twv1.AgentTurnStatus) { s.Drill = &twv1.TurnDrill{} })},
+			want:  twv1.DrillCaught,
+			check: func(t *testing.T, d *twv1.DrillStatus) {
+				if d.RerollFresh != nil {
+					t.Errorf("fresh %v, want unknown", *d.RerollFresh)
 				}
 			}},
 		{name: "another guard first", format: "claude", scenario: "lengthStop", phase: twv1.RunFaulted,

@@ -84,7 +84,8 @@ type DrillStatus struct {
 	// +optional
 	CallRefused *bool `json:"callRefused,omitempty"`
 	// RerollFresh says whether the reroll's first model request carried
-	// no earlier messages; unset when the run was not rerolled.
+	// no earlier messages; unset when the run was not rerolled, or its
+	// reroll never asked the model.
 	// +optional
 	RerollFresh *bool `json:"rerollFresh,omitempty"`
 }
