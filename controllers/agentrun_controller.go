@@ -372,6 +372,7 @@ func (r *AgentRunReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int)
 		For(&twv1.AgentRun{}).
 		Owns(&twv1.AgentTurn{}).
 		Watches(&twv1.AgentRun{}, handler.EnqueueRequestsFromMapFunc(r.sessionWaiters), builder.WithPredicates(sessionPhaseChanged)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(drillRunOfPod), builder.WithPredicates(drillPodEnded)).
 		Named("agentrun").
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, concurrency)}).
 		Complete(r)

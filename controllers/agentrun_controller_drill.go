@@ -6,6 +6,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/pkg/monitor"
@@ -17,7 +23,7 @@ import (
 // expected of the run's CLI, and what the run's turns say happened. The
 // result waits drillSettle after the run ended: the sidecar of the last
 // turn reports the refused call within its drain, after the trip that
-// ended the run.
+// ended the run; or less, once every turn's Pod is over.
 const drillSettle = protocol.SidecarDrain + protocol.SidecarWriteGrace + 5*time.Second
 
 // drillStatus computes status.drill from the run's turns (oldest first);
@@ -137,11 +143,27 @@ func (r *AgentRunReconciler) holdDrill(ctx context.Context, run *twv1.AgentRun, 
 		return 0, err
 	}
 	wait := time.Duration(0)
-	if st.CompletionTime != nil {
+	if st.CompletionTime != nil && !r.sidecarsDone(ctx, run, turns) {
 		wait = st.CompletionTime.Add(drillSettle).Sub(r.Clock.Now())
 	}
 	st.Drill = drillStatus(run, turns, st.Phase, st.Fault, wait <= 0)
 	return max(wait, 0), nil
+}
+
+// sidecarsDone says whether every turn's Pod is over or gone: no sidecar
+// has a report left to write, and the result need not wait drillSettle.
+func (r *AgentRunReconciler) sidecarsDone(ctx context.Context, run *twv1.AgentRun, turns []twv1.AgentTurn) bool {
+	for i := range turns {
+		pod := &corev1.Pod{}
+		err := r.Get(ctx, types.NamespacedName{Namespace: run.Namespace, Name: turns[i].Name}, pod)
+		switch {
+		case apierrors.IsNotFound(err):
+			continue
+		case err != nil || !podTerminal(pod):
+			return false
+		}
+	}
+	return true
 }
 
 // drillDecided says whether a status write moved a drill's result from
@@ -174,4 +196,26 @@ func verdictText(v twv1.DrillVerdict) string {
 		return v.Detector
 	}
 	return v.Detector + "/" + string(v.Class)
+}
+
+// drillPodEnded passes a drill Pod's last change: its phase turned
+// Succeeded or Failed, when its sidecar wrote its last report.
+var drillPodEnded = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		old, okOld := e.ObjectOld.(*corev1.Pod)
+		pod, ok := e.ObjectNew.(*corev1.Pod)
+		return okOld && ok && pod.Labels[twv1.LabelDrill] != "" && !podTerminal(old) && podTerminal(pod)
+	},
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+// drillRunOfPod is the run of a drill turn's Pod.
+func drillRunOfPod(_ context.Context, obj client.Object) []reconcile.Request {
+	run := obj.GetLabels()[twv1.LabelRun]
+	if run == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: run}}}
 }

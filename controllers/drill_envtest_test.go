@@ -87,6 +87,25 @@ func TestDrillRuns(t *testing.T) {
 			}
 		}
 	}
+	// Once every turn's Pod is over, no sidecar has a report left: the
+	// result need not wait (the clock stands still from here).
+	for _, name := range []string{"d1-0", "d1-1"} {
+		waitPod(t, ns, name)
+		playSidecar(t, ns, name, served(true))
+		playSidecar(t, ns, name, trip(DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
+		turnSettled(t, ns, name)
+		playSidecar(t, ns, name, agentExited(137, "Error", corev1.PodFailed))
+	}
+	eventually(t, "the result once the Pods are over", func() error {
+		run, err := getRun(ns, "d1")
+		if err != nil || run.Status.Drill == nil || run.Status.Drill.Result != twv1.DrillCaught {
+			return fmt.Errorf("%+v %v", run.Status.Drill, err)
+		}
+		if d := run.Status.Drill; d.CallRefused == nil || *d.CallRefused {
+			return fmt.Errorf("refused %v, want no", d.CallRefused)
+		}
+		return nil
+	})
 	if v := promtestutil.ToFloat64(tripsTotal.WithLabelValues(DetectorIdenticalCalls, "runaway", "identicalLoop")); v < 2 {
 		t.Errorf("drill trips %v", v)
 	}
