@@ -75,6 +75,9 @@ func TestDrill(t *testing.T) {
 			env.report.addBlock(drillCommand(format), out)
 		}
 	}
+	if _, ok := tables["claude"]; ok {
+		checkDrillVisible(t, bin, ns, "cli-claude-drill-identicalloop", "identicalLoop")
+	}
 	if len(tables) == len(files) {
 		if err := checkReadmeDrill(env.root, tables); err != nil {
 			t.Error(err)
@@ -156,4 +159,26 @@ func drillDebug(ns, name string) string {
 		}
 	}
 	return b.String()
+}
+
+// checkDrillVisible: a drill is a drill everywhere a user looks: the DRILL
+// column of `kubectl get agentruns`, every Event `kubectl describe` shows
+// (its result one of them), and `kubectl turnwatch explain`'s header.
+func checkDrillVisible(t *testing.T, bin, ns, name, scenario string) {
+	t.Helper()
+	get, err := kubectl("-n", ns, "get", "agentrun", name)
+	if err != nil || !strings.Contains(get, "DRILL") || !strings.Contains(get, scenario) {
+		t.Errorf("kubectl get agentrun %s shows no DRILL column with %s: %v\n%s", name, scenario, err, get)
+	}
+	desc, err := kubectl("-n", ns, "describe", "agentrun", name)
+	if missing, ok := containsAll(desc, "DrillCaught", "Faulted", "Rerolled"); err != nil || !ok {
+		t.Errorf("kubectl describe agentrun %s lacks %q: %v\n%s", name, missing, err, desc)
+	}
+	if _, events, _ := strings.Cut(desc, "Events:"); strings.Count(events, "drill "+scenario+": ") < 3 {
+		t.Errorf("kubectl describe agentrun %s: its Events do not all say they are a drill's:\n%s", name, events)
+	}
+	out, err := exec.Command(filepath.Join(bin, "kubectl-turnwatch"), "explain", name, "-n", ns, "--kubeconfig", env.kubeconfig, "--color", "never").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "drill "+scenario) {
+		t.Errorf("kubectl turnwatch explain %s does not say it is a drill: %v\n%s", name, err, out)
+	}
 }
