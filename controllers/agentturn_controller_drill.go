@@ -71,6 +71,19 @@ func drillScenario(run *twv1.AgentRun) (scriptedmodel.Scenario, bool, error) {
 	return sc, true, nil
 }
 
+// turnGuards are the turn's guards: the cluster's defaults, the run's over
+// them and, for a drill, its scenario's over those; with the drill's
+// scenario, if the run is one.
+func turnGuards(run *twv1.AgentRun, cluster twv1.Guards) (twv1.Guards, scriptedmodel.Scenario, bool, error) {
+	merged := cluster.Merge(run.Spec.Guards)
+	sc, drill, err := drillScenario(run)
+	if err != nil || !drill {
+		return merged, sc, drill, err
+	}
+	over, err := drillGuards(sc)
+	return merged.Merge(over), sc, true, err
+}
+
 // drillGuards are the guards the scenario sets over the run's: its detector
 // on, and short enough for a drill (scriptedmodel.Scenario.Guards).
 func drillGuards(sc scriptedmodel.Scenario) (*twv1.Guards, error) {

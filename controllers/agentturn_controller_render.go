@@ -99,17 +99,9 @@ func renderPod(run *twv1.AgentRun, turn *twv1.AgentTurn, o renderOptions) (*core
 	if h := templateHazards(&tmpl.Spec); len(h) > 0 {
 		return nil, &templateRefusedError{hazards: h}
 	}
-	merged := o.Guards.Merge(run.Spec.Guards)
-	sc, drill, err := drillScenario(run)
+	merged, sc, drill, err := turnGuards(run, o.Guards)
 	if err != nil {
 		return nil, err
-	}
-	if drill {
-		over, err := drillGuards(sc)
-		if err != nil {
-			return nil, err
-		}
-		merged = merged.Merge(over)
 	}
 	guards, err := json.Marshal(merged)
 	if err != nil {
