@@ -108,31 +108,11 @@ func sample(pid int, d time.Duration) error {
 	if cpu < 0 || n == 0 {
 		return fmt.Errorf("the sidecar ended early")
 	}
-	anon, file := rssSplit(pid)
+	anon, file := proc.RSSSplit(pid)
 	fmt.Printf("sidecar over %s: CPU %.2f s = %.2f%% of a core; RSS mean %.1f MiB, peak %.1f MiB; at the end %.1f MiB anonymous, %.1f MiB file-backed\n",
 		wall.Round(time.Second), cpu.Seconds(), 100*cpu.Seconds()/wall.Seconds(), float64(sum/n)/1024, float64(peak)/1024,
 		float64(anon)/1024, float64(file)/1024)
 	return nil
-}
-
-// rssSplit is the resident set's anonymous pages (heap, stacks) and its
-// file-backed ones (the binary's), in KiB.
-func rssSplit(pid int) (anon, file int64) {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		v, _ := strconv.ParseInt(f[1], 10, 64)
-		switch f[0] {
-		case "RssAnon:":
-			anon = v
-		case "RssFile:":
-			file = v
-		}
-	}
-	return anon, file
 }
 
 // agentLog is the agent container's log and the two API calls on its Pod.

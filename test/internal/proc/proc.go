@@ -31,22 +31,28 @@ func CPU(pid int) time.Duration {
 // RSS is the process's resident set and its peak (VmRSS, VmHWM), in KiB;
 // ok is false once it is gone.
 func RSS(pid int) (rss, hwm int64, ok bool) {
+	st, ok := status(pid)
+	return st["VmRSS:"], st["VmHWM:"], ok
+}
+
+// RSSSplit is the resident set's anonymous pages (heap, stacks) and its
+// file-backed ones (the binary's), in KiB.
+func RSSSplit(pid int) (anon, file int64) {
+	st, _ := status(pid)
+	return st["RssAnon:"], st["RssFile:"]
+}
+
+// status reads the numbers of /proc/PID/status by their field ("VmRSS:").
+func status(pid int) (map[string]int64, bool) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, 0, false
+		return nil, false
 	}
+	out := map[string]int64{}
 	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		v, _ := strconv.ParseInt(f[1], 10, 64)
-		switch f[0] {
-		case "VmRSS:":
-			rss = v
-		case "VmHWM:":
-			hwm = v
+		if f := strings.Fields(line); len(f) >= 2 {
+			out[f[0]], _ = strconv.ParseInt(f[1], 10, 64)
 		}
 	}
-	return rss, hwm, true
+	return out, true
 }
