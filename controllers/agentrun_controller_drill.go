@@ -182,20 +182,7 @@ func (r *AgentRunReconciler) recordDrill(run *twv1.AgentRun) {
 		typ = corev1.EventTypeWarning
 	}
 	r.Recorder.Eventf(run, nil, typ, EventDrill+string(d.Result), "Drill", "%s (expected %s, got %s)",
-		d.Result, verdictText(d.Expected), verdictText(d.Got))
-}
-
-// verdictText is a verdict as the drill's Event and table say it.
-func verdictText(v twv1.DrillVerdict) string {
-	switch {
-	case v.Class == "" && v.Detector == "":
-		return "none"
-	case v.Detector == "":
-		return string(v.Class)
-	case v.Class == "":
-		return v.Detector
-	}
-	return v.Detector + "/" + string(v.Class)
+		d.Result, d.Expected.String(), d.Got.String())
 }
 
 // drillPodEnded passes a drill Pod's last change: its phase turned

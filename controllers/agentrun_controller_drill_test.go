@@ -109,14 +109,3 @@ func TestDrillStatus(t *testing.T) {
 		})
 	}
 }
-
-func TestVerdictText(t *testing.T) {
-	for v, want := range map[twv1.DrillVerdict]string{
-		{}: "none", {Class: twv1.ClassAgentError}: "agent-error", {Detector: "silentRun"}: "silentRun",
-		{Class: twv1.ClassRunaway, Detector: "cycles"}: "cycles/runaway",
-	} {
-		if got := verdictText(v); got != want {
-			t.Errorf("%+v: %q, want %q", v, got, want)
-		}
-	}
-}

@@ -47,6 +47,21 @@ type DrillVerdict struct {
 	Detector string `json:"detector,omitempty"`
 }
 
+// String is the verdict as the drill's table, its Event and explain's
+// header say it: detector/class, the one of them that is set (agent-error
+// has no detector, a nudge no class), or "none".
+func (v DrillVerdict) String() string {
+	switch {
+	case v.Detector != "" && v.Class != "":
+		return v.Detector + "/" + string(v.Class)
+	case v.Detector != "":
+		return v.Detector
+	case v.Class != "":
+		return string(v.Class)
+	}
+	return "none"
+}
+
 // DrillStatus is what a drill's scenario expected and what happened.
 type DrillStatus struct {
 	// Scenario is the scenario played.

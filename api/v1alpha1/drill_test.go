@@ -34,3 +34,20 @@ func TestDrillResultFailed(t *testing.T) {
 		}
 	}
 }
+
+func TestDrillVerdictString(t *testing.T) {
+	for _, tt := range []struct {
+		v    DrillVerdict
+		want string
+	}{
+		{DrillVerdict{Class: ClassRunaway, Detector: "identicalCalls"}, "identicalCalls/runaway"},
+		{DrillVerdict{Class: ClassRunaway, Detector: "cycles"}, "cycles/runaway"},
+		{DrillVerdict{Class: ClassAgentError}, "agent-error"},
+		{DrillVerdict{Detector: "silentRun"}, "silentRun"},
+		{DrillVerdict{}, "none"},
+	} {
+		if got := tt.v.String(); got != tt.want {
+			t.Errorf("%+v: %q, want %q", tt.v, got, tt.want)
+		}
+	}
+}

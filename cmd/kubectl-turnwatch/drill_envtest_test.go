@@ -188,7 +188,7 @@ Notes:
 	code, out, _ = k.drill("-f", sample, "--scenario", "healthy", "-n", clean, "-o", "json", "--ttl", "2h")
 	var rows []explain.Drill
 	if err := json.Unmarshal([]byte(out), &rows); code != 0 || err != nil || len(rows) != 1 ||
-		rows[0] != (explain.Drill{Run: "cli-pi-drill-healthy", Scenario: "healthy", Result: "AsExpected"}) {
+		rows[0] != (explain.Drill{Run: "cli-pi-drill-healthy", DrillStatus: twv1.DrillStatus{Scenario: "healthy", Result: "AsExpected"}}) {
 		t.Errorf("exit %d, json %v:\n%s", code, err, out)
 	}
 	var healthy twv1.AgentRun

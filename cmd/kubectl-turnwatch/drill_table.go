@@ -16,12 +16,12 @@ import (
 // the drill.
 const (
 	// resultTimedOut: the run had not ended, with a result, by --timeout.
-	resultTimedOut = "timed out"
+	resultTimedOut twv1.DrillResult = "timed out"
 	// resultNotCreated: the API refused the run (admission, a run of that
 	// name exists); the row's note says why.
-	resultNotCreated = "not created"
+	resultNotCreated twv1.DrillResult = "not created"
 	// resultDeleted: the run was deleted before it ended.
-	resultDeleted = "deleted"
+	resultDeleted twv1.DrillResult = "deleted"
 )
 
 // drillOf is the run's drill as explain's header and the drill's table show
@@ -32,27 +32,19 @@ func drillOf(run *twv1.AgentRun) *explain.Drill {
 	if run.Spec.Drill == nil {
 		return nil
 	}
-	d := &explain.Drill{Run: run.Name, Scenario: run.Spec.Drill.Scenario, Result: string(twv1.DrillPending)}
-	if sc, err := scriptedmodel.Lookup(d.Scenario); err == nil {
-		detector, class, _ := sc.Verdict(string(run.Spec.Format))
-		d.Expected = explain.Verdict{Class: class, Detector: detector}
-	}
+	d := &explain.Drill{Run: run.Name}
 	if s := run.Status.Drill; s != nil {
-		d.Expected = verdictOf(s.Expected)
-		d.Note = s.Note
-		if s.Result != "" {
-			d.Result = string(s.Result)
-		}
-		d.Got = verdictOf(s.Got)
-		d.AtCall = s.AtCall
-		d.NudgeDelivered, d.CallRefused, d.RerollFresh = s.NudgeDelivered, s.CallRefused, s.RerollFresh
+		d.DrillStatus = *s
+	} else if sc, err := scriptedmodel.Lookup(run.Spec.Drill.Scenario); err == nil {
+		detector, class, _ := sc.Verdict(string(run.Spec.Format))
+		d.Expected = twv1.DrillVerdict{Class: twv1.FaultClass(class), Detector: detector}
 	}
-	d.Failed = twv1.DrillResult(d.Result).Failed()
+	d.Scenario = run.Spec.Drill.Scenario // what the run plays; status.drill echoes it
+	if d.Result == "" {
+		d.Result = twv1.DrillPending
+	}
+	d.Failed = d.Result.Failed()
 	return d
-}
-
-func verdictOf(v twv1.DrillVerdict) explain.Verdict {
-	return explain.Verdict{Class: string(v.Class), Detector: v.Detector}
 }
 
 // drillEnded says whether a drill run is over: its phase final and its
@@ -68,7 +60,7 @@ func drillEnded(run *twv1.AgentRun) bool {
 }
 
 // withoutResult marks a row that has no result: it fails the drill.
-func withoutResult(d explain.Drill, result, note string) explain.Drill {
+func withoutResult(d explain.Drill, result twv1.DrillResult, note string) explain.Drill {
 	d.Result, d.Note, d.Failed = result, note, true
 	return d
 }
@@ -80,9 +72,9 @@ var drillColumns = []struct {
 }{
 	{"SCENARIO", func(d explain.Drill) string { return d.Scenario }},
 	{"EXPECTED", func(d explain.Drill) string { return d.Expected.String() }},
-	{"RESULT", func(d explain.Drill) string { return d.Result }},
+	{"RESULT", func(d explain.Drill) string { return string(d.Result) }},
 	{"CAUGHT BY", func(d explain.Drill) string {
-		if d.Got == (explain.Verdict{}) {
+		if d.Got == (twv1.DrillVerdict{}) {
 			return "-"
 		}
 		return d.Got.String()

@@ -219,19 +219,19 @@ func TestDrillOf(t *testing.T) {
 		want explain.Drill
 	}{
 		{"pending", run(twv1.FormatClaude, "identicalLoop", nil),
-			explain.Drill{Run: "r", Scenario: "identicalLoop", Result: "Pending", Expected: explain.Verdict{Class: "runaway", Detector: "identicalCalls"}}},
+			explain.Drill{Run: "r", DrillStatus: twv1.DrillStatus{Scenario: "identicalLoop", Result: "Pending", Expected: twv1.DrillVerdict{Class: "runaway", Detector: "identicalCalls"}}}},
 		{"pending, blind", run(twv1.FormatCodex, "whitespace", nil),
-			explain.Drill{Run: "r", Scenario: "whitespace", Result: "Pending"}},
+			explain.Drill{Run: "r", DrillStatus: twv1.DrillStatus{Scenario: "whitespace", Result: "Pending"}}},
 		{"caught", run(twv1.FormatClaude, "identicalLoop", &twv1.DrillStatus{Scenario: "identicalLoop",
 			Expected: twv1.DrillVerdict{Class: "runaway", Detector: "identicalCalls"}, Result: twv1.DrillCaught,
 			Got: twv1.DrillVerdict{Class: "runaway", Detector: "identicalCalls"}, AtCall: 4, CallRefused: boolp(true), RerollFresh: boolp(true)}),
-			explain.Drill{Run: "r", Scenario: "identicalLoop", Result: "Caught", Expected: explain.Verdict{Class: "runaway", Detector: "identicalCalls"},
-				Got: explain.Verdict{Class: "runaway", Detector: "identicalCalls"}, AtCall: 4, CallRefused: boolp(true), RerollFresh: boolp(true)}},
+			explain.Drill{Run: "r", DrillStatus: twv1.DrillStatus{Scenario: "identicalLoop", Result: "Caught", Expected: twv1.DrillVerdict{Class: "runaway", Detector: "identicalCalls"},
+				Got: twv1.DrillVerdict{Class: "runaway", Detector: "identicalCalls"}, AtCall: 4, CallRefused: boolp(true), RerollFresh: boolp(true)}}},
 		{"missed", run(twv1.FormatPi, "stall", &twv1.DrillStatus{Scenario: "stall", Expected: twv1.DrillVerdict{Class: "stalled", Detector: "stall"},
 			Result: twv1.DrillMissed, Note: "n"}),
-			explain.Drill{Run: "r", Scenario: "stall", Result: "Missed", Expected: explain.Verdict{Class: "stalled", Detector: "stall"}, Note: "n", Failed: true}},
+			explain.Drill{Run: "r", DrillStatus: twv1.DrillStatus{Scenario: "stall", Result: "Missed", Expected: twv1.DrillVerdict{Class: "stalled", Detector: "stall"}, Note: "n"}, Failed: true}},
 		{"status without a result yet", run(twv1.FormatPi, "healthy", &twv1.DrillStatus{Scenario: "healthy"}),
-			explain.Drill{Run: "r", Scenario: "healthy", Result: "Pending"}},
+			explain.Drill{Run: "r", DrillStatus: twv1.DrillStatus{Scenario: "healthy", Result: "Pending"}}},
 	}
 	for _, tt := range tests {
 		if got := drillOf(tt.run); !reflect.DeepEqual(*got, tt.want) {
@@ -269,15 +269,15 @@ func TestDrillEnded(t *testing.T) {
 // nudge, refusal and reroll; blind with a note; false alarm; timed out;
 // not created.
 var drillRows = []explain.Drill{
-	{Scenario: "healthy", Result: "AsExpected"},
-	{Scenario: "identicalLoop", Expected: explain.Verdict{Class: "runaway", Detector: "identicalCalls"}, Result: "Caught",
-		Got: explain.Verdict{Class: "runaway", Detector: "identicalCalls"}, AtCall: 4, NudgeDelivered: boolp(true), CallRefused: boolp(true), RerollFresh: boolp(true)},
-	{Scenario: "silentRun", Expected: explain.Verdict{Detector: "silentRun"}, Result: "AsExpected", NudgeDelivered: boolp(false)},
-	{Scenario: "whitespace", Result: "AsExpected", Note: "codex exec --json prints whole messages"},
-	{Scenario: "lengthStop", Expected: explain.Verdict{Class: "agent-error"}, Result: "FalseAlarm", Got: explain.Verdict{Class: "length", Detector: "lengthStop"},
-		CallRefused: boolp(false), RerollFresh: boolp(false), Failed: true},
-	withoutResult(explain.Drill{Scenario: "stall", Expected: explain.Verdict{Class: "stalled", Detector: "stall"}, Result: "Pending"}, resultTimedOut, "phase Running"),
-	withoutResult(explain.Drill{Scenario: "apiError", Expected: explain.Verdict{Class: "agent-error"}}, resultNotCreated, "denied by turnwatch-agentrun-drill"),
+	{DrillStatus: twv1.DrillStatus{Scenario: "healthy", Result: "AsExpected"}},
+	{DrillStatus: twv1.DrillStatus{Scenario: "identicalLoop", Expected: twv1.DrillVerdict{Class: "runaway", Detector: "identicalCalls"}, Result: "Caught",
+		Got: twv1.DrillVerdict{Class: "runaway", Detector: "identicalCalls"}, AtCall: 4, NudgeDelivered: boolp(true), CallRefused: boolp(true), RerollFresh: boolp(true)}},
+	{DrillStatus: twv1.DrillStatus{Scenario: "silentRun", Expected: twv1.DrillVerdict{Detector: "silentRun"}, Result: "AsExpected", NudgeDelivered: boolp(false)}},
+	{DrillStatus: twv1.DrillStatus{Scenario: "whitespace", Result: "AsExpected", Note: "codex exec --json prints whole messages"}},
+	{DrillStatus: twv1.DrillStatus{Scenario: "lengthStop", Expected: twv1.DrillVerdict{Class: "agent-error"}, Result: "FalseAlarm", Got: twv1.DrillVerdict{Class: "length", Detector: "lengthStop"},
+		CallRefused: boolp(false), RerollFresh: boolp(false)}, Failed: true},
+	withoutResult(explain.Drill{DrillStatus: twv1.DrillStatus{Scenario: "stall", Expected: twv1.DrillVerdict{Class: "stalled", Detector: "stall"}, Result: "Pending"}}, resultTimedOut, "phase Running"),
+	withoutResult(explain.Drill{DrillStatus: twv1.DrillStatus{Scenario: "apiError", Expected: twv1.DrillVerdict{Class: "agent-error"}}}, resultNotCreated, "denied by turnwatch-agentrun-drill"),
 }
 
 func TestDrillTable(t *testing.T) {
@@ -322,6 +322,16 @@ func TestDrillJSON(t *testing.T) {
 			t.Errorf("json lacks %s:\n%s", want, b.String())
 		}
 	}
+	// status.drill's fields inline into the row: a row keeps its names.
+	var keys []map[string]any
+	if err := json.Unmarshal(b.Bytes(), &keys); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"run", "scenario", "expected", "result", "got", "atCall", "nudgeDelivered", "callRefused", "rerollFresh", "failed"} {
+		if _, ok := keys[1][k]; !ok {
+			t.Errorf("row lacks %q: %v", k, keys[1])
+		}
+	}
 	b.Reset()
 	if err := writeDrillJSON(&b, nil); err != nil || strings.TrimSpace(b.String()) != "[]" {
 		t.Errorf("no rows: %q %v", b.String(), err)
@@ -334,7 +344,7 @@ func TestDrillExit(t *testing.T) {
 		rows []explain.Drill
 		want int
 	}{
-		{"caught, caught otherwise, as expected", []explain.Drill{drillRows[0], drillRows[1], {Result: "CaughtOtherwise"}}, 0},
+		{"caught, caught otherwise, as expected", []explain.Drill{drillRows[0], drillRows[1], {DrillStatus: twv1.DrillStatus{Result: "CaughtOtherwise"}}}, 0},
 		{"a false alarm", drillRows[:5], 1},
 		{"missed", []explain.Drill{*drillOf(&twv1.AgentRun{Spec: twv1.AgentRunSpec{Drill: &twv1.Drill{Scenario: "stall"}},
 			Status: twv1.AgentRunStatus{Drill: &twv1.DrillStatus{Result: twv1.DrillMissed}}})}, 1},

@@ -3,6 +3,8 @@ package explain
 import (
 	"strings"
 	"testing"
+
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 )
 
 // A turn's notes (its nudges as their Events say them, the sidecar's
@@ -32,12 +34,12 @@ func TestRunTextDrill(t *testing.T) {
 		drill *Drill
 		wants []string
 	}{
-		{"caught", &Drill{Scenario: "identicalLoop", Expected: Verdict{Class: "runaway", Detector: "identicalCalls"},
-			Result: "Caught", Got: Verdict{Class: "runaway", Detector: "identicalCalls"}, AtCall: 4, CallRefused: &yes},
+		{"caught", &Drill{DrillStatus: twv1.DrillStatus{Scenario: "identicalLoop", Expected: twv1.DrillVerdict{Class: "runaway", Detector: "identicalCalls"},
+			Result: "Caught", Got: twv1.DrillVerdict{Class: "runaway", Detector: "identicalCalls"}, AtCall: 4, CallRefused: &yes}},
 			[]string{"drill identicalLoop: expected identicalCalls/runaway, result Caught (got identicalCalls/runaway at call 4)\n"}},
-		{"blind", &Drill{Scenario: "whitespace", Result: "AsExpected", Note: "codex exec --json prints whole messages"},
+		{"blind", &Drill{DrillStatus: twv1.DrillStatus{Scenario: "whitespace", Result: "AsExpected", Note: "codex exec --json prints whole messages"}},
 			[]string{"drill whitespace: expected none, result AsExpected\n", "  note: codex exec --json prints whole messages\n"}},
-		{"pending", &Drill{Scenario: "apiError", Expected: Verdict{Class: "agent-error"}},
+		{"pending", &Drill{DrillStatus: twv1.DrillStatus{Scenario: "apiError", Expected: twv1.DrillVerdict{Class: "agent-error"}}},
 			[]string{"drill apiError: expected agent-error, result -\n"}},
 	}
 	for _, tt := range tests {
@@ -59,21 +61,5 @@ func TestRunTextDrill(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "drill") {
 		t.Errorf("a run that is no drill says drill:\n%s", b.String())
-	}
-}
-
-func TestVerdictString(t *testing.T) {
-	for _, tt := range []struct {
-		v    Verdict
-		want string
-	}{
-		{Verdict{Class: "runaway", Detector: "identicalCalls"}, "identicalCalls/runaway"},
-		{Verdict{Class: "agent-error"}, "agent-error"},
-		{Verdict{Detector: "silentRun"}, "silentRun"},
-		{Verdict{}, "none"},
-	} {
-		if got := tt.v.String(); got != tt.want {
-			t.Errorf("%+v: %q, want %q", tt.v, got, tt.want)
-		}
 	}
 }
