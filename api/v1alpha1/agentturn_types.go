@@ -82,7 +82,7 @@ type AgentTurnStatus struct {
 	Nudges int32 `json:"nudges,omitempty"`
 	// RefusedCall is the tool call the agent's pre-tool hook refused
 	// because the sidecar judged it a trip (its id, or "?"), as the sidecar
-	// reported it (docs/nudges.md#refusing).
+	// reported it (docs/nudges.md#refusing-the-tripping-call).
 	// +optional
 	RefusedCall string `json:"refusedCall,omitempty"`
 	// NudgeDelivery is what the sidecar last said of a nudge's delivery to

@@ -257,7 +257,7 @@ const ReservedPrefix = "turnwatch-"
 
 // Delivery words the sidecar puts at the end of a nudge's ConditionSilent
 // message, in brackets, once the nudge's delivery is known
-// (docs/nudges.md#delivery).
+// (docs/nudges.md#delivery-confirmed).
 const (
 	WordDelivered    = "delivered to the agent"
 	WordNotDelivered = "not delivered to the agent"
