@@ -42,10 +42,13 @@ var drillNeedsConfig = map[twv1.Format]string{
 	twv1.FormatPi:    "pi reads ~/.pi/agent/models.json and no endpoint env; the template must write it from $ANTHROPIC_BASE_URL",
 }
 
-// drillProbe is the sidecar's startupProbe on a drill Pod: the agent
-// starts only once the scripted model listens (a native sidecar's startup
-// probe holds the containers after it).
-var drillProbe = &corev1.Probe{
+// sidecarProbe is the sidecar's startupProbe on a Pod whose agent needs
+// the sidecar before its first step: a drill's (the scripted model must
+// listen) and one that delivers nudges (the hook and the adapters must be
+// in the shared volume: pi's `-e` names the extension file, and refuses to
+// start without it). A native sidecar's startup probe holds the containers
+// after it.
+var sidecarProbe = &corev1.Probe{
 	ProbeHandler:     corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"turnwatch-sidecar", "probe"}}},
 	PeriodSeconds:    1,
 	TimeoutSeconds:   2,
@@ -125,7 +128,7 @@ func addDrill(pod *corev1.Pod, sidecar, agent int, run *twv1.AgentRun, sc script
 	s.Env = append(s.Env,
 		corev1.EnvVar{Name: protocol.EnvDrillScenario, Value: sc.Name},
 		corev1.EnvVar{Name: protocol.EnvDrillPort, Value: strconv.Itoa(int(port))})
-	s.StartupProbe = drillProbe.DeepCopy()
+	s.StartupProbe = sidecarProbe.DeepCopy()
 	pod.Labels[twv1.LabelDrillPort] = strconv.Itoa(int(port))
 	return nil
 }

@@ -33,6 +33,7 @@ func addNudges(spec *corev1.PodSpec, agent int, g twv1.Guards) {
 		c.VolumeMounts = append(c.VolumeMounts, mount)
 		c.Env = append(c.Env, env)
 	}
+	spec.InitContainers[0].StartupProbe = sidecarProbe.DeepCopy()
 	if g.Refuse == nil || *g.Refuse {
 		wait := "2s"
 		if g.RefuseWait != nil {

@@ -67,10 +67,14 @@ func TestRenderNudgeVolume(t *testing.T) {
 				t.Fatal("the sidecar lost its token")
 			}
 			if !tt.wantFile {
-				if _, ok := mounted(agent, nudgefile.Volume); ok || envOf(side)[nudgefile.EnvDir] != "" {
+				if _, ok := mounted(agent, nudgefile.Volume); ok || envOf(side)[nudgefile.EnvDir] != "" || side.StartupProbe != nil {
 					t.Fatal("nudges rendered without delivery")
 				}
 				return
+			}
+			// The agent starts once the hook and adapters are in the volume.
+			if p := side.StartupProbe; p == nil || p.Exec == nil || !slices.Equal(p.Exec.Command, []string{"turnwatch-sidecar", "probe"}) {
+				t.Fatalf("sidecar startupProbe %+v", p)
 			}
 			if vol.EmptyDir == nil || vol.EmptyDir.SizeLimit == nil || vol.Projected != nil || vol.Secret != nil {
 				t.Fatalf("nudges volume %+v: want a bounded emptyDir and nothing else", vol.VolumeSource)
