@@ -135,7 +135,8 @@ func agentTexts(log string) string {
 
 // checkInspection reads what the agent saw from inside its container: the
 // token is not readable, and the nudges volume holds the nudges file (only
-// valid nudge records), the hook and the hook's state: nothing token-like.
+// valid nudge records), the hook and the hook's state, the adapters, the
+// acks and verdicts, and the ready marker: nothing token-like.
 func checkInspection(t *testing.T, text string) {
 	t.Helper()
 	_, js, ok := strings.Cut(text, "inspect: ")
@@ -158,7 +159,7 @@ func checkInspection(t *testing.T, text string) {
 	for f := range in.Files {
 		switch f {
 		case nudgefile.File, nudgefile.HookPath, "hook-state.json", "hook-calls.json", nudgefile.AckFile, nudgefile.VerdictFile,
-			nudgefile.OpencodePlugin, nudgefile.PiExtension:
+			nudgefile.OpencodePlugin, nudgefile.PiExtension, nudgefile.ReadyFile:
 		default:
 			t.Errorf("the nudges volume holds %s (%s)", f, in.Files[f])
 		}
