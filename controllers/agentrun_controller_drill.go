@@ -59,10 +59,11 @@ func drillStatus(run *twv1.AgentRun, turns []twv1.AgentTurn, phase twv1.RunPhase
 // the nudges reached the agent, whether the tripping call was refused, and
 // whether the reroll started fresh (known once it asked the model).
 func setDrillTurns(d *twv1.DrillStatus, turns []twv1.AgentTurn) {
+	tripped := false
 	for i := range turns {
 		st := &turns[i].Status
-		if st.Error != nil && st.Error.Detector != "" && d.AtCall == 0 {
-			d.AtCall = st.Steps
+		if st.Error != nil && st.Error.Detector != "" && !tripped {
+			tripped, d.AtCall = true, st.Steps
 			if trippedAtCall(st.Error.Detector) {
 				d.CallRefused = boolPtr(st.RefusedCall != "")
 			}
@@ -128,8 +129,9 @@ func nudged(turns []twv1.AgentTurn) bool {
 func boolPtr(b bool) *bool { return &b }
 
 // holdDrill is holdFinished's part for a drill run: until the result is
-// in, status.drill follows the turns' late reports; drillSettle after the
-// run ended the result is written, once, and told as an Event.
+// in, status.drill follows the turns' late reports; once every turn's Pod
+// is over, or drillSettle after the run ended, the result is written, once,
+// and told as an Event.
 // It returns when to look again (0: the result is in).
 func (r *AgentRunReconciler) holdDrill(ctx context.Context, run *twv1.AgentRun, st *twv1.AgentRunStatus) (time.Duration, error) {
 	if run.Spec.Drill == nil || (st.Drill != nil && st.Drill.Result != twv1.DrillPending && st.Drill.Result != "") {
@@ -185,8 +187,8 @@ func (r *AgentRunReconciler) recordDrill(run *twv1.AgentRun) {
 		d.Result, d.Expected.String(), d.Got.String())
 }
 
-// drillPodEnded passes a drill Pod's last change: its phase turned
-// Succeeded or Failed, when its sidecar wrote its last report.
+// drillPodEnded passes a drill Pod's end: its phase turned Succeeded or
+// Failed (its sidecar wrote its last report), or it was deleted.
 var drillPodEnded = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		old, okOld := e.ObjectOld.(*corev1.Pod)
@@ -194,7 +196,7 @@ var drillPodEnded = predicate.Funcs{
 		return okOld && ok && pod.Labels[twv1.LabelDrill] != "" && !podTerminal(old) && podTerminal(pod)
 	},
 	CreateFunc:  func(event.CreateEvent) bool { return false },
-	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	DeleteFunc:  func(e event.DeleteEvent) bool { return e.Object.GetLabels()[twv1.LabelDrill] != "" },
 	GenericFunc: func(event.GenericEvent) bool { return false },
 }
 
