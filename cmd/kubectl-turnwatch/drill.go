@@ -55,12 +55,8 @@ flags:
 `
 
 func newDrillFlagSet(f *drillFlags, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("kubectl turnwatch drill", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
-	fs.StringVar(&f.context, "context", "", "the kubeconfig context to use")
-	fs.StringVar(&f.namespace, "namespace", "", "the namespace of the drill's runs (default: the manifest's, then the context's)")
-	fs.StringVar(&f.namespace, "n", "", "short for --namespace")
+	fs := newKubeFlagSet("kubectl turnwatch drill", stderr, &f.kubeconfig, &f.context, &f.namespace,
+		"the namespace of the drill's runs (default: the manifest's, then the context's)")
 	fs.StringVar(&f.file, "filename", "", `the manifest holding one AgentRun ("-": stdin)`)
 	fs.StringVar(&f.file, "f", "", "short for --filename")
 	fs.StringVar(&f.scenario, "scenario", scenarioAll, "the scenario to play, or all: every scenario that applies to the run's format")

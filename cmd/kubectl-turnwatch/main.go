@@ -50,13 +50,20 @@ silent streak, time gaps, and the streak that tripped with the detector's messag
 flags:
 `
 
-func newFlagSet(f *flags, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("kubectl turnwatch explain", flag.ContinueOnError)
+// newKubeFlagSet is a flag set with kubectl's connection flags and the
+// namespace (-n), whose help is nsHelp.
+func newKubeFlagSet(name string, stderr io.Writer, kubeconfig, context, namespace *string, nsHelp string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
-	fs.StringVar(&f.context, "context", "", "the kubeconfig context to use")
-	fs.StringVar(&f.namespace, "namespace", "", "the run's namespace (default: the context's)")
-	fs.StringVar(&f.namespace, "n", "", "short for --namespace")
+	fs.StringVar(kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)")
+	fs.StringVar(context, "context", "", "the kubeconfig context to use")
+	fs.StringVar(namespace, "namespace", "", nsHelp)
+	fs.StringVar(namespace, "n", "", "short for --namespace")
+	return fs
+}
+
+func newFlagSet(f *flags, stderr io.Writer) *flag.FlagSet {
+	fs := newKubeFlagSet("kubectl turnwatch explain", stderr, &f.kubeconfig, &f.context, &f.namespace, "the run's namespace (default: the context's)")
 	fs.StringVar(&f.turn, "turn", "", "the turn whose stream to show, by name or attempt (default: the faulted turn, else the last)")
 	fs.StringVar(&f.output, "output", "text", "text (for a person) or json (for tools)")
 	fs.StringVar(&f.output, "o", "text", "short for --output")
