@@ -18,29 +18,9 @@ import (
 // sidecar told to serve the scripted model on the Pod's loopback.
 
 // drillKey is the value of a drill's API key env: the scripted model reads
-// no key, and a CLI that finds none refuses to start.
+// no key, and a CLI that finds none refuses to start. The env vars per
+// format, of the key and of the endpoint, are scriptedmodel.Endpoints'.
 const drillKey = "turnwatch-drill-no-key"
-
-// drillKeys are, per format, the env vars a CLI reads its API key from, the
-// first the one the drill adds when the template sets none. The drill
-// replaces each one the template sets (a secret it names need not exist).
-var drillKeys = map[twv1.Format][]string{
-	twv1.FormatClaude:   {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"},
-	twv1.FormatCodex:    {"CODEX_API_KEY", "OPENAI_API_KEY"},
-	twv1.FormatGemini:   {"GEMINI_API_KEY", "GOOGLE_API_KEY"},
-	twv1.FormatOpencode: {"ANTHROPIC_API_KEY", "OPENAI_API_KEY"},
-	twv1.FormatPi:       {"ANTHROPIC_API_KEY", "OPENAI_API_KEY"},
-}
-
-// drillNeedsConfig are the formats whose CLI reads its endpoint from a
-// config of its own, not the env: the template must write it from the env
-// the drill sets (as the samples do), or the drill cannot point the CLI at
-// the scripted model. The admission policy turnwatch-agentrun-drill says
-// the same at apply.
-var drillNeedsConfig = map[twv1.Format]string{
-	twv1.FormatCodex: "codex's built-in provider ignores it; the template needs a model provider whose base_url is $OPENAI_BASE_URL",
-	twv1.FormatPi:    "pi reads ~/.pi/agent/models.json and no endpoint env; the template must write it from $ANTHROPIC_BASE_URL",
-}
 
 // sidecarProbe is the sidecar's startupProbe on a Pod whose agent needs
 // the sidecar before its first step: a drill's (the scripted model must
@@ -109,20 +89,20 @@ func addDrill(pod *corev1.Pod, sidecar, agent int, run *twv1.AgentRun, sc script
 		return &drillRefusedError{why: fmt.Sprintf("format %q names no model endpoint a drill can point", run.Spec.Format)}
 	}
 	spec := &pod.Spec
-	if why, ok := drillNeedsConfig[run.Spec.Format]; ok && !readsEnv(spec.Containers, ep.Env) {
-		return &drillRefusedError{why: "no container of the " + string(run.Spec.Format) + " template reads " + ep.Env + ": " + why + " (docs/drill.md)"}
+	if ep.Config != "" && !readsEnv(spec.Containers, ep.Env) {
+		return &drillRefusedError{why: "no container of the " + string(run.Spec.Format) + " template reads " + ep.Env + ": " + ep.Config + " (docs/drill.md)"}
 	}
 	c := &spec.Containers[agent]
 	url := fmt.Sprintf("http://127.0.0.1:%d%s", port, ep.Suffix)
 	c.Env = setEnv(c.Env, ep.Env, url)
-	keys, set := drillKeys[run.Spec.Format], false
-	for _, k := range keys {
+	set := false
+	for _, k := range ep.Keys {
 		if hasEnv(c.Env, k) {
 			c.Env, set = setEnv(c.Env, k, drillKey), true
 		}
 	}
 	if !set {
-		c.Env = setEnv(c.Env, keys[0], drillKey)
+		c.Env = setEnv(c.Env, ep.Keys[0], drillKey)
 	}
 	s := &spec.InitContainers[sidecar]
 	s.Env = append(s.Env,

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -67,7 +68,7 @@ func TestRenderDrillOfEachSample(t *testing.T) {
 				t.Errorf("changed env %v, want the endpoint and one key", changed)
 			}
 			for k, v := range changed {
-				if !slices.Contains(drillKeys[run.Spec.Format], k) || v != drillKey {
+				if !slices.Contains(ep.Keys, k) || v != drillKey {
 					t.Errorf("key %s=%q", k, v)
 				}
 			}
@@ -122,5 +123,23 @@ func TestSetEnv(t *testing.T) {
 		if got := setEnv(c.in, "K", "v"); !equality.Semantic.DeepEqual(got, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// The admission policy refuses at apply the drills the controller would
+// refuse: those of the formats whose endpoint needs a config of their own.
+func TestDrillPolicyFormats(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "config", "sidecar", "validatingadmissionpolicy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, f := range slices.Sorted(maps.Keys(scriptedmodel.Endpoints)) {
+		if scriptedmodel.Endpoints[f].Config != "" {
+			want = append(want, "'"+f+"'")
+		}
+	}
+	if list := "object.spec.format in [" + strings.Join(want, ", ") + "]"; !strings.Contains(string(b), list) {
+		t.Errorf("turnwatch-agentrun-drill does not match %s", list)
 	}
 }
