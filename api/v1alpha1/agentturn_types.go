@@ -52,6 +52,63 @@ type AgentTurnSpec struct {
 	// own turn's to it when it reports the run's progress.
 	// +optional
 	PriorSteps int64 `json:"priorSteps,omitempty"`
+	// Guards are the turn's effective guards, each with the policy, run or
+	// default that set it (docs/policies.md#precedence). Empty on a turn
+	// created before policies: its Pod gets the run's guards over the
+	// manager's defaults.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Guards []GuardSetting `json:"guards,omitempty"`
+	// Audit are the detectors whose trips this turn only records
+	// (enforcement audit), each with the policy that said so.
+	// +listType=map
+	// +listMapKey=detector
+	// +optional
+	Audit []AuditedDetector `json:"audit,omitempty"`
+}
+
+// GuardSetting is one effective guard of a turn and where its value came
+// from.
+type GuardSetting struct {
+	// Name is the guard's name (docs/design.md#thresholds-and-guards).
+	Name string `json:"name"`
+	// Value is the guard's value as JSON: 256, "10m", true, ["run_tests"].
+	Value string `json:"value"`
+	// Source is what set the value: "default" (the manager's config),
+	// "ClusterTurnPolicy/NAME", "TurnPolicy/NAME", "AgentRun", "drill", or
+	// "limit of TurnPolicy/NAME" (or of a ClusterTurnPolicy) when a limit
+	// capped the value asked.
+	Source string `json:"source"`
+}
+
+// AuditedDetector is a detector whose trips a turn only records.
+type AuditedDetector struct {
+	// Detector is the detector's name.
+	Detector string `json:"detector"`
+	// Source is the policy that set its enforcement to audit:
+	// "ClusterTurnPolicy/NAME" or "TurnPolicy/NAME".
+	Source string `json:"source"`
+}
+
+// WouldTrip is what an audited detector would have stopped (docs/policies.md#audit).
+type WouldTrip struct {
+	// Detector is the detector that would have tripped.
+	Detector string `json:"detector"`
+	// Class is the fault class the trip would have raised.
+	// +optional
+	Class FaultClass `json:"class,omitempty"`
+	// Count is how many times it would have tripped in this turn.
+	Count int32 `json:"count"`
+	// Message is the legible text of the first would-trip.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// Step is the tool call count at the first would-trip.
+	// +optional
+	Step int64 `json:"step,omitempty"`
+	// Time is when the first would-trip was reported.
+	// +optional
+	Time *metav1.Time `json:"time,omitempty"`
 }
 
 // AgentTurnStatus is what became of the turn.
@@ -92,6 +149,12 @@ type AgentTurnStatus struct {
 	// Drill is what a drill turn's scripted model served (docs/drill.md).
 	// +optional
 	Drill *TurnDrill `json:"drill,omitempty"`
+	// WouldTrip are the trips of audited detectors: recorded, and the turn
+	// went on; one entry per detector.
+	// +listType=map
+	// +listMapKey=detector
+	// +optional
+	WouldTrip []WouldTrip `json:"wouldTrip,omitempty"`
 	// StartTime is when the Pod was created.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`

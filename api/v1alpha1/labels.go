@@ -21,3 +21,12 @@ const (
 
 // Finalizer keeps an AgentRun until its live turn is recorded as Aborted.
 const Finalizer = "turnwatch.dev/abort"
+
+// BudgetFinalizer keeps a turn that a spend budget applies to until every
+// budget's ledger counted it (docs/policies.md#the-ledger).
+const BudgetFinalizer = "turnwatch.dev/budget"
+
+// DetectorBudget is the detector named by a turn stopped because a policy's
+// budget was spent (class overspend). The sidecar never trips it: the
+// controller does.
+const DetectorBudget = "budget"
