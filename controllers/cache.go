@@ -25,5 +25,6 @@ func CacheByObject() map[client.Object]cache.ByObject {
 		&rbacv1.RoleBinding{}:    {Label: ours, Transform: stripManagedFields},
 		&twv1.AgentRun{}:         {Transform: trimRun},
 		&twv1.AgentTurn{}:        {Transform: trimTurn},
+		&corev1.Namespace{}:      {Transform: stripManagedFields},
 	}
 }
