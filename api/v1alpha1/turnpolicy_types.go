@@ -127,8 +127,9 @@ type TurnPolicySpec struct {
 	Limits *GuardLimits `json:"limits,omitempty"`
 
 	// Enforcement is enforce (a trip stops the turn) or audit (a trip is
-	// recorded and the turn goes on). Default enforce.
-	// +kubebuilder:default=enforce
+	// recorded and the turn goes on). Unset: the level below decides (a
+	// ClusterTurnPolicy's, else enforce), so a namespace's policy that only
+	// sets limits leaves a cluster policy's audit in place.
 	// +optional
 	Enforcement Enforcement `json:"enforcement,omitempty"`
 
