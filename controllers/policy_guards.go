@@ -73,11 +73,15 @@ type guardLevel struct {
 // a guard none sets has the value null (the engine's zero: maxCostUSD no
 // cap, worldTools none) from the defaults.
 func mergeLevels(levels []guardLevel) []twv1.GuardSetting {
-	out := make([]twv1.GuardSetting, 0, len(monitor.AllGuards()))
+	set := make([]map[string]json.RawMessage, len(levels))
+	for i, l := range levels {
+		set[i] = setFields(l.guards)
+	}
+	var out []twv1.GuardSetting
 	for _, name := range monitor.GuardNames() {
 		s := twv1.GuardSetting{Name: name, Value: "null", Source: SourceDefault}
-		for _, l := range levels {
-			if v, ok := setFields(l.guards)[name]; ok {
+		for i, l := range levels {
+			if v, ok := set[i][name]; ok {
 				s.Value, s.Source = string(v), l.source
 			}
 		}
@@ -98,7 +102,8 @@ func overDrill(settings []twv1.GuardSetting, drill *twv1.Guards) {
 
 // setFields are the fields a struct of optional fields (twv1.Guards,
 // twv1.GuardLimits) sets, by JSON name, as compact JSON. A field is set when
-// it is not nil, as Guards.Merge has it: an empty worldTools list is set.
+// it is not nil (not zero), as Guards.Merge has it: an empty worldTools
+// list is set.
 // The JSON names are the guards' (TestGuardsMatchDetectorTable).
 func setFields[T any](s *T) map[string]json.RawMessage {
 	out := map[string]json.RawMessage{}
@@ -108,7 +113,7 @@ func setFields[T any](s *T) map[string]json.RawMessage {
 	v := reflect.ValueOf(s).Elem()
 	for i := range v.NumField() {
 		f := v.Field(i)
-		if f.IsNil() {
+		if f.IsZero() {
 			continue
 		}
 		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
