@@ -221,6 +221,9 @@ func (r *AgentRunReconciler) createTurn(ctx context.Context, run *twv1.AgentRun,
 			PriorSteps:     prior.Steps,
 		},
 	}
+	if err := r.setTurnGuards(ctx, run, &turn.Spec); err != nil {
+		return nil, false, err
+	}
 	if err := controllerutil.SetControllerReference(run, turn, r.Scheme); err != nil {
 		return nil, false, err
 	}

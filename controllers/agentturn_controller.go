@@ -215,6 +215,10 @@ func (r *AgentTurnReconciler) podMissing(ctx context.Context, run *twv1.AgentRun
 	if errors.As(err, &drillRefused) {
 		return ctrl.Result{}, r.failInfra(ctx, turn, drillRefused.Error())
 	}
+	var guardsRefused *guardsRefusedError
+	if errors.As(err, &guardsRefused) {
+		return ctrl.Result{}, r.failInfra(ctx, turn, guardsRefused.Error())
+	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}

@@ -99,7 +99,7 @@ func renderPod(run *twv1.AgentRun, turn *twv1.AgentTurn, o renderOptions) (*core
 	if h := templateHazards(&tmpl.Spec); len(h) > 0 {
 		return nil, &templateRefusedError{hazards: h}
 	}
-	merged, sc, drill, err := turnGuards(run, o.Guards)
+	merged, sc, drill, err := podGuards(run, turn, o.Guards)
 	if err != nil {
 		return nil, err
 	}
