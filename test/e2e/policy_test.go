@@ -49,15 +49,17 @@ const (
 // Pending with a BudgetExhausted condition naming the policy.
 //
 // The agent is the fake agent's overspend stream (0.36 USD a message), not
-// a drill: drills never count. At speed 0.5 it plays for about 45 s; the
-// sidecar reports the run's cost every e2e progress period (15 s), so the
-// budget is seen spent about 15 s in, and the turn must be stopped long
-// before its stream ends.
+// a drill: drills never count. Its 18.7 s at speed 0.35 play for about
+// 53 s; the sidecar reports the run's cost every e2e progress period
+// (15 s), so the budget is seen spent about 15 s in (1.44 USD), and the
+// turn must be stopped long before its stream ends.
 func TestNamespaceBudget(t *testing.T) {
 	needOperator(t)
 	t.Parallel()
 	ns := policyNamespace(t, "budget")
 	const policy, spender, held = "team-budget", "spender", "held"
+	shown := &userView{t: t, file: "namespace-budget.txt"}
+	defer shown.write()
 	applyYAML(t, `apiVersion: turnwatch.dev/v1alpha1
 kind: TurnPolicy
 metadata:
@@ -70,7 +72,7 @@ spec:
 `)
 	waitLedgerStarted(t, ns, policy)
 
-	run := agentRun(spender, runSpec{scenario: "overspend", format: "pi", speed: 0.5})
+	run := agentRun(spender, runSpec{scenario: "overspend", format: "pi", speed: 0.35})
 	run.SetNamespace(ns)
 	if _, err := env.dyn.Resource(agentRunGVR).Namespace(ns).Create(context.Background(), run, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -110,13 +112,13 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("$ kubectl get turnpolicies -n %s\n%s", ns, out)
+	shown.add("kubectl get turnpolicies -n "+ns, out)
 	env.report.addBlock("kubectl get turnpolicies (a namespace budget of 0.05 USD, spent)", out)
 	if row := rowOf(out, policy); len(row) < 6 || row[2] != "0.05" || row[3] != "1h" || !sameDecimal(row[4], cost) || row[5] != "True" {
 		t.Errorf("kubectl get turnpolicies row %q; want BUDGET 0.05, WINDOW 1h, SPENT %s, EXHAUSTED True", row, cost)
 	}
 	text := describeIn(ns, "agentrun", spender)
-	t.Logf("$ kubectl describe agentrun %s -n %s\n%s", spender, ns, text)
+	shown.add("kubectl describe agentrun "+spender+" -n "+ns, text)
 	if miss, ok := matchAll(text, `Class:\s+overspend`, `Detector:\s+budget`, `Turn:\s+`+regexp.QuoteMeta(turn.GetName())); !ok {
 		t.Errorf("kubectl describe agentrun %s lacks %s", spender, miss)
 	}
@@ -134,7 +136,7 @@ spec:
 	}
 	checkHeldByBudget(t, ns, held, policy)
 	out, _ = kubectl("-n", ns, "get", "agentruns")
-	t.Logf("$ kubectl get agentruns -n %s\n%s", ns, out)
+	shown.add("kubectl get agentruns -n "+ns, out)
 	env.report.addBlock("kubectl get agentruns (one stopped by the namespace budget, the next held)", out)
 	if row := rowOf(out, spender); len(row) < 6 || row[1] != "Faulted" || row[5] != "Overspend" {
 		t.Errorf("kubectl get agentruns row %q; want Faulted ... Overspend", row)
@@ -143,7 +145,7 @@ spec:
 		t.Errorf("kubectl get agentruns row %q; want Pending", row)
 	}
 	text = describeIn(ns, "agentrun", held)
-	t.Logf("$ kubectl describe agentrun %s -n %s\n%s", held, ns, text)
+	shown.add("kubectl describe agentrun "+held+" -n "+ns, text)
 	if miss, ok := containsAll(text, conditionRunBudgetExhausted, policy); !ok {
 		t.Errorf("kubectl describe agentrun %s lacks %q", held, miss)
 	}
@@ -215,15 +217,44 @@ spec:
 			t.Errorf("Pod %s has %s (%s %q): an audited detector must not trip", p.Name, c.Type, c.Reason, c.Message)
 		}
 	}
-	text := checkWouldTripEvent(t, ns, name, turn.GetName())
+	shown := &userView{t: t, file: "audit-policy.txt"}
+	defer shown.write()
 	turnText := describeIn(ns, "agentturn", turn.GetName())
-	t.Logf("$ kubectl describe agentturn %s -n %s\n%s", turn.GetName(), ns, turnText)
+	shown.add("kubectl describe agentturn "+turn.GetName()+" -n "+ns, turnText)
 	if miss, ok := containsAll(turnText, source, monitor.DetectorIdenticalCalls); !ok {
 		t.Errorf("kubectl describe agentturn %s lacks %q", turn.GetName(), miss)
 	}
-	if !strings.Contains(text, eventWouldTrip) {
-		t.Errorf("kubectl describe shows no %s Event:\n%s", eventWouldTrip, text)
+	// The Event is about the run or its turn: describe of that one shows it.
+	if kind, obj, ok := wouldTripEvent(t, ns, name, turn.GetName()); ok {
+		text := describeIn(ns, kind, obj)
+		shown.add("kubectl describe "+kind+" "+obj+" -n "+ns, text)
+		if !strings.Contains(text, eventWouldTrip) {
+			t.Errorf("kubectl describe %s %s shows no %s Event", kind, obj, eventWouldTrip)
+		}
 	}
+}
+
+// userView is what a test showed of its objects as a user sees them: each
+// command and its output goes to the log and, at the end, to a file in
+// bin/e2e (the budget's goes to the issue's closing note).
+type userView struct {
+	t    *testing.T
+	file string
+	b    strings.Builder
+}
+
+func (v *userView) add(command, out string) {
+	v.t.Logf("$ %s\n%s", command, out)
+	v.b.WriteString("$ " + command + "\n" + out + "\n")
+}
+
+func (v *userView) write() {
+	path := filepath.Join(env.artifacts, v.file)
+	if err := os.WriteFile(path, []byte(v.b.String()), 0o644); err != nil {
+		v.t.Log(err)
+		return
+	}
+	v.t.Logf("what a user sees: %s", path)
 }
 
 // policyNamespace makes the test's own namespace, deleted when it passed
@@ -380,11 +411,10 @@ func checkHeldByBudget(t *testing.T, ns, run, policy string) {
 	}
 }
 
-// checkWouldTripEvent finds the WouldTrip Event on the run or its turn and
-// returns `kubectl describe` of the object it is about.
-func checkWouldTripEvent(t *testing.T, ns, run, turn string) string {
+// wouldTripEvent finds the Normal WouldTrip Event on the run or its turn
+// and returns the kind (as kubectl names it) and name of what it is about.
+func wouldTripEvent(t *testing.T, ns, run, turn string) (kind, name string, found bool) {
 	t.Helper()
-	var kind, name string
 	err := waitFor(context.Background(), 30*time.Second, "a "+eventWouldTrip+" Event", func() (bool, error) {
 		list, err := env.kube.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "reason=" + eventWouldTrip})
 		if err != nil {
@@ -404,11 +434,9 @@ func checkWouldTripEvent(t *testing.T, ns, run, turn string) string {
 	})
 	if err != nil {
 		t.Errorf("%v on run %s or turn %s", err, run, turn)
-		return describeIn(ns, "agentrun", run)
+		return "", "", false
 	}
-	text := describeIn(ns, kind, name)
-	t.Logf("$ kubectl describe %s %s -n %s\n%s", kind, name, ns, text)
-	return text
+	return kind, name, true
 }
 
 // waitRunIn waits until a run of namespace ns is terminal and returns it.
