@@ -51,7 +51,7 @@ const (
 // The agent is the fake agent's overspend stream (0.36 USD a message), not
 // a drill: drills never count. Its 18.7 s at speed 0.35 play for about
 // 53 s; the sidecar reports the run's cost every e2e progress period
-// (15 s), so the budget is seen spent about 15 s in (1.44 USD), and the
+// (15 s), so the budget is seen spent about 15 s in (about 1 USD), and the
 // turn must be stopped long before its stream ends.
 func TestNamespaceBudget(t *testing.T) {
 	needOperator(t)
