@@ -306,9 +306,9 @@ func getPolicy(ns, name string) (*unstructured.Unstructured, bool) {
 }
 
 // waitPolicySeen waits until the manager has computed the policy's status
-// (observedGeneration), so that the run created next is resolved with it.
-// The manager may write no status for a policy without a budget: then a
-// few seconds for its cache to catch up.
+// (observedGeneration): its cache, which the run controller shares, holds
+// the policy, so the run created next is resolved with it. Without that
+// status the test goes on after the wait, and the turn's guards tell.
 func waitPolicySeen(t *testing.T, ns, name string) {
 	t.Helper()
 	err := waitFor(context.Background(), 20*time.Second, "TurnPolicy "+name+" observed", func() (bool, error) {
@@ -360,7 +360,7 @@ func checkTurnHoldsBudgetFinalizer(t *testing.T, ns, run string) {
 func checkLedgerSettled(t *testing.T, ns, policy string, turn *unstructured.Unstructured, cost string) {
 	t.Helper()
 	var p *unstructured.Unstructured
-	err := waitFor(context.Background(), time.Minute, "the ledger of "+policy+" to count "+turn.GetName(), func() (bool, error) {
+	err := waitFor(context.Background(), 2*time.Minute, "the ledger of "+policy+" to count "+turn.GetName(), func() (bool, error) {
 		var ok bool
 		if p, ok = getPolicy(ns, policy); !ok {
 			return false, nil
