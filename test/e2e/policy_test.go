@@ -80,7 +80,7 @@ spec:
 	checkTurnHoldsBudgetFinalizer(t, ns, spender)
 	start := time.Now()
 	got := waitRunIn(t, ns, spender, 3*time.Minute)
-	env.report.add("namespace budget: created to stopped (progress period 15s)", time.Since(start))
+	env.report.add("namespace budget: created to stopped", time.Since(start))
 
 	// The run and its one turn: stopped by the budget, not rerolled.
 	fault := [3]string{str(got, "status", "phase"), str(got, "status", "fault", "class"), str(got, "status", "fault", "detector")}
@@ -100,11 +100,7 @@ spec:
 	if !decimalLess("0.05", cost) || !decimalLess(cost, overspendTotalUSD) {
 		t.Errorf("turn %s cost %q; want past the budget (0.05) and short of the whole stream's %s", turn.GetName(), cost, overspendTotalUSD)
 	}
-	if p, ok := podIn(ns, str(turn, "status", "podName")); ok {
-		if c, ok := podCondition(p, protocol.ConditionTripped); ok {
-			t.Logf("Pod %s: %s %s %q", p.Name, c.Type, c.Reason, c.Message)
-		}
-	}
+	reportBudgetStop(turn)
 
 	// The ledger counted the turn once, and the budget is spent.
 	checkLedgerSettled(t, ns, policy, turn, cost)
@@ -230,6 +226,23 @@ spec:
 			t.Errorf("kubectl describe %s %s shows no %s Event", kind, obj, eventWouldTrip)
 		}
 	}
+}
+
+// reportBudgetStop reports how long the agent ran before the budget
+// stopped its turn (reported, not asserted: the machine is shared). The
+// stream passes the budget about 5 s in; the sidecar reports the cost
+// every 15 s.
+func reportBudgetStop(turn *unstructured.Unstructured) {
+	p, ok := podIn(turn.GetNamespace(), str(turn, "status", "podName"))
+	if !ok {
+		return
+	}
+	cs, ok := containerStatus(p, "agent")
+	done, err := time.Parse(time.RFC3339, str(turn, "status", "completionTime"))
+	if !ok || cs.State.Terminated == nil || err != nil {
+		return
+	}
+	env.report.add("namespace budget: agent started to turn stopped (progress period 15s)", done.Sub(cs.State.Terminated.StartedAt.Time))
 }
 
 // userView is what a test showed of its objects as a user sees them: each
