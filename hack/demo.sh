@@ -119,7 +119,8 @@ up() {
 
   step "installing the CRDs, the sidecar's ClusterRole and the admission policies"
   k apply --server-side -f config/crd/bases >/dev/null
-  for crd in agentruns.turnwatch.dev agentturns.turnwatch.dev; do
+  # The policies' CRDs too: the limits admission policies take them as parameters.
+  for crd in agentruns.turnwatch.dev agentturns.turnwatch.dev turnpolicies.turnwatch.dev clusterturnpolicies.turnwatch.dev; do
     # Polled: `kubectl wait` errors out on a CRD whose status is not written yet,
     # and so does this jsonpath (quietly: it is not a failure, only early).
     for _ in $(seq 120); do

@@ -47,7 +47,8 @@ func startOperator() error {
 	if _, err := kubectl("apply", "--server-side", "-f", crds); err != nil {
 		return err
 	}
-	for _, crd := range []string{"agentruns.turnwatch.dev", "agentturns.turnwatch.dev"} {
+	// The policies' CRDs too: the limits admission policies take them as parameters.
+	for _, crd := range []string{"agentruns.turnwatch.dev", "agentturns.turnwatch.dev", "turnpolicies.turnwatch.dev", "clusterturnpolicies.turnwatch.dev"} {
 		// Poll rather than `kubectl wait`, which fails while the CRD has no conditions yet.
 		err := waitFor(context.Background(), time.Minute, crd+" Established", func() (bool, error) {
 			out, err := kubectl("get", "crd", crd, "-o", `jsonpath={.status.conditions[?(@.type=="Established")].status}`)
