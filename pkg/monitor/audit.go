@@ -95,3 +95,9 @@ func (e *Engine) WouldTrips() []WouldTrip { return append([]WouldTrip(nil), e.wo
 // detectors together: a caller that sees it move reads WouldTrips. It
 // costs nothing per line.
 func (e *Engine) WouldTripCount() int { return e.wouldCount }
+
+// ValidateAudit says which of names is no detector (New refuses them too).
+func ValidateAudit(names []string) error {
+	_, err := auditBits(names)
+	return err
+}
