@@ -23,8 +23,8 @@ type wouldTrips struct {
 	// onPod are the counts an earlier run of this sidecar reported: a
 	// replay from the log's start does not write smaller ones.
 	onPod map[string]int
-	dirty bool                 // counts moved since the condition was written
-	last  time.Time            // when counts were last written
+	dirty bool      // counts moved since the condition was written
+	last  time.Time // when counts were last written
 }
 
 // wouldTrips reports what the engine's would-trips changed since the last
