@@ -194,3 +194,28 @@ func TestAuditCheckpoint(t *testing.T) {
 		t.Fatalf("would-trips %+v, want stepBudget once and identicalCalls twice", ra.WouldTrips)
 	}
 }
+
+// Degeneration's whitespace run starts over at the would-trip: 10
+// whitespace deltas with whitespaceDeltas 4 would trip at the 4th and 8th.
+func TestAuditDegeneration(t *testing.T) {
+	s := &stream{}
+	s.add(`{"type":"agent_start"}`)
+	for range 10 {
+		s.piDelta("text", "  ", 0)
+	}
+	s.piSpeak("done")
+	g := guards(func(g *Guards) { g.WhitespaceDeltas = 4 })
+	e, err := New(Options{Format: FormatPi, Guards: g, Audit: []string{DetectorDegeneration}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range s.lines {
+		if v := e.Feed([]byte(l), time.Time{}); v.Trip != nil {
+			t.Fatalf("tripped: %+v", v.Trip)
+		}
+	}
+	r := e.Report()
+	if len(r.WouldTrips) != 1 || r.WouldTrips[0].Detector != DetectorDegeneration || r.WouldTrips[0].Count != 2 || r.WouldTrips[0].Line != 5 {
+		t.Fatalf("would-trips %+v, want degeneration twice, first at line 5", r.WouldTrips)
+	}
+}
