@@ -23,6 +23,10 @@ type WouldTrip struct {
 // detectorBits is a set of detectors by their index in detectorTable.
 type detectorBits uint32
 
+// A table of more than 32 detectors does not compile: detectorBits needs
+// a wider type then.
+var _ [32 - len(detectorTable)]struct{}
+
 func bitOf(i int) detectorBits { return 1 << uint(i) }
 
 // auditBits reads Options.Audit: the detectors whose trips only record.
