@@ -94,7 +94,7 @@ func TestGrafanaDashboard(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"Trips by detector", "Rerolls by class", "Faults by class", "Cost by namespace (USD)", "Turn duration"} {
+	for _, want := range []string{"Trips by detector", "Would-trips by detector (audit)", "Rerolls by class", "Faults by class", "Cost by namespace (USD)", "Turn duration"} {
 		if !slices.Contains(titles, want) {
 			t.Errorf("no panel %q in %v", want, titles)
 		}

@@ -86,8 +86,8 @@ func TestTripRerollThenFault(t *testing.T) {
 	podStopped(t, ns, "r-1")
 	waitEvents(t, ns, "r", EventFaulted, 1)
 	for name, c := range map[string]prometheus.Collector{
-		"trips{identicalCalls,runaway}": tripsTotal.WithLabelValues(DetectorIdenticalCalls, "runaway", ""),
-		"trips{stepBudget,runaway}":     tripsTotal.WithLabelValues(DetectorStepBudget, "runaway", ""),
+		"trips{identicalCalls,runaway}": tripsTotal.WithLabelValues(DetectorIdenticalCalls, "runaway", "", modeEnforce),
+		"trips{stepBudget,runaway}":     tripsTotal.WithLabelValues(DetectorStepBudget, "runaway", "", modeEnforce),
 		"rerolls{runaway}":              rerollsTotal.WithLabelValues("runaway"),
 		"faults{runaway}":               faultsTotal.WithLabelValues("runaway", ""),
 		"turns{Failed,runaway}":         turnsTotal.WithLabelValues("Failed", "runaway", ""),

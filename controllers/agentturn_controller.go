@@ -164,9 +164,11 @@ func (r *AgentTurnReconciler) follow(ctx context.Context, run *twv1.AgentRun, tu
 	if wait := r.holdCounts(turn, st, now); wait > 0 && (v.recheck == 0 || wait < v.recheck) {
 		v.recheck = wait
 	}
+	would := wouldTripDetectors(&turn.Status)
 	if err := r.writeStatus(ctx, turn, st); err != nil {
 		return ctrl.Result{}, err
 	}
+	r.recordWouldTrips(run, turn, would)
 	r.recordNudges(run, turn, seen, v.nudge)
 	for _, reason := range warned {
 		r.Recorder.Eventf(run, turn, corev1.EventTypeWarning, reason, reason, "turn %s: %s", turn.Name, v.warnings[reason])
@@ -257,7 +259,7 @@ func (r *AgentTurnReconciler) keepStopped(ctx context.Context, run *twv1.AgentRu
 	if pod == nil || !metav1.IsControlledBy(pod, turn) {
 		return ctrl.Result{}, nil
 	}
-	if err := r.lateReports(ctx, turn, pod); err != nil {
+	if err := r.lateReports(ctx, run, turn, pod); err != nil {
 		return ctrl.Result{}, err
 	}
 	if turn.Status.Outcome == twv1.TurnSucceeded {
@@ -327,7 +329,7 @@ func (r *AgentTurnReconciler) recordSettled(ctx context.Context, turn *twv1.Agen
 		observeSettled(turn)
 	}
 	if tripped {
-		tripsTotal.WithLabelValues(st.Error.Detector, string(class), drill).Inc()
+		tripsTotal.WithLabelValues(st.Error.Detector, string(class), drill, modeEnforce).Inc()
 	}
 	log.FromContext(ctx).Info("turn settled", "outcome", st.Outcome, "class", class, "steps", st.Steps, "costUSD", st.CostUSD)
 }

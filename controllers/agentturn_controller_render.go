@@ -164,6 +164,7 @@ func sidecarContainer(run *twv1.AgentRun, turn *twv1.AgentTurn, agent string, gu
 		{Name: protocol.EnvFormat, Value: string(format)},
 		{Name: protocol.EnvGuards, Value: string(guards)},
 	}
+	env = append(env, auditEnv(turn)...)
 	if len(o.Prices) > 0 {
 		env = append(env, corev1.EnvVar{Name: protocol.EnvPrices, Value: string(o.Prices)})
 	}

@@ -11,8 +11,8 @@ import (
 )
 
 // The sidecar's reports the turn keeps beside its outcome: the call the
-// hook refused, whether the nudge reached the agent, and what a drill's
-// scripted model served. A settled turn's Pod may go (a succeeded one is
+// hook refused, whether the nudge reached the agent, what a drill's
+// scripted model served, and the audited detectors' would-trips. A settled turn's Pod may go (a succeeded one is
 // not kept), so the turn holds them.
 
 // podDrill reads the Pod's ConditionDrill report, nil without one.
@@ -54,15 +54,22 @@ func setTurnReports(st *twv1.AgentTurnStatus, v verdict) {
 	if d := v.drill; d != nil {
 		st.Drill = &twv1.TurnDrill{Requests: int32(d.Requests), SideRequests: int32(d.SideRequests), Fresh: d.Fresh}
 	}
+	setWouldTrips(st, v.wouldTrips)
 }
 
 // lateReports records what the sidecar reported after the turn settled:
 // the hook refuses the tripping call, and the sidecar tells it, after the
-// trip that settled the turn (within its drain, docs/protocol.md).
-func (r *AgentTurnReconciler) lateReports(ctx context.Context, turn *twv1.AgentTurn, pod *corev1.Pod) error {
+// trip that settled the turn (within its drain, docs/protocol.md); the
+// last would-trip counts come with the sidecar's last write.
+func (r *AgentTurnReconciler) lateReports(ctx context.Context, run *twv1.AgentRun, turn *twv1.AgentTurn, pod *corev1.Pod) error {
 	st := turn.Status.DeepCopy()
-	setTurnReports(st, verdict{drill: podDrill(pod), refusedCall: podRefusedCall(pod), nudge: podNudge(pod)})
-	return r.writeStatus(ctx, turn, st)
+	setTurnReports(st, verdict{drill: podDrill(pod), refusedCall: podRefusedCall(pod), nudge: podNudge(pod), wouldTrips: podWouldTrips(pod)})
+	before := wouldTripDetectors(&turn.Status)
+	if err := r.writeStatus(ctx, turn, st); err != nil {
+		return err
+	}
+	r.recordWouldTrips(run, turn, before)
+	return nil
 }
 
 // podNudge is the Pod's ConditionSilent message, "" without one.

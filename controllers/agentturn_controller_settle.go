@@ -28,6 +28,8 @@ type verdict struct {
 	// call the agent's hook refused: both as the sidecar reported them.
 	drill       *protocol.DrillReport
 	refusedCall string
+	// wouldTrips are the audited detectors' would-trips the sidecar reported.
+	wouldTrips []protocol.WouldTrip
 	// warnings are the sidecar's protocol.Warnings on the Pod (reason ->
 	// message): DeltasHidden, HooksNotRun.
 	warnings map[string]string
@@ -61,6 +63,7 @@ func judge(pod *corev1.Pod, agent string, now time.Time, grace time.Duration) ve
 	v := verdict{counts: podCounts(pod)}
 	v.nudge = podNudge(pod)
 	v.drill, v.refusedCall = podDrill(pod), podRefusedCall(pod)
+	v.wouldTrips = podWouldTrips(pod)
 	v.warnings = podWarnings(func(typ string) string {
 		if c := podCondition(pod, corev1.PodConditionType(typ)); c != nil && c.Status == corev1.ConditionTrue {
 			return c.Message

@@ -106,7 +106,7 @@ func TestDrillRuns(t *testing.T) {
 		}
 		return nil
 	})
-	if v := promtestutil.ToFloat64(tripsTotal.WithLabelValues(DetectorIdenticalCalls, "runaway", "identicalLoop")); v < 2 {
+	if v := promtestutil.ToFloat64(tripsTotal.WithLabelValues(DetectorIdenticalCalls, "runaway", "identicalLoop", modeEnforce)); v < 2 {
 		t.Errorf("drill trips %v", v)
 	}
 	if v := promtestutil.ToFloat64(costByNamespace.WithLabelValues(ns)); v != 0 {

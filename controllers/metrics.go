@@ -18,8 +18,8 @@ import (
 var (
 	tripsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "turnwatch_trips_total",
-		Help: "Turns stopped by a sidecar detector, by detector, fault class and drill scenario (empty unless a drill).",
-	}, []string{"detector", "class", "drill"})
+		Help: "Turns stopped by a sidecar detector (mode enforce), and turns an audited detector would have stopped (mode audit, once per turn and detector), by detector, fault class, drill scenario (empty unless a drill) and mode.",
+	}, []string{"detector", "class", "drill", "mode"})
 	rerollsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "turnwatch_rerolls_total",
 		Help: "Reroll turns created, by the fault class of the turn they replace.",

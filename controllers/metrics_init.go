@@ -29,7 +29,9 @@ var faultClasses = []twv1.FaultClass{
 
 func init() {
 	for _, d := range tripDetectors {
-		tripsTotal.WithLabelValues(d, string(classOf(d)), "")
+		for _, mode := range []string{modeEnforce, modeAudit} {
+			tripsTotal.WithLabelValues(d, string(classOf(d)), "", mode)
+		}
 	}
 	for _, c := range faultClasses {
 		rerollsTotal.WithLabelValues(string(c))

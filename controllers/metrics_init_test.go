@@ -20,7 +20,7 @@ func TestMetricsStartAtZero(t *testing.T) {
 		n    int
 		min  int
 	}{
-		{"turnwatch_trips_total", testutil.CollectAndCount(tripsTotal), len(tripDetectors)},
+		{"turnwatch_trips_total", testutil.CollectAndCount(tripsTotal), 2 * len(tripDetectors)}, // enforce and audit
 		{"turnwatch_rerolls_total", testutil.CollectAndCount(rerollsTotal), len(faultClasses)},
 		{"turnwatch_faults_total", testutil.CollectAndCount(faultsTotal), len(faultClasses)},
 		{"turnwatch_turns_total", testutil.CollectAndCount(turnsTotal), len(faultClasses) + 2},
@@ -36,12 +36,16 @@ func TestMetricsStartAtZero(t *testing.T) {
 	if labelValues(t, turnDuration, "outcome")[string(twv1.TurnAborted)] {
 		t.Error("turnwatch_turn_duration_seconds{outcome=\"Aborted\"} exists but is never observed")
 	}
-	// Every detector of the table that stops a turn has its series.
+	// Every detector of the table that stops a turn has its series, in
+	// both modes.
 	series := labelValues(t, tripsTotal, "detector")
 	for _, d := range monitor.Detectors() {
 		if !d.Nudges() && !series[d.Name] {
 			t.Errorf("turnwatch_trips_total has no series for detector %s", d.Name)
 		}
+	}
+	if modes := labelValues(t, tripsTotal, "mode"); !modes[modeEnforce] || !modes[modeAudit] {
+		t.Errorf("turnwatch_trips_total modes %v, want enforce and audit", modes)
 	}
 	// Each detector is counted under the class its trips give.
 	for _, d := range tripDetectors {

@@ -47,6 +47,8 @@ type reporter struct {
 	// (drill.go); lastDrill is when its report was last written.
 	drill     func() protocol.DrillReport
 	lastDrill time.Time
+	// would are the audited detectors' would-trips (wouldtrip.go).
+	would wouldTrips
 }
 
 // desired is one condition the sidecar wants on its Pod.
@@ -72,6 +74,9 @@ func (r *reporter) load(ctx context.Context) error {
 		pod, err := r.pod.patch(ctx, []byte("{}"))
 		if err == nil {
 			r.remember(pod)
+			if c, ok := r.present[protocol.ConditionWouldTrip]; ok {
+				r.would.remember(c)
+			}
 			// The first Progress waits a period too: the run's status may be
 			// that old anyway (statusFreshness), and a turn shorter than a
 			// period then reports its counts only with its trip or summary,
@@ -184,7 +189,7 @@ func (r *reporter) tripped(ctx context.Context, detector, message string, p prot
 	if r.ahead(p) {
 		conds = append(conds, progressCondition(p))
 	}
-	return r.ensure(ctx, r.withDrill(conds)...)
+	return r.ensure(ctx, r.withWould(r.withDrill(conds))...)
 }
 
 // silent reports a silent-run nudge as the turn's next streak. Each
@@ -227,7 +232,7 @@ func (r *reporter) finished(ctx context.Context, s protocol.Summary, lengthStop 
 		conds = append(conds, *lengthStop)
 	}
 	conds = append(conds, desired{Type: protocol.ConditionFinished, Reason: reason, Message: protocol.Marshal(s)})
-	return r.ensure(ctx, r.withDrill(conds)...)
+	return r.ensure(ctx, r.withWould(r.withDrill(conds))...)
 }
 
 // progress writes p if it is ahead of what the Pod carries and the last

@@ -254,6 +254,10 @@ func (w *watchState) line(l streamLine) error {
 	}
 	v := feed(l.Data, w.lastSeen)
 	r.judgeCalls(eng, v.Trip, !l.Cut)
+	if err := r.wouldTrips(w.writeCtx, eng); err != nil {
+		w.end(err)
+		return errWatchOver
+	}
 	if over, err := r.verdicts(w.writeCtx, eng, v); over || err != nil {
 		w.end(err)
 		return errWatchOver
@@ -305,6 +309,7 @@ func (w *watchState) tick() bool {
 			r.progress(w.writeCtx, eng)
 			return true
 		}
+		seen := eng.WouldTripCount()
 		if t := eng.Tick(now); t != nil {
 			r.judgeCalls(eng, t, false)
 			err := r.settleDeliveries(w.writeCtx, eng, true)
@@ -313,6 +318,13 @@ func (w *watchState) tick() bool {
 			}
 			w.end(err)
 			return false
+		}
+		if eng.WouldTripCount() != seen { // an audited stall: its silence starts over, and so does the probe
+			w.probe.reset()
+			if err := r.wouldTrips(w.writeCtx, eng); err != nil {
+				w.end(err)
+				return false
+			}
 		}
 	}
 	if err := r.settleDeliveries(w.writeCtx, eng, false); err != nil {
@@ -372,6 +384,7 @@ func (r *runner) progress(ctx context.Context, eng *monitor.Engine) {
 	if r.rep.progressDue() {
 		r.rep.progress(ctx, progressOf(eng))
 	}
+	r.rep.wouldCounts(ctx)
 }
 
 // finish makes the final evaluation once the output is over (or the drain
@@ -382,6 +395,9 @@ func (r *runner) finish(ctx context.Context, eng *monitor.Engine, followErr erro
 	}
 	v := eng.Finish()
 	r.tellBlind(eng)
+	if err := r.wouldTrips(ctx, eng); err != nil {
+		return err
+	}
 	if err := r.nudges(ctx, eng, v.Nudges); err != nil {
 		return err
 	}
@@ -390,13 +406,15 @@ func (r *runner) finish(ctx context.Context, eng *monitor.Engine, followErr erro
 	}
 	s := protocol.SummaryOf(eng.Report())
 	s.Complete = followErr == nil // the source read the stream to its end; else the drain cut it
+	s.WouldTrips = r.rep.would.list
 	var trip *desired
 	if t := v.Trip; t != nil {
 		r.log.Info("tripped at the end", "class", t.Class, "detector", t.Detector, "message", t.Message, "line", t.Line)
 		trip = &desired{Type: protocol.ConditionTripped, Reason: protocol.ReasonFor(t.Detector), Message: t.Message}
 	}
 	r.log.Info("finished", "steps", s.Steps, "costUSD", s.CostUSD(), "stopReason", s.StopReason, "result", s.Result,
-		"lines", s.Lines, "unparsed", s.Unparsed, "ignored", s.Ignored, "resultError", s.ResultError, "agentSessionID", s.AgentSessionID, "drained", followErr != nil)
+		"lines", s.Lines, "unparsed", s.Unparsed, "ignored", s.Ignored, "resultError", s.ResultError, "agentSessionID", s.AgentSessionID, "drained", followErr != nil,
+		"wouldTrips", len(s.WouldTrips))
 	return r.rep.finished(ctx, s, trip)
 }
 

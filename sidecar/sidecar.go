@@ -23,10 +23,13 @@ import (
 // Options is what the watchdog needs, from the env the controller sets
 // (docs/protocol.md) or the command's flags.
 type Options struct {
-	Format         string
-	Guards         monitor.Guards
-	Prices         monitor.Prices
-	PriorCostUSD   string
+	Format       string
+	Guards       monitor.Guards
+	Prices       monitor.Prices
+	PriorCostUSD string
+	// Audit names the detectors whose trips are only reported, as
+	// would-trips (protocol.EnvAudit, docs/policies.md#audit).
+	Audit          []string
 	PodName        string
 	Namespace      string
 	AgentContainer string
@@ -90,7 +93,7 @@ func (o Options) Validate() error {
 	if err := o.Drill.validate(); err != nil {
 		return err
 	}
-	_, err := monitor.New(o.engineOptions()) // format, guards, prior cost
+	_, err := monitor.New(o.engineOptions()) // format, guards, prior cost, audited detectors
 	return err
 }
 
@@ -103,7 +106,7 @@ func (o Options) clock() clock.Clock {
 }
 
 func (o Options) engineOptions() monitor.Options {
-	return monitor.Options{Format: o.Format, Guards: o.Guards, Prices: o.Prices, PriorCostUSD: o.PriorCostUSD}
+	return monitor.Options{Format: o.Format, Guards: o.Guards, Prices: o.Prices, PriorCostUSD: o.PriorCostUSD, Audit: o.Audit}
 }
 
 // Run is the watchdog, with the in-cluster credential (or

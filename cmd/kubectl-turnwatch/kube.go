@@ -209,6 +209,9 @@ func sidecarOptions(pod *corev1.Pod, format string) (explain.Options, string, er
 				container = e.Value
 			case protocol.EnvPriorCostUSD:
 				opts.PriorCostUSD = e.Value
+			case protocol.EnvAudit:
+				opts.Audit = protocol.ParseAudit(e.Value)
+				err = monitor.ValidateAudit(opts.Audit)
 			case protocol.EnvGuards:
 				opts.Guards, err = monitor.ParseGuards([]byte(e.Value))
 			case protocol.EnvPrices:

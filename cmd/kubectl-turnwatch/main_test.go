@@ -121,11 +121,13 @@ func TestSidecarOptions(t *testing.T) {
 			{Name: protocol.EnvGuards, Value: `{"identicalCalls": 3}`},
 			{Name: protocol.EnvAgentContainer, Value: "worker"},
 			{Name: protocol.EnvPriorCostUSD, Value: "0.5"},
+			{Name: protocol.EnvAudit, Value: "identicalCalls,stall"},
 		}}},
 		Containers: []corev1.Container{{Name: "worker"}},
 	}}
 	opts, c, err := sidecarOptions(pod, "claude")
-	if err != nil || opts.Format != "codex" || opts.Guards.IdenticalCalls != 3 || c != "worker" || opts.PriorCostUSD != "0.5" {
+	if err != nil || opts.Format != "codex" || opts.Guards.IdenticalCalls != 3 || c != "worker" || opts.PriorCostUSD != "0.5" ||
+		strings.Join(opts.Audit, ",") != "identicalCalls,stall" {
 		t.Errorf("%+v %q %v", opts, c, err)
 	}
 	pod.Spec.InitContainers[0].Env = append(pod.Spec.InitContainers[0].Env, corev1.EnvVar{Name: protocol.EnvGuards, Value: "{"})

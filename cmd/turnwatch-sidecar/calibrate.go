@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -50,6 +51,9 @@ type FileVerdict struct {
 	Format string          `json:"format"`
 	Trips  []monitor.Trip  `json:"trips"`
 	Nudges []monitor.Nudge `json:"nudges"`
+	// WouldTrips are the trips of the detectors --audit names: the stream
+	// is read on past them, as an audited turn ran on.
+	WouldTrips []monitor.WouldTrip `json:"wouldTrips,omitempty"`
 }
 
 // Calibration is calibrate's --json output.
@@ -62,7 +66,11 @@ type Calibration struct {
 	Suggested map[string]any `json:"suggested"`
 }
 
-// runCalibrate: calibrate [--format FORMAT] [--guards FILE] [--json] PATH...
+// stdinName is the PATH that names calibrate's standard input: one stream,
+// such as an agent's log piped from kubectl.
+const stdinName = "-"
+
+// runCalibrate: calibrate [--format FORMAT] [--guards FILE] [--audit DETECTORS] [--json] PATH...|-
 func runCalibrate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("calibrate", flag.ContinueOnError)
 	fset.SetOutput(stderr)
@@ -70,7 +78,7 @@ func runCalibrate(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	ef.register(fset)
 	asJSON := fset.Bool("json", false, "print JSON for tools instead of the table")
 	fset.Usage = func() {
-		fmt.Fprintln(stderr, "usage: turnwatch-sidecar calibrate [--format FORMAT] [--guards FILE] [--json] PATH...")
+		fmt.Fprintln(stderr, "usage: turnwatch-sidecar calibrate [--format FORMAT] [--guards FILE] [--audit DETECTORS] [--json] PATH...|-")
 		fset.PrintDefaults()
 	}
 	if err := fset.Parse(args); err != nil {
@@ -90,7 +98,14 @@ func runCalibrate(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "calibrate:", err)
 		return 1
 	}
-	c, err := calibrate(files, opts, ef.maxLine)
+	var piped []byte // read once: each stream is read twice
+	if slices.Contains(files, stdinName) {
+		if piped, err = io.ReadAll(stdin); err != nil {
+			fmt.Fprintln(stderr, "calibrate: reading the standard input:", err)
+			return 1
+		}
+	}
+	c, err := calibrate(files, piped, opts, ef.maxLine)
 	if err != nil {
 		fmt.Fprintln(stderr, "calibrate:", err)
 		return 1
@@ -114,6 +129,10 @@ func runCalibrate(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 func streamFiles(paths []string) ([]string, error) {
 	var out []string
 	for _, p := range paths {
+		if p == stdinName {
+			out = append(out, p)
+			continue
+		}
 		st, err := os.Stat(p)
 		if err != nil {
 			return nil, err
@@ -204,14 +223,14 @@ func (m *maxima) fold(before, after *monitor.State, line int, wholeTurn bool) {
 	}
 }
 
-// calibrate measures every file, replays it with today's guards, and
-// suggests guards.
-func calibrate(files []string, opts monitor.Options, maxLine int) (Calibration, error) {
+// calibrate measures every file (stdinName: the piped bytes), replays it
+// with today's guards, and suggests guards.
+func calibrate(files []string, piped []byte, opts monitor.Options, maxLine int) (Calibration, error) {
 	c := Calibration{Files: len(files), Trips: []FileVerdict{}}
 	all := newMaxima()
 	where := map[string]string{}
 	for _, f := range files {
-		m, err := measureFile(f, opts, maxLine)
+		m, err := measureFile(f, piped, opts, maxLine)
 		if err != nil {
 			return c, fmt.Errorf("%s: %w", f, err)
 		}
@@ -221,11 +240,11 @@ func calibrate(files []string, opts monitor.Options, maxLine int) (Calibration, 
 			}
 		}
 
-		v, err := verdictFile(f, opts, maxLine)
+		v, err := verdictFile(f, piped, opts, maxLine)
 		if err != nil {
 			return c, fmt.Errorf("%s: %w", f, err)
 		}
-		if len(v.Trips) > 0 || len(v.Nudges) > 0 {
+		if len(v.Trips) > 0 || len(v.Nudges) > 0 || len(v.WouldTrips) > 0 {
 			c.Trips = append(c.Trips, v)
 		}
 	}
@@ -233,8 +252,16 @@ func calibrate(files []string, opts monitor.Options, maxLine int) (Calibration, 
 	return c, nil
 }
 
-func measureFile(name string, opts monitor.Options, maxLine int) (maxima, error) {
-	f, err := os.Open(name)
+// openStream opens a stream file, or for stdinName the piped bytes.
+func openStream(name string, piped []byte) (io.ReadCloser, error) {
+	if name == stdinName {
+		return io.NopCloser(bytes.NewReader(piped)), nil
+	}
+	return os.Open(name)
+}
+
+func measureFile(name string, piped []byte, opts monitor.Options, maxLine int) (maxima, error) {
+	f, err := openStream(name, piped)
 	if err != nil {
 		return maxima{}, err
 	}
@@ -242,8 +269,8 @@ func measureFile(name string, opts monitor.Options, maxLine int) (maxima, error)
 	return measure(f, opts, maxLine)
 }
 
-func verdictFile(name string, opts monitor.Options, maxLine int) (FileVerdict, error) {
-	f, err := os.Open(name)
+func verdictFile(name string, piped []byte, opts monitor.Options, maxLine int) (FileVerdict, error) {
+	f, err := openStream(name, piped)
 	if err != nil {
 		return FileVerdict{}, err
 	}
@@ -252,7 +279,7 @@ func verdictFile(name string, opts monitor.Options, maxLine int) (FileVerdict, e
 	if err != nil {
 		return FileVerdict{}, err
 	}
-	return FileVerdict{File: name, Format: r.Format, Trips: r.Trips, Nudges: r.Nudges}, nil
+	return FileVerdict{File: name, Format: r.Format, Trips: r.Trips, Nudges: r.Nudges, WouldTrips: r.WouldTrips}, nil
 }
 
 // suggest turns the maxima into the table's rows and a guards object.
@@ -380,6 +407,9 @@ func (c Calibration) writeTable(w io.Writer) error {
 			}
 			for _, n := range v.Nudges {
 				fmt.Fprintf(w, "  %s:%d  nudge: %s\n", v.File, n.Line, n.Message)
+			}
+			for _, x := range v.WouldTrips {
+				fmt.Fprintf(w, "  %s:%d  %s (%s, audited, %d times): %s\n", v.File, x.Line, x.Detector, x.Class, x.Count, x.Message)
 			}
 		}
 	}

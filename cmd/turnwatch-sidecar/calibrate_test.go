@@ -184,3 +184,50 @@ func mustJSON(t *testing.T, v any) []byte {
 	}
 	return b
 }
+
+// An audited turn's stream, piped as `kubectl logs --timestamps POD -c
+// agent | turnwatch-sidecar calibrate -` reads it (the fake agent's claude
+// loop: an audited identicalCalls let it run its 100 identical calls to the
+// result): the identicalCalls row shows the whole loop, and today's guards
+// would stop it at its 4th call; with --audit as the turn had it, the
+// stream reads on and the would-trip is listed with its count.
+func TestCalibrateAuditedStream(t *testing.T) {
+	stream, err := os.ReadFile("../../test/fakeagent/scenarios/claude/loop.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"calibrate", "-"}, []string{"identicalCalls     4      100           -:", "-:37  identicalCalls (runaway): repeated an identical tool call 4 times"}},
+		{[]string{"calibrate", "--audit", "identicalCalls", "-"}, []string{"identicalCalls     4      100           -:",
+			"-:37  identicalCalls (runaway, audited, 25 times): repeated an identical tool call 4 times"}},
+	}
+	for _, tt := range tests {
+		var out, errb bytes.Buffer
+		if code := dispatch(tt.args, bytes.NewReader(stream), &out, &errb); code != 0 {
+			t.Fatalf("%v: exit %d: %s", tt.args, code, errb.String())
+		}
+		for _, want := range tt.want {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%v: table lacks %q:\n%s", tt.args, want, out.String())
+			}
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := dispatch([]string{"calibrate", "--json", "--audit", "identicalCalls", "-"}, bytes.NewReader(stream), &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var c Calibration
+	if err := json.Unmarshal(out.Bytes(), &c); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Trips) != 1 || len(c.Trips[0].Trips) != 0 || len(c.Trips[0].WouldTrips) != 1 || c.Trips[0].WouldTrips[0].Detector != "identicalCalls" ||
+		c.Trips[0].WouldTrips[0].Count != 25 {
+		t.Errorf("wouldTrip %+v", c.Trips)
+	}
+	if code := dispatch([]string{"calibrate", "--audit", "loops", "-"}, bytes.NewReader(stream), &out, &errb); code != 2 || !strings.Contains(errb.String(), `"loops"`) {
+		t.Errorf("an unknown audited detector: exit %d %s", code, errb.String())
+	}
+}

@@ -54,7 +54,7 @@ func runExplain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		in = f
 	}
 	tl, err := explain.Stream(in, explain.Options{Format: opts.Format, Guards: opts.Guards, Prices: opts.Prices,
-		PriorCostUSD: opts.PriorCostUSD, GapAtLeast: *gap})
+		PriorCostUSD: opts.PriorCostUSD, Audit: opts.Audit, GapAtLeast: *gap})
 	if err != nil {
 		fmt.Fprintln(stderr, "explain:", err)
 		return 1

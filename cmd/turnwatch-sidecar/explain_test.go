@@ -22,6 +22,8 @@ func TestExplainCommand(t *testing.T) {
 		{"colour always", []string{"explain", "--format", "claude", "--color", "always", loop}, 0, []string{"\x1b["}},
 		{"guards", []string{"explain", "--format", "claude", "--guards", "testdata/explain-guards.json", loop}, 0,
 			[]string{"repeated an identical tool call 2 times"}},
+		{"audited", []string{"explain", "--format", "claude", "--audit", "identicalCalls", loop}, 0,
+			[]string{"would trip identicalCalls (runaway, audited) first at line 37, 25 times", "final result"}},
 		{"no file", []string{"explain", "--format", "claude"}, 2, nil},
 		{"bad output", []string{"explain", "--output", "yaml", loop}, 2, nil},
 		{"missing file", []string{"explain", "nope.log"}, 1, nil},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"turnwatch.dev/turnwatch/pkg/monitor"
+	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
 func init() {
@@ -20,8 +21,8 @@ func init() {
 
 // engineFlags are the flags replay and watch share.
 type engineFlags struct {
-	format, guards, prices, prior string
-	maxLine                       int
+	format, guards, prices, prior, audit string
+	maxLine                              int
 }
 
 func (f *engineFlags) register(fs *flag.FlagSet) {
@@ -29,12 +30,17 @@ func (f *engineFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.guards, "guards", "", "JSON file with any subset of the guard names (the rest default)")
 	fs.StringVar(&f.prices, "prices", "", "JSON price table merged over the built-in one")
 	fs.StringVar(&f.prior, "prior-cost", "", "what earlier turns of the run cost, decimal USD (weighed against maxCostUSD; the report is this stream's own cost)")
+	fs.StringVar(&f.audit, "audit", "", "detectors whose trips only record (would-trips), comma-separated, as the sidecar's "+protocol.EnvAudit)
 	fs.IntVar(&f.maxLine, "max-line", monitor.DefaultMaxLine, "longest line read whole, in bytes; longer lines are skipped and counted unparsed")
 }
 
 // options reads the guard and price files into engine options.
 func (f *engineFlags) options() (monitor.Options, error) {
-	opts := monitor.Options{Format: f.format, Guards: monitor.DefaultGuards(), Prices: monitor.DefaultPrices(), PriorCostUSD: f.prior}
+	opts := monitor.Options{Format: f.format, Guards: monitor.DefaultGuards(), Prices: monitor.DefaultPrices(), PriorCostUSD: f.prior,
+		Audit: protocol.ParseAudit(f.audit)}
+	if err := monitor.ValidateAudit(opts.Audit); err != nil {
+		return opts, err
+	}
 	if f.guards != "" {
 		data, err := os.ReadFile(f.guards)
 		if err != nil {

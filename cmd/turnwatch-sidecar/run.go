@@ -42,10 +42,11 @@ func parseRunConfig(args []string, getenv func(string) string, stderr io.Writer)
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c sidecar.Options
-	var guards, prices, period, drillPort string
+	var guards, prices, period, drillPort, audit string
 	fs.StringVar(&c.Format, "format", or(getenv(protocol.EnvFormat), monitor.FormatAuto), "stream format: "+strings.Join(monitor.Formats, " | ")+" [$"+protocol.EnvFormat+"]")
 	fs.StringVar(&guards, "guards", getenv(protocol.EnvGuards), "guards: a JSON object, or a file holding one [$"+protocol.EnvGuards+"]")
 	fs.StringVar(&prices, "prices", getenv(protocol.EnvPrices), "price table: JSON, or a file holding it [$"+protocol.EnvPrices+"]")
+	fs.StringVar(&audit, "audit", getenv(protocol.EnvAudit), "detectors whose trips are only reported (would-trips), comma-separated [$"+protocol.EnvAudit+"]")
 	fs.StringVar(&c.PriorCostUSD, "prior-cost-usd", getenv(protocol.EnvPriorCostUSD), "what earlier turns of the run cost [$"+protocol.EnvPriorCostUSD+"]")
 	fs.StringVar(&c.RunName, "run", getenv(protocol.EnvRunName), "the run whose status shows this turn's progress; \"\" writes it on the own Pod [$"+protocol.EnvRunName+"]")
 	fs.StringVar(&c.RunUID, "run-uid", getenv(protocol.EnvRunUID), "the run's UID, carried in each progress report [$"+protocol.EnvRunUID+"]")
@@ -69,6 +70,10 @@ func parseRunConfig(args []string, getenv func(string) string, stderr io.Writer)
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("run takes no arguments, got %q", fs.Args())
+	}
+	c.Audit = protocol.ParseAudit(audit)
+	if err := monitor.ValidateAudit(c.Audit); err != nil {
+		return c, fmt.Errorf("%s: %w", protocol.EnvAudit, err)
 	}
 	var err error
 	if c.Guards, err = monitor.ParseGuards(inlineOrFile(guards)); err != nil {

@@ -60,6 +60,12 @@ func TestParseRunConfig(t *testing.T) {
 					t.Fatalf("%+v", c)
 				}
 			}},
+		{name: "audited detectors", env: with(protocol.EnvAudit, "identicalCalls, stall"), check: func(t *testing.T, c sidecar.Options) {
+			if strings.Join(c.Audit, ",") != "identicalCalls,stall" {
+				t.Fatalf("audit %q", c.Audit)
+			}
+		}},
+		{name: "unknown audited detectors are named", env: with(protocol.EnvAudit, "stall,loops,budgets"), wantErr: `TURNWATCH_AUDIT: audit: unknown detector "loops", "budgets"`},
 		{name: "missing pod identity", env: map[string]string{}, wantErr: "missing TURNWATCH_POD_NAME, TURNWATCH_POD_NAMESPACE, TURNWATCH_AGENT_CONTAINER"},
 		{name: "bad guards name the field", env: with(protocol.EnvGuards, `{"stepBudget":-1}`), wantErr: "stepBudget"},
 		{name: "bad format", env: with(protocol.EnvFormat, "cobol"), wantErr: `format "cobol"`},

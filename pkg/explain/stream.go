@@ -25,6 +25,9 @@ type Options struct {
 	Guards       monitor.Guards
 	Prices       monitor.Prices
 	PriorCostUSD string
+	// Audit names the detectors whose trips only record, as the turn's
+	// sidecar had them (its TURNWATCH_AUDIT).
+	Audit []string
 	// GapAtLeast is the shortest silence between two lines that the
 	// timeline shows; 0 means DefaultGap.
 	GapAtLeast time.Duration
@@ -116,7 +119,8 @@ type builder struct {
 // Stream reads a stream (one event per line, with or without the kubectl
 // --timestamps prefix) and explains it.
 func Stream(r io.Reader, opts Options) (*Timeline, error) {
-	eng, err := monitor.New(monitor.Options{Format: opts.Format, Guards: opts.Guards, Prices: opts.Prices, PriorCostUSD: opts.PriorCostUSD})
+	eng, err := monitor.New(monitor.Options{Format: opts.Format, Guards: opts.Guards, Prices: opts.Prices, PriorCostUSD: opts.PriorCostUSD,
+		Audit: opts.Audit})
 	if err != nil {
 		return nil, err
 	}

@@ -66,6 +66,9 @@ func (t *Timeline) WriteText(w io.Writer, color bool) error {
 	for _, n := range r.Nudges {
 		fmt.Fprintf(&b, "%s %s at line %d: %s\n", p.s(styleYellow, "nudged"), n.Detector, n.Line, n.Message)
 	}
+	for _, x := range r.WouldTrips {
+		fmt.Fprintf(&b, "%s %s (%s, audited) first at line %d, %d times: %s\n", p.s(styleYellow, "would trip"), x.Detector, x.Class, x.Line, x.Count, x.Message)
+	}
 	if len(t.Entries) == 0 {
 		b.WriteString("(no tool calls, gaps or verdicts in the stream)\n")
 	} else {

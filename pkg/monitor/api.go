@@ -74,6 +74,9 @@ type Options struct {
 	// it is added to this turn's cost for the spend cap only: the report's
 	// cost is this turn's own.
 	PriorCostUSD string
+	// Audit names the detectors whose trips only record
+	// (docs/policies.md#audit): a would-trip, and the turn goes on.
+	Audit []string
 }
 
 // Trip is a detector's verdict that the turn must end.
@@ -133,6 +136,9 @@ type Report struct {
 	// set it stays set; a stream with deltas, or with no text or thinking,
 	// never sets it.
 	DeltasHidden bool `json:"deltasHidden,omitempty"`
+	// WouldTrips are the audited detectors' would-trips (Options.Audit),
+	// one per detector; absent when none.
+	WouldTrips []WouldTrip `json:"wouldTrips,omitempty"`
 }
 
 func validFormat(f string) bool { return f == "" || slices.Contains(Formats, f) }
@@ -142,6 +148,9 @@ func (o Options) check() error {
 		return fmt.Errorf("format %q: must be one of %v", o.Format, Formats)
 	}
 	if err := o.Guards.Validate(); err != nil {
+		return err
+	}
+	if _, err := auditBits(o.Audit); err != nil {
 		return err
 	}
 	if o.PriorCostUSD != "" {

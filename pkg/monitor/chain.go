@@ -24,6 +24,8 @@ type link struct {
 	at    phase
 	nudge bool // a nudge is said and the run goes on; anything else stops the turn
 	check check
+	d     int          // the detector's row in detectorTable
+	bit   detectorBits // bitOf(d)
 }
 
 // chain is the evaluation order: the detector table's (detectors.go), whose
@@ -32,7 +34,7 @@ type link struct {
 var chain = func() []link {
 	out := make([]link, len(detectorTable))
 	for i, d := range detectorTable {
-		out[i] = link{at: d.at, nudge: d.Nudges(), check: d.check}
+		out[i] = link{at: d.at, nudge: d.Nudges(), check: d.check, d: i, bit: bitOf(i)}
 	}
 	return out
 }()

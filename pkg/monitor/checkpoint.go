@@ -60,6 +60,10 @@ type snapshot struct {
 	Agents    []agentSnapshot
 	OtherOpen Money
 	Subagents bool
+	// Would and Recorded (audit.go) were added after version 2 was
+	// written: an older checkpoint restores no would-trips.
+	Would    []WouldTrip
+	Recorded detectorBits
 }
 
 type msgSnapshot struct {
@@ -118,6 +122,7 @@ func (e *Engine) Checkpoint() ([]byte, error) {
 		AgentSession: e.agentSession.bytes(),
 		DeltasSeen:   e.deltas.seen, DeltasHidden: e.deltas.hidden,
 		X: e.x, Agent: e.agent, Tick: e.tick, OtherOpen: e.otherOpen, Subagents: e.subagents,
+		Would: e.would, Recorded: e.recorded,
 	}
 	for i := range e.agents {
 		a := &e.agents[i]
@@ -171,6 +176,10 @@ func (e *Engine) Restore(data []byte) error {
 	e.stopLine, e.lastTime, e.trips, e.nudges, e.anon = s.StopLine, s.LastTime, s.Trips, s.Nudges, s.Anon
 	e.msg = s.Msg.message()
 	e.x, e.agent, e.tick, e.otherOpen, e.subagents = s.X, s.Agent, s.Tick, s.OtherOpen, s.Subagents
+	e.would, e.recorded = s.Would, s.Recorded&e.audit
+	for _, w := range e.would {
+		e.wouldCount += w.Count
+	}
 	for _, a := range s.Agents {
 		if a.Slot < 0 || a.Slot >= maxAgents {
 			return fmt.Errorf("checkpoint: agent slot %d", a.Slot)

@@ -26,6 +26,11 @@ type Detector struct {
 	// (the next matching call counts 1); a detector with one is a loop
 	// detector.
 	reset func(e *Engine)
+	// again makes an audited detector's count start over after a
+	// would-trip where it has no reset (docs/policies.md#audit): the next
+	// would-trip needs as much again. A detector with neither records its
+	// first would-trip only (a whole-turn bound, the end of input).
+	again func(e *Engine)
 }
 
 // Nudges says whether the detector's verdict is a nudge: said, and the run
@@ -54,6 +59,8 @@ var detectorTable = [...]Detector{
 		{Name: "toolTimeout", Kind: GuardDuration, def: Duration(30 * time.Minute),
 			Help:  "Stall: longest silence while a tool call is outstanding before `stalled` trips.",
 			field: func(g *Guards) any { return &g.ToolTimeout }, measure: gapWhile(true)},
+	}, again: func(e *Engine) { // the silence starts over at the moment judged
+		e.lastTime, e.st.Gap = e.lastTime.Add(e.st.Gap), 0
 	}},
 	{Name: DetectorDegeneration, Class: ClassDegenerate, at: atDelta, check: degeneration, Guards: []Guard{
 		{Name: "whitespaceDeltas", Kind: GuardCount, def: 128, TripsAtLimit: true,
@@ -62,11 +69,14 @@ var detectorTable = [...]Detector{
 		{Name: "whitespaceBytes", Kind: GuardCount, def: 8192, TripsAtLimit: true,
 			Help:  "Degeneration: this many bytes of consecutive whitespace-only deltas trip `degenerate`.",
 			field: func(g *Guards) any { return &g.WhitespaceBytes }, measure: counter(func(s *State) int { return s.WhitespaceBytes })},
-	}},
+	}, again: func(e *Engine) { e.st.WhitespaceDeltas, e.st.WhitespaceBytes = 0, 0 }},
 	{Name: DetectorRepetition, Class: ClassDegenerate, at: atDelta, check: repetition, Guards: []Guard{
 		{Name: "repeatedTextBytes", Kind: GuardCount, def: 4096, TripsAtLimit: true,
 			Help:  "Repetition: this many bytes of streamed text repeating one pattern of 1 to 256 bytes trip `degenerate`.",
 			field: func(g *Guards) any { return &g.RepeatedTextBytes }, measure: counter(func(s *State) int { return s.RepeatBytes })},
+	}, again: func(e *Engine) { // the message's text runs start over
+		e.msg.rep = [2]repeatTracker{}
+		e.st.RepeatBytes, e.st.RepeatPeriod = 0, 0
 	}},
 	{Name: DetectorStepBudget, Class: ClassRunaway, at: atCall, check: stepBudget, Guards: []Guard{
 		{Name: "stepBudget", Kind: GuardCount, def: 256, WholeTurn: true,

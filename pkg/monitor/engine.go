@@ -36,6 +36,12 @@ type Engine struct {
 	lastTime        time.Time
 	trips           []Trip
 	nudges          []Nudge
+	// audit are the detectors whose trips only record (Options.Audit);
+	// would are their would-trips, recorded the one-shot ones whose
+	// would-trip is recorded, wouldCount their counts' sum (audit.go).
+	audit, recorded detectorBits
+	would           []WouldTrip
+	wouldCount      int
 	cur             Verdicts
 	anon            uint64 // counter for calls without an id
 
@@ -127,6 +133,7 @@ func New(opts Options) (*Engine, error) {
 		e.prices.index()
 	}
 	e.setFormat(e.format)
+	e.audit, _ = auditBits(opts.Audit) // checked above
 	e.st.Guards = opts.Guards
 	e.st.Cap, _ = opts.Guards.maxCost()
 	if opts.PriorCostUSD != "" {
@@ -301,6 +308,7 @@ func (e *Engine) Report() Report {
 		Trips: append([]Trip{}, e.trips...), Nudges: append([]Nudge{}, e.nudges...),
 		AgentSessionID: string(e.agentSession.bytes()),
 		DeltasHidden:   e.deltas.hidden,
+		WouldTrips:     e.WouldTrips(),
 	}
 	if e.result && e.failed {
 		r.ResultError = unescape(e.resultErr.raw())
@@ -312,12 +320,20 @@ func (e *Engine) Report() Report {
 func (e *Engine) State() State { return e.st }
 
 // evaluate runs the checks of one phase in chain order. A nudge is recorded
-// and evaluation goes on; the first other failure trips and ends it.
+// and evaluation goes on, and so is an audited detector's would-trip; the
+// first other failure trips and ends it.
 func (e *Engine) evaluate(p phase, line int) bool {
 	for i := range chainAt[p] {
 		l := &chainAt[p][i]
+		if e.recorded&l.bit != 0 {
+			continue // an audited detector that records once did
+		}
 		reason, msg, failed := l.check(&e.st)
 		if !failed {
+			continue
+		}
+		if !l.nudge && e.audit&l.bit != 0 {
+			e.wouldTrip(l, reason, msg, line)
 			continue
 		}
 		if !l.nudge && e.warn(reason, msg, line) {

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"turnwatch.dev/turnwatch/pkg/monitor"
@@ -53,7 +54,7 @@ func TestSummaryWire(t *testing.T) {
 		t.Fatalf("%s, want %s", got, want)
 	}
 	var back Summary
-	if err := json.Unmarshal([]byte(want), &back); err != nil || back != s {
+	if err := json.Unmarshal([]byte(want), &back); err != nil || !reflect.DeepEqual(back, s) {
 		t.Fatalf("read back %+v %v", back, err)
 	}
 }

@@ -57,6 +57,13 @@ const (
 	// call because the sidecar judged it a trip (nudgefile.Ack's Refused).
 	// Its reason is ReasonCallRefused, its message the call's id.
 	ConditionCallRefused = "turnwatch.dev/CallRefused"
+	// ConditionWouldTrip is True once a detector the turn audits
+	// (EnvAudit) would have stopped it; the turn went on. Its reason is
+	// ReasonWouldTrip, its message a JSON list of WouldTrip, one per
+	// detector: written at each detector's first would-trip, its counts
+	// with the next Progress period and last with the Tripped or Finished
+	// write.
+	ConditionWouldTrip = "turnwatch.dev/WouldTrip"
 )
 
 // Warning is a Pod condition that tells and decides nothing: the
@@ -108,6 +115,8 @@ const (
 	ReasonDrillServed = "Served"
 	// ReasonCallRefused is ConditionCallRefused's reason.
 	ReasonCallRefused = "CallRefused"
+	// ReasonWouldTrip is ConditionWouldTrip's reason.
+	ReasonWouldTrip = "WouldTrip"
 )
 
 // Env the controller sets on the agent container.
@@ -147,6 +156,10 @@ const (
 	// wrote into the agent's model endpoint.
 	EnvDrillScenario = "TURNWATCH_DRILL_SCENARIO"
 	EnvDrillPort     = "TURNWATCH_DRILL_PORT"
+	// EnvAudit names the detectors whose trips the sidecar only reports
+	// (ConditionWouldTrip), comma-separated; an unknown name stops the
+	// sidecar at its start.
+	EnvAudit = "TURNWATCH_AUDIT"
 )
 
 // SidecarContainerName is the name of the injected watchdog container.
@@ -177,6 +190,9 @@ type Summary struct {
 	// controller does not settle no-signal on an incomplete summary without
 	// reading the log's tail itself.
 	Complete bool `json:"complete"`
+	// WouldTrips are the audited detectors' would-trips (ConditionWouldTrip
+	// as it stands at the end); absent when none.
+	WouldTrips []WouldTrip `json:"wouldTrips,omitempty"`
 }
 
 // SummaryOf is the summary of what the engine read: the sidecar's at the
@@ -185,7 +201,7 @@ func SummaryOf(rep monitor.Report) Summary {
 	cost, _ := monitor.ParseMoney(rep.CostUSD) // the engine renders its own Money
 	return Summary{Progress: Progress{Steps: int64(rep.Steps), Cost: cost}, StopReason: rep.StopReason, Result: rep.Result,
 		Lines: rep.Lines, Unparsed: rep.Unparsed, Ignored: rep.Ignored, ResultError: rep.ResultError,
-		AgentSessionID: rep.AgentSessionID}
+		AgentSessionID: rep.AgentSessionID, WouldTrips: WouldTripsOf(rep.WouldTrips, nil)}
 }
 
 // Marshal renders v as compact JSON for a condition message.

@@ -25,10 +25,11 @@ const (
 
 // Ending is how s settles its turn, and the text of the fault when it failed.
 // The rules go in order: a length stop, then a result that reports an error,
-// then a result.
+// then a result. An audited length stop (a lengthStop would-trip) is no
+// ending of its own: the agent's final word settles the turn.
 func (s Summary) Ending() (Ending, string) {
 	switch {
-	case s.StopReason == monitor.StopLength:
+	case s.StopReason == monitor.StopLength && !s.audited(monitor.DetectorLengthStop):
 		return EndedLength, monitor.LengthStopMessage
 	case s.Result && s.ResultError != "":
 		return EndedAgentError, s.ResultError

@@ -308,7 +308,7 @@ func checkMetricsAuth(t *testing.T) {
 	if err != nil || code != http.StatusOK {
 		t.Fatalf("metrics with the reader's token: %d %v", code, err)
 	}
-	want := `turnwatch_trips_total{class="runaway",detector="identicalCalls",drill=""} 2`
+	want := `turnwatch_trips_total{class="runaway",detector="identicalCalls",drill="",mode="enforce"} 2`
 	if !strings.Contains(body, want) {
 		t.Errorf("metrics lack %q:\n%s", want, grepLines(body, "turnwatch_"))
 	}

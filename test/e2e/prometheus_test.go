@@ -165,7 +165,7 @@ func (p *prometheus) query(expr string) ([]sample, error) {
 func checkDashboardQueries(t *testing.T, p *prometheus, wantTrips int) {
 	t.Helper()
 	err := waitFor(context.Background(), time.Minute, "Prometheus to scrape the trips", func() (bool, error) {
-		s, err := p.query(`sum(turnwatch_trips_total)`)
+		s, err := p.query(`sum(turnwatch_trips_total{mode="enforce"})`)
 		return err == nil && len(s) == 1 && s[0].float() >= float64(wantTrips), nil
 	})
 	if err != nil {
