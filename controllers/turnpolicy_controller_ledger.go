@@ -60,7 +60,9 @@ func windowOf(b *twv1.Budget) (time.Duration, error) {
 // It says whether the window moved.
 func rollWindow(st *twv1.BudgetStatus, window time.Duration, now time.Time) bool {
 	if st.WindowStart == nil {
-		st.WindowStart = ptrTime(metav1.NewTime(now))
+		// Whole seconds, as the API server keeps it: the same window
+		// before and after the write.
+		st.WindowStart = ptrTime(metav1.NewTime(now.Truncate(time.Second)))
 		st.SettledUSD, st.Turns = monitor.Money(0).String(), 0
 		return true
 	}
