@@ -50,7 +50,7 @@ func (r *TurnPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	pol, err := r.load(ctx, req)
 	if apierrors.IsNotFound(err) {
 		forgetBudgetMetrics(policyMetricName(req.Namespace, req.Name))
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, r.releaseUnbudgeted(ctx, req.Namespace)
 	}
 	if err != nil {
 		return ctrl.Result{}, err
@@ -71,6 +71,9 @@ func (r *TurnPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	var turns []twv1.AgentTurn
 	if pol.Spec.Budget == nil {
 		st.Budget = nil
+		if err := r.releaseUnbudgeted(ctx, pol.Object.GetNamespace()); err != nil {
+			return ctrl.Result{}, err
+		}
 	} else {
 		if turns, err = r.turnsIn(ctx, namespaces); err != nil {
 			return ctrl.Result{}, err

@@ -417,3 +417,27 @@ func TestLedgerDrillsNeverCount(t *testing.T) {
 		return nil
 	})
 }
+
+func TestLedgerBudgetRemoved(t *testing.T) {
+	needEnv(t)
+	ns := newNamespace(t)
+	clk := wholeSecondClock()
+	p := budgetPolicy(t, ns, "10", "1h")
+	r := ledgerProcess(t, ns, clk, interceptor.Funcs{})
+	pass(t, r, p, "window opened", ledgerIs("0.00", 0, 0))
+	budgetTurn(t, ns, "a-0", "0.40", "", clk.Now(), nil) // still running
+	got := &twv1.TurnPolicy{}
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(p), got); err != nil {
+		t.Fatal(err)
+	}
+	got.Spec.Budget = nil
+	if err := k8s.Update(context.Background(), got); err != nil {
+		t.Fatal(err)
+	}
+	pass(t, r, p, "no ledger left, the turn let go", func(got *twv1.TurnPolicy) error {
+		if got.Status.Budget != nil {
+			return fmt.Errorf("ledger %+v", got.Status.Budget)
+		}
+		return noneHeld(ns)
+	})
+}

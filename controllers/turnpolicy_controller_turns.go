@@ -209,3 +209,39 @@ func (r *TurnPolicyReconciler) budgetsOfRun(ctx context.Context, obj client.Obje
 	}
 	return budgetRequests(ctx, r.Client, obj.GetNamespace())
 }
+
+// releaseUnbudgeted removes the finalizer from the turns of namespace ns
+// (every namespace when ns is "": a ClusterTurnPolicy) that no budget
+// applies to any more: their budget was removed or its policy deleted, and
+// no ledger is left to let them go.
+func (r *TurnPolicyReconciler) releaseUnbudgeted(ctx context.Context, ns string) error {
+	var list twv1.AgentTurnList
+	if err := r.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return err
+	}
+	budgeted := map[string]bool{}
+	for i := range list.Items {
+		t := &list.Items[i]
+		if !controllerutil.ContainsFinalizer(t, twv1.BudgetFinalizer) {
+			continue
+		}
+		held, seen := budgeted[t.Namespace]
+		if !seen {
+			pols, err := policiesFor(ctx, r.Client, t.Namespace)
+			if err != nil {
+				return client.IgnoreNotFound(err)
+			}
+			held = anyBudget(pols)
+			budgeted[t.Namespace] = held
+		}
+		if held {
+			continue
+		}
+		base := t.DeepCopy()
+		controllerutil.RemoveFinalizer(t, twv1.BudgetFinalizer)
+		if err := r.Patch(ctx, t, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+	}
+	return nil
+}
