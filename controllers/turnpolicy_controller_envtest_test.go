@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
@@ -439,5 +440,71 @@ func TestLedgerBudgetRemoved(t *testing.T) {
 			return fmt.Errorf("ledger %+v", got.Status.Budget)
 		}
 		return noneHeld(ns)
+	})
+}
+
+// passCluster is pass for a ClusterTurnPolicy.
+func passCluster(t *testing.T, r *TurnPolicyReconciler, p *twv1.ClusterTurnPolicy, what string, cond func(*twv1.TurnPolicy) error) {
+	t.Helper()
+	eventually(t, what, func() error {
+		if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(p)}); err != nil {
+			return err
+		}
+		got := &twv1.ClusterTurnPolicy{}
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(p), got); err != nil {
+			return err
+		}
+		return cond(&twv1.TurnPolicy{Status: got.Status})
+	})
+}
+
+func TestLedgerEveryBudgetCounts(t *testing.T) {
+	needEnv(t)
+	ns := newNamespace(t)
+	team := "team-" + ns
+	nsObj := &corev1.Namespace{}
+	if err := k8s.Get(context.Background(), types.NamespacedName{Name: ns}, nsObj); err != nil {
+		t.Fatal(err)
+	}
+	nsObj.Labels = map[string]string{"turnwatch.dev/test-team": team}
+	if err := k8s.Update(context.Background(), nsObj); err != nil {
+		t.Fatal(err)
+	}
+	sel := &metav1.LabelSelector{MatchLabels: nsObj.Labels}
+	older := &twv1.ClusterTurnPolicy{ObjectMeta: metav1.ObjectMeta{Name: team + "-defaults"}, Spec: twv1.ClusterTurnPolicySpec{NamespaceSelector: sel}}
+	create(t, older)
+	time.Sleep(1100 * time.Millisecond) // creation timestamps are whole seconds
+	cluster := &twv1.ClusterTurnPolicy{ObjectMeta: metav1.ObjectMeta{Name: team + "-budget"}, Spec: twv1.ClusterTurnPolicySpec{NamespaceSelector: sel,
+		TurnPolicySpec: twv1.TurnPolicySpec{Budget: &twv1.Budget{MaxCostUSD: "10", Window: "1h"}}}}
+	create(t, cluster)
+	t.Cleanup(func() {
+		_ = k8s.Delete(context.Background(), older)
+		_ = k8s.Delete(context.Background(), cluster)
+	})
+	local := budgetPolicy(t, ns, "10", "1h")
+	clk := wholeSecondClock()
+	r := ledgerProcess(t, ns, clk, interceptor.Funcs{})
+	passCluster(t, r, cluster, "cluster window opened", ledgerIs("0.00", 0, 0))
+	pass(t, r, local, "namespace window opened", ledgerIs("0.00", 0, 0))
+	budgetTurn(t, ns, "a-0", "0.30", twv1.TurnSucceeded, clk.Now(), nil)
+	passCluster(t, r, cluster, "the cluster budget counts", ledgerIs("0.30", 1, 1))
+	if err := noneHeld(ns); err == nil {
+		t.Fatal("let go before the namespace's budget counted it")
+	}
+	pass(t, r, local, "the namespace budget counts and lets go", func(p *twv1.TurnPolicy) error {
+		if err := ledgerIs("0.30", 1, 0)(p); err != nil {
+			return err
+		}
+		return noneHeld(ns)
+	})
+	passCluster(t, r, cluster, "the cluster budget forgets it", func(p *twv1.TurnPolicy) error {
+		if err := ledgerIs("0.30", 1, 0)(p); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(p.Status.Conditions, twv1.PolicyConditionOverlapping)
+		if c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("overlapping %+v", c)
+		}
+		return containsAll(c.Message, "ClusterTurnPolicy/"+older.Name+", ClusterTurnPolicy/"+cluster.Name, "the oldest, ClusterTurnPolicy/"+older.Name+", wins")
 	})
 }
