@@ -3,10 +3,12 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -162,4 +164,21 @@ func TestBudgetCountsTurnOfDeletedRun(t *testing.T) {
 		}
 		return ledgerIs("0.40", 1, 0)(p)
 	})
+}
+
+func TestBudgetHold(t *testing.T) {
+	msg := budgetHoldMessage("TurnPolicy/team", "spent 2.00 of 1.00 USD", 1)
+	if err := containsAll(msg, "reroll (attempt 1)", "TurnPolicy/team", "spent 2.00 of 1.00 USD"); err != nil {
+		t.Error(err)
+	}
+	st := &twv1.AgentRunStatus{Conditions: []metav1.Condition{{Type: ConditionReady, Status: metav1.ConditionFalse, Reason: ReasonPending, Message: "no turn yet"}}}
+	setBudgetHold(st, decision{step: stepHold, why: msg})
+	c := meta.FindStatusCondition(st.Conditions, twv1.PolicyConditionBudgetExhausted)
+	if c == nil || c.Status != metav1.ConditionTrue || c.Message != msg || !strings.Contains(meta.FindStatusCondition(st.Conditions, ConditionReady).Message, "TurnPolicy/team") {
+		t.Errorf("conditions %v", st.Conditions)
+	}
+	setBudgetHold(st, decision{step: stepCreate})
+	if meta.FindStatusCondition(st.Conditions, twv1.PolicyConditionBudgetExhausted) != nil {
+		t.Error("the hold stays after it ended")
+	}
 }

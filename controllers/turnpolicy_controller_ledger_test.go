@@ -1,7 +1,6 @@
 package controllers
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -181,22 +180,5 @@ func TestRunningSpend(t *testing.T) {
 	b := &twv1.BudgetStatus{Counting: []twv1.CountedTurn{{UID: "l"}}}
 	if got := runningSpend(runs, turns, b); got != usd("0.75") {
 		t.Errorf("runningSpend = %s, want 0.75", got)
-	}
-}
-
-func TestBudgetHold(t *testing.T) {
-	msg := budgetHoldMessage("TurnPolicy/team", "spent 2.00 of 1.00 USD", 1)
-	if err := containsAll(msg, "reroll (attempt 1)", "TurnPolicy/team", "spent 2.00 of 1.00 USD"); err != nil {
-		t.Error(err)
-	}
-	st := &twv1.AgentRunStatus{Conditions: []metav1.Condition{{Type: ConditionReady, Status: metav1.ConditionFalse, Reason: ReasonPending, Message: "no turn yet"}}}
-	setBudgetHold(st, decision{step: stepHold, why: msg})
-	c := meta.FindStatusCondition(st.Conditions, twv1.PolicyConditionBudgetExhausted)
-	if c == nil || c.Status != metav1.ConditionTrue || c.Message != msg || !strings.Contains(meta.FindStatusCondition(st.Conditions, ConditionReady).Message, "TurnPolicy/team") {
-		t.Errorf("conditions %v", st.Conditions)
-	}
-	setBudgetHold(st, decision{step: stepCreate})
-	if meta.FindStatusCondition(st.Conditions, twv1.PolicyConditionBudgetExhausted) != nil {
-		t.Error("the hold stays after it ended")
 	}
 }
