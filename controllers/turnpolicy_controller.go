@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"time"
 
@@ -13,10 +14,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/pkg/monitor"
@@ -274,14 +279,41 @@ func runningSpend(runs []twv1.AgentRun, turns []twv1.AgentTurn, b *twv1.BudgetSt
 
 // SetupWithManager registers the controller: it follows both policy kinds,
 // the turns holding the budget finalizer and the runs' progress, each
-// mapped to the budgets that apply to its namespace.
+// mapped to the budgets that apply to its namespace, and the namespaces'
+// labels (which ClusterTurnPolicies select them).
 func (r *TurnPolicyReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&twv1.TurnPolicy{}).
 		Watches(&twv1.ClusterTurnPolicy{}, &handler.EnqueueRequestForObject{}).
 		Watches(&twv1.AgentTurn{}, handler.EnqueueRequestsFromMapFunc(r.budgetsOfTurn)).
 		Watches(&twv1.AgentRun{}, handler.EnqueueRequestsFromMapFunc(r.budgetsOfRun)).
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.clusterPolicies), builder.WithPredicates(labelsChanged)).
 		Named("turnpolicy").
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, concurrency)}).
 		Complete(r)
+}
+
+// labelsChanged passes the namespace updates that change its labels: which
+// ClusterTurnPolicies select it.
+var labelsChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		return !maps.Equal(e.ObjectOld.GetLabels(), e.ObjectNew.GetLabels())
+	},
+	CreateFunc:  func(event.CreateEvent) bool { return false },
+	DeleteFunc:  func(event.DeleteEvent) bool { return false },
+	GenericFunc: func(event.GenericEvent) bool { return false },
+}
+
+// clusterPolicies are every ClusterTurnPolicy: a namespace's labels moved,
+// and with them which ones select it.
+func (r *TurnPolicyReconciler) clusterPolicies(ctx context.Context, _ client.Object) []reconcile.Request {
+	var list twv1.ClusterTurnPolicyList
+	if err := r.List(ctx, &list); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, p := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&p)})
+	}
+	return reqs
 }
