@@ -43,7 +43,7 @@ type TurnPolicyReconciler struct {
 	mu sync.Mutex
 	// refreshed is when each policy's running part was last computed
 	// (refreshDue).
-	refreshed map[types.UID]time.Time
+	refreshed map[types.NamespacedName]time.Time
 }
 
 // +kubebuilder:rbac:groups=turnwatch.dev,resources=turnpolicies/status;clusterturnpolicies/status,verbs=update
@@ -54,6 +54,7 @@ type TurnPolicyReconciler struct {
 func (r *TurnPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	pol, err := r.load(ctx, req)
 	if apierrors.IsNotFound(err) {
+		r.forget(req)
 		forgetBudgetMetrics(policyMetricName(req.Namespace, req.Name))
 		return ctrl.Result{}, r.releaseUnbudgeted(ctx, req.Namespace)
 	}
@@ -138,7 +139,7 @@ func (r *TurnPolicyReconciler) ledger(ctx context.Context, pol appliedPolicy, st
 	setSpent(b, fresh)
 	crossed, _ := overBudget(pol.Spec.Budget, b)
 	if !rolled && len(toCount) == 0 && crossed == budgetExhausted(pol.Status()) && fresh != kept {
-		if wait := r.refreshWait(pol.Object.GetUID(), now); wait > 0 {
+		if wait := r.refreshWait(client.ObjectKeyFromObject(pol.Object), now); wait > 0 {
 			// Keep the running part as written: at most one refresh per
 			// progress period, unless the budget is crossed either way.
 			setSpent(b, kept)
@@ -146,30 +147,37 @@ func (r *TurnPolicyReconciler) ledger(ctx context.Context, pol appliedPolicy, st
 			return res, nil
 		}
 	}
-	r.markRefreshed(pol.Object.GetUID(), now)
+	r.markRefreshed(client.ObjectKeyFromObject(pol.Object), now)
 	return res, nil
 }
 
 // refreshWait is how long until the policy's running part may be computed
 // again: once per sidecar progress period (docs/protocol.md), since no
 // figure moves faster than that.
-func (r *TurnPolicyReconciler) refreshWait(uid types.UID, now time.Time) time.Duration {
+func (r *TurnPolicyReconciler) refreshWait(key types.NamespacedName, now time.Time) time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	last, ok := r.refreshed[uid]
+	last, ok := r.refreshed[key]
 	if !ok {
 		return 0
 	}
 	return last.Add(progressPeriod(r.Config.freshness())).Sub(now)
 }
 
-func (r *TurnPolicyReconciler) markRefreshed(uid types.UID, now time.Time) {
+// forget drops what is remembered of a deleted policy.
+func (r *TurnPolicyReconciler) forget(req ctrl.Request) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.refreshed, req.NamespacedName)
+}
+
+func (r *TurnPolicyReconciler) markRefreshed(key types.NamespacedName, now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.refreshed == nil {
-		r.refreshed = map[types.UID]time.Time{}
+		r.refreshed = map[types.NamespacedName]time.Time{}
 	}
-	r.refreshed[uid] = now
+	r.refreshed[key] = now
 }
 
 // budgetExhausted says whether a status's BudgetExhausted condition is True.
