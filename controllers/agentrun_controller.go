@@ -96,6 +96,9 @@ func (r *AgentRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if d, err = r.queue(ctx, run, d); err != nil {
 		return ctrl.Result{}, err
 	}
+	if d, err = r.holdForBudget(ctx, run, d); err != nil {
+		return ctrl.Result{}, err
+	}
 	if d.step == stepCreate {
 		turn, created, err := r.createTurn(ctx, run, turns, d.attempt)
 		if err != nil {
@@ -222,6 +225,9 @@ func (r *AgentRunReconciler) createTurn(ctx context.Context, run *twv1.AgentRun,
 		},
 	}
 	if err := r.setTurnGuards(ctx, run, &turn.Spec); err != nil {
+		return nil, false, err
+	}
+	if err := r.addBudgetFinalizer(ctx, run, turn); err != nil {
 		return nil, false, err
 	}
 	if err := controllerutil.SetControllerReference(run, turn, r.Scheme); err != nil {
@@ -376,6 +382,8 @@ func (r *AgentRunReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int)
 		Owns(&twv1.AgentTurn{}).
 		Watches(&twv1.AgentRun{}, handler.EnqueueRequestsFromMapFunc(r.sessionWaiters), builder.WithPredicates(sessionPhaseChanged)).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(drillRunOfPod), builder.WithPredicates(drillPodEnded)).
+		Watches(&twv1.TurnPolicy{}, handler.EnqueueRequestsFromMapFunc(r.heldRuns), builder.WithPredicates(budgetChanged)).
+		Watches(&twv1.ClusterTurnPolicy{}, handler.EnqueueRequestsFromMapFunc(r.heldRuns), builder.WithPredicates(budgetChanged)).
 		Named("agentrun").
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, concurrency)}).
 		Complete(r)

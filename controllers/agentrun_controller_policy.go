@@ -32,6 +32,9 @@ func notContinued(run *twv1.AgentRun, last *twv1.AgentTurn, _ twv1.RerollPolicy)
 // notOverspend: the spend cap covers the whole run, so another turn would
 // start above it.
 func notOverspend(_ *twv1.AgentRun, last *twv1.AgentTurn, _ twv1.RerollPolicy) string {
+	if errorType(last) == twv1.ClassOverspend && last.Status.Error.Detector == twv1.DetectorBudget {
+		return "overspend is not rerolled: the budget stays exhausted until its window rolls over"
+	}
 	if errorType(last) == twv1.ClassOverspend {
 		return "overspend is not rerolled: maxCostUSD caps the whole run"
 	}

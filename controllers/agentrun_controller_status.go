@@ -65,6 +65,7 @@ func runStatus(run *twv1.AgentRun, turns []twv1.AgentTurn, d decision, now metav
 	setEpoch(st, run, turns)
 	setConditions(st, d)
 	setWaiting(st, run, d)
+	setBudgetHold(st, d)
 	if run.Spec.Drill != nil {
 		st.Drill = drillStatus(run, turns, st.Phase, st.Fault, false)
 	}

@@ -99,6 +99,11 @@ func (r *AgentTurnReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	if err != nil {
 		pod = nil
 	}
+	if turn.Status.Outcome == "" && run.DeletionTimestamp == nil && !run.Spec.Cancel {
+		if e := r.budgetStop(ctx, run, turn); e != nil {
+			return ctrl.Result{}, r.stopOverBudget(ctx, run, turn, pod, e)
+		}
+	}
 	switch {
 	case turn.Status.Outcome != "":
 		return r.keepStopped(ctx, run, turn, pod)
@@ -353,6 +358,8 @@ func (r *AgentTurnReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int
 		For(&twv1.AgentTurn{}).
 		Owns(&corev1.Pod{}).
 		Watches(&twv1.AgentRun{}, handler.EnqueueRequestsFromMapFunc(r.turnsOfRun), builder.WithPredicates(runChanged)).
+		Watches(&twv1.TurnPolicy{}, handler.EnqueueRequestsFromMapFunc(r.runningTurns), builder.WithPredicates(budgetNowExhausted)).
+		Watches(&twv1.ClusterTurnPolicy{}, handler.EnqueueRequestsFromMapFunc(r.runningTurns), builder.WithPredicates(budgetNowExhausted)).
 		Named("agentturn").
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, concurrency)}).
 		Complete(r)

@@ -33,7 +33,8 @@ type Options struct {
 	Manager *rbacv1.Subject
 }
 
-// Setup registers both controllers with the manager.
+// Setup registers the controllers with the manager: runs, turns and
+// policies.
 func Setup(mgr ctrl.Manager, o Options) error {
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
@@ -60,6 +61,11 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	rec := drillEvents{mgr.GetEventRecorder(ControllerName)}
 	if err := (&AgentRunReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Recorder: rec, Clock: o.Clock, Config: o.Config,
+	}).SetupWithManager(mgr, o.Concurrency); err != nil {
+		return err
+	}
+	if err := (&TurnPolicyReconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: o.Clock, Config: o.Config,
 	}).SetupWithManager(mgr, o.Concurrency); err != nil {
 		return err
 	}

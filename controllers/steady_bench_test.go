@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -44,8 +45,14 @@ import (
 // The age of the steps and cost `kubectl get agentruns` shows is at most the
 // progress period + the sidecar's 1 s tick + the fold time (s-age-max).
 //
+// With TURNWATCH_STEADY_BUDGETS=N the runs are spread over N namespaces,
+// each with a TurnPolicy budget (never exhausted), and the ledger's own
+// writes (the policies' status updates, the budget finalizers removed) are
+// reported apart (ledger-writes/s).
+//
 //	make bench-steady
 //	TURNWATCH_STEADY_FRESHNESS=100s make bench-steady
+//	TURNWATCH_STEADY_BUDGETS=50 make bench-steady
 func BenchmarkSteady(b *testing.B) {
 	needEnv(b)
 	o := steadyOpts{runs: 1000, freshness: time.Minute, trips: 50}
@@ -62,6 +69,9 @@ func BenchmarkSteady(b *testing.B) {
 	if s := os.Getenv("TURNWATCH_STEADY_TRIPS"); s != "" {
 		o.trips, _ = strconv.Atoi(s)
 	}
+	if s := os.Getenv("TURNWATCH_STEADY_BUDGETS"); s != "" {
+		o.budgets, _ = strconv.Atoi(s)
+	}
 	for range b.N {
 		runSteady(b, o)
 	}
@@ -70,13 +80,16 @@ func BenchmarkSteady(b *testing.B) {
 type steadyOpts struct {
 	runs, trips       int
 	freshness, window time.Duration
+	// budgets is how many namespaces, each with a TurnPolicy budget, the
+	// runs are spread over; 0: one namespace, no policy.
+	budgets int
 }
 
 // steadySidecars plays every turn's sidecar: a Progress write per period
 // until the turn trips.
 type steadySidecars struct {
 	b      *testing.B
-	ns     string
+	nsOf   map[string]string // run -> its namespace
 	client client.Client
 	period time.Duration
 
@@ -103,7 +116,7 @@ type benchCond struct {
 func (s *steadySidecars) patch(ctx context.Context, pod string, conds ...benchCond) error {
 	body, _ := json.Marshal(map[string]any{"status": map[string]any{"conditions": conds}})
 	p := &corev1.Pod{}
-	p.Namespace, p.Name = s.ns, pod
+	p.Namespace, p.Name = s.nsOf[strings.TrimSuffix(pod, "-0")], pod
 	return s.client.Status().Patch(ctx, p, client.RawPatch(types.StrategicMergePatchType, body))
 }
 
@@ -145,7 +158,7 @@ func (s *steadySidecars) report(ctx context.Context, run, pod string, steps int6
 	body, _ := json.Marshal(map[string]any{"status": map[string]any{"steps": steps, "costUSD": cost,
 		"progress": map[string]any{"turn": pod, "steps": steps, "costUSD": cost, "time": time.Now().UTC().Format(time.RFC3339)}}})
 	r := &twv1.AgentRun{}
-	r.Namespace, r.Name = s.ns, run
+	r.Namespace, r.Name = s.nsOf[run], run
 	return s.client.Status().Patch(ctx, r, client.RawPatch(types.MergePatchType, body))
 }
 
@@ -199,21 +212,26 @@ func runSteady(b *testing.B, o steadyOpts) {
 	defer cancel()
 	ns := newNamespace(b)
 	helmRBAC(b, ns)
+	spread := benchBudgets(b, ns, o.budgets)
 	cfg := DefaultConfig()
 	cfg.StatusFreshness = metav1Duration{o.freshness}
 	cfg.StartTimeout = metav1Duration{time.Hour} // no kubelet: Pods stay Pending
 	cfg.Rerolls.Max = ptrTo[int32](0)            // a trip faults the run: no new turn in the load
 	var ctrlWrites, sidecarWrites writeCounter
-	startManager(b, ns, managerOpts{config: cfg, rest: ctrlWrites.wrap(restConfig)})
+	startManager(b, ns, managerOpts{config: cfg, rest: ctrlWrites.wrap(restConfig), namespaces: spread[1:]})
 	sc, err := client.New(sidecarWrites.wrap(restConfig), client.Options{Scheme: testScheme})
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := &steadySidecars{b: b, ns: ns, client: sc, period: progressPeriod(o.freshness),
+	s := &steadySidecars{b: b, nsOf: map[string]string{}, client: sc, period: progressPeriod(o.freshness),
 		steps: map[string]int64{}, pending: map[string]time.Time{}, stopped: map[string]bool{},
 		tripAt: map[string]time.Time{}, pods: map[string]bool{}}
 
-	informers, err := cache.New(restConfig, cache.Options{Scheme: testScheme, DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	cached := map[string]cache.Config{}
+	for _, n := range spread {
+		cached[n] = cache.Config{}
+	}
+	informers, err := cache.New(restConfig, cache.Options{Scheme: testScheme, DefaultNamespaces: cached})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -235,9 +253,12 @@ func runSteady(b *testing.B, o steadyOpts) {
 	b.ResetTimer()
 	start := time.Now()
 	names := make([]string, o.runs)
-	for i := range o.runs {
+	for i := range o.runs { // before any Pod, so that the sidecars only read nsOf
 		names[i] = fmt.Sprintf("f%04d", i)
-		create(b, newRun(ns, names[i]))
+		s.nsOf[names[i]] = spread[i%len(spread)]
+	}
+	for i := range o.runs {
+		create(b, newRun(s.nsOf[names[i]], names[i]))
 	}
 	for deadline := time.Now().Add(20 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
 		s.mu.Lock()
@@ -295,6 +316,9 @@ func runSteady(b *testing.B, o steadyOpts) {
 	}
 	b.ReportMetric(float64(cw+sw)/secs, "writes/s")
 	b.ReportMetric(float64(cw)/secs, "ctrl-writes/s")
+	if o.budgets > 0 {
+		b.ReportMetric(float64(ledgerWrites(by1)-ledgerWrites(by0))/secs, "ledger-writes/s")
+	}
 	b.ReportMetric(float64(sw)/secs, "sidecar-writes/s")
 	b.ReportMetric(ms(percentile(fold, 50)), "ms-fold-p50")
 	b.ReportMetric(ms(percentile(fold, 99)), "ms-fold-p99")
@@ -311,4 +335,36 @@ func runSteady(b *testing.B, o steadyOpts) {
 	}
 	b.Logf("%d runs running (ramp %s), freshness %s, progress period %s, window %s: %d sidecar + %d controller writes; %d folds timed; %d trips",
 		o.runs, ramp.Round(time.Second), o.freshness, s.period, o.window, sw, cw, len(fold), len(trips))
+}
+
+// benchBudgets makes the namespaces the runs are spread over: ns alone
+// without budgets, else n namespaces (ns the first) each with a TurnPolicy
+// budget that the load never exhausts.
+func benchBudgets(b *testing.B, ns string, n int) []string {
+	if n <= 0 {
+		return []string{ns}
+	}
+	out := []string{ns}
+	for len(out) < n {
+		extra := newNamespace(b)
+		helmRBAC(b, extra)
+		out = append(out, extra)
+	}
+	for _, each := range out {
+		create(b, &twv1.TurnPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: each, Name: "budget"},
+			Spec: twv1.TurnPolicySpec{Budget: &twv1.Budget{MaxCostUSD: "1000000", Window: "24h"}}})
+	}
+	return out
+}
+
+// ledgerWrites are the ledger's own writes among the controller's: the
+// policies' status updates and the budget finalizers removed from turns.
+func ledgerWrites(by map[string]int) int {
+	n := 0
+	for k, v := range by {
+		if strings.Contains(k, "turnpolicies") || k == "PATCH agentturns" {
+			n += v
+		}
+	}
+	return n
 }

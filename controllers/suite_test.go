@@ -104,6 +104,8 @@ type managerOpts struct {
 	// logTail serves the agents' log tails (envtest has no kubelet); nil:
 	// every log is empty.
 	logTail LogTail
+	// namespaces are more namespaces the manager caches besides its own.
+	namespaces []string
 }
 
 func startManager(t testing.TB, ns string, o managerOpts) *testManager {
@@ -118,12 +120,16 @@ func startManager(t testing.TB, ns string, o managerOpts) *testManager {
 	if o.rest != nil {
 		cfg = o.rest
 	}
+	cached := map[string]cache.Config{ns: {}}
+	for _, n := range o.namespaces {
+		cached[n] = cache.Config{}
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 testScheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptrTo(true)},
-		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}, ByObject: CacheByObject()},
+		Cache:                  cache.Options{DefaultNamespaces: cached, ByObject: CacheByObject()},
 		NewClient:              o.newClient,
 	})
 	if err != nil {
