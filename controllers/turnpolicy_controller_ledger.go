@@ -143,8 +143,12 @@ func overBudget(b *twv1.Budget, st *twv1.BudgetStatus) (bool, string) {
 	if st.WindowStart != nil {
 		since = st.WindowStart.UTC().Format(time.RFC3339)
 	}
-	msg := fmt.Sprintf("spent %s of %s USD in the %s window since %s (%s settled in %d turns)",
-		spent, limit, b.Window, since, st.SettledUSD, st.Turns)
+	turns := "turns"
+	if st.Turns == 1 {
+		turns = "turn"
+	}
+	msg := fmt.Sprintf("spent %s of %s USD in the %s window since %s (%s settled in %d %s)",
+		spent, limit, b.Window, since, st.SettledUSD, st.Turns, turns)
 	return spent > limit, msg
 }
 
