@@ -242,18 +242,24 @@ func (r *AgentTurnReconciler) podMissing(ctx context.Context, run *twv1.AgentRun
 // abort stops the agent of a cancelled or deleted run and records the turn
 // as Aborted: stopped by the user, never Failed.
 func (r *AgentTurnReconciler) abort(ctx context.Context, turn *twv1.AgentTurn, pod *corev1.Pod) error {
+	if err := r.stopAndSettle(ctx, turn, pod, twv1.TurnAborted, nil); err != nil {
+		return err
+	}
+	turnsTotal.WithLabelValues(string(twv1.TurnAborted), "", drillLabel(turn.Labels)).Inc()
+	return nil
+}
+
+// stopAndSettle stops the turn's agent, when its Pod is the turn's, and
+// records the outcome the controller decided (an abort, a spent budget).
+func (r *AgentTurnReconciler) stopAndSettle(ctx context.Context, turn *twv1.AgentTurn, pod *corev1.Pod, outcome twv1.TurnOutcome, e *twv1.TurnError) error {
 	if pod != nil && metav1.IsControlledBy(pod, turn) {
 		if err := r.stop(ctx, pod); err != nil {
 			return err
 		}
 	}
 	st := turn.Status.DeepCopy()
-	settle(st, twv1.TurnAborted, nil, r.Clock.Now())
-	if err := r.writeStatus(ctx, turn, st); err != nil {
-		return err
-	}
-	turnsTotal.WithLabelValues(string(twv1.TurnAborted), "", drillLabel(turn.Labels)).Inc()
-	return nil
+	settle(st, outcome, e, r.Clock.Now())
+	return r.writeStatus(ctx, turn, st)
 }
 
 // keepStopped makes sure a settled, unsuccessful turn's Pod is stopped (a

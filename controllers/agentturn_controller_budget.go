@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -43,14 +42,7 @@ func (r *AgentTurnReconciler) budgetStop(ctx context.Context, run *twv1.AgentRun
 
 // stopOverBudget stops the agent and settles the turn as failed with e.
 func (r *AgentTurnReconciler) stopOverBudget(ctx context.Context, run *twv1.AgentRun, turn *twv1.AgentTurn, pod *corev1.Pod, e *twv1.TurnError) error {
-	if pod != nil && metav1.IsControlledBy(pod, turn) {
-		if err := r.stop(ctx, pod); err != nil {
-			return err
-		}
-	}
-	st := turn.Status.DeepCopy()
-	settle(st, twv1.TurnFailed, e, r.Clock.Now())
-	if err := r.writeStatus(ctx, turn, st); err != nil {
+	if err := r.stopAndSettle(ctx, turn, pod, twv1.TurnFailed, e); err != nil {
 		return err
 	}
 	r.Recorder.Eventf(run, turn, corev1.EventTypeWarning, EventBudgetExhausted, "Stop", "turn %s stopped: %s", turn.Name, e.Message)
