@@ -59,9 +59,11 @@ func TestHelmChart(t *testing.T) {
 	waitRun(t, "helm-looping", 3*time.Minute)
 	checkTripStory(t, "helm-looping", spec, tripStory{detector: "identicalCalls", class: "runaway", attempts: 2})
 	checkExplain(t, "helm-looping")
+	// An audited loop: its would-trips feed the dashboard's audit panel.
+	auditedLoop(t, "helm-audit")
 
 	checkMetricsAuth(t)
-	checkDashboardQueries(t, prom, 2)
+	checkDashboardQueries(t, prom, 2, 1)
 	prom.stop()
 
 	checkUpgrade(t, managerPod)

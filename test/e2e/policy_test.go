@@ -152,36 +152,8 @@ spec:
 func TestAuditPolicy(t *testing.T) {
 	needOperator(t)
 	t.Parallel()
-	ns := policyNamespace(t, "audit")
-	const policy, name = "audit-loops", "looping"
-	applyYAML(t, `apiVersion: turnwatch.dev/v1alpha1
-kind: TurnPolicy
-metadata:
-  name: `+policy+`
-  namespace: `+ns+`
-spec:
-  guards:
-    identicalCalls: 5
-  detectors:
-    identicalCalls:
-      enforcement: audit
-`)
-	waitPolicySeen(t, ns, policy)
+	ns, name, policy := auditedLoop(t, "audit")
 	source := "TurnPolicy/" + policy
-
-	// The loop scenario: the same grep 100 times, then a final answer.
-	run := agentRun(name, runSpec{scenario: "loop", format: "pi", speed: 4, rerolls: ptr[int64](0)})
-	run.SetNamespace(ns)
-	if _, err := env.dyn.Resource(agentRunGVR).Namespace(ns).Create(context.Background(), run, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	got := waitRunIn(t, ns, name, 3*time.Minute)
-	env.report.add("audit policy: a looping run to Succeeded", time.Since(start))
-	if phase := str(got, "status", "phase"); phase != "Succeeded" {
-		t.Fatalf("run %s phase %s (fault %s %s), want Succeeded: an audited detector never stops the turn\n%s", name, phase,
-			str(got, "status", "fault", "class"), str(got, "status", "fault", "detector"), describeIn(ns, "agentrun", name))
-	}
 	turns := turnsIn(ns, name)
 	if len(turns) != 1 {
 		t.Fatalf("turns %s, want one", fmtTurns(turns))
@@ -226,6 +198,43 @@ spec:
 			t.Errorf("kubectl describe %s %s shows no %s Event", kind, obj, eventWouldTrip)
 		}
 	}
+}
+
+// auditedLoop runs a looping agent in a namespace of its own whose
+// TurnPolicy audits identicalCalls (at 5), and waits until the run has
+// Succeeded: the audited detector only recorded its would-trips.
+func auditedLoop(t *testing.T, suffix string) (ns, run, policy string) {
+	t.Helper()
+	ns = policyNamespace(t, suffix)
+	policy, run = "audit-loops", "looping"
+	applyYAML(t, `apiVersion: turnwatch.dev/v1alpha1
+kind: TurnPolicy
+metadata:
+  name: `+policy+`
+  namespace: `+ns+`
+spec:
+  guards:
+    identicalCalls: 5
+  detectors:
+    identicalCalls:
+      enforcement: audit
+`)
+	waitPolicySeen(t, ns, policy)
+
+	// The loop scenario: the same grep 100 times, then a final answer.
+	u := agentRun(run, runSpec{scenario: "loop", format: "pi", speed: 4, rerolls: ptr[int64](0)})
+	u.SetNamespace(ns)
+	if _, err := env.dyn.Resource(agentRunGVR).Namespace(ns).Create(context.Background(), u, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	got := waitRunIn(t, ns, run, 3*time.Minute)
+	env.report.add("audit policy: a looping run to Succeeded", time.Since(start))
+	if phase := str(got, "status", "phase"); phase != "Succeeded" {
+		t.Fatalf("run %s phase %s (fault %s %s), want Succeeded: an audited detector never stops the turn\n%s", run, phase,
+			str(got, "status", "fault", "class"), str(got, "status", "fault", "detector"), describeIn(ns, "agentrun", run))
+	}
+	return ns, run, policy
 }
 
 // reportBudgetStop reports how long the agent ran before the budget

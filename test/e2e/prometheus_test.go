@@ -159,14 +159,18 @@ func (p *prometheus) query(expr string) ([]sample, error) {
 	return body.Data.Result, nil
 }
 
-// checkDashboardQueries: once Prometheus has scraped the trips, every query
-// of every panel of the chart's dashboard returns data (a real number), with
-// $__rate_interval as Grafana would fill it for a short range.
-func checkDashboardQueries(t *testing.T, p *prometheus, wantTrips int) {
+// checkDashboardQueries: once Prometheus has scraped the trips and the
+// audited detectors' would-trips, every query of every panel of the chart's
+// dashboard returns data (a real number), with $__rate_interval as Grafana
+// would fill it for a short range.
+func checkDashboardQueries(t *testing.T, p *prometheus, wantTrips, wantWouldTrips int) {
 	t.Helper()
+	scraped := func(mode string, want int) bool {
+		s, err := p.query(`sum(turnwatch_trips_total{mode="` + mode + `"})`)
+		return err == nil && len(s) == 1 && s[0].float() >= float64(want)
+	}
 	err := waitFor(context.Background(), time.Minute, "Prometheus to scrape the trips", func() (bool, error) {
-		s, err := p.query(`sum(turnwatch_trips_total{mode="enforce"})`)
-		return err == nil && len(s) == 1 && s[0].float() >= float64(wantTrips), nil
+		return scraped("enforce", wantTrips) && scraped("audit", wantWouldTrips), nil
 	})
 	if err != nil {
 		up, _ := p.query(`up`)
