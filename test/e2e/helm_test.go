@@ -60,7 +60,7 @@ func TestHelmChart(t *testing.T) {
 	checkTripStory(t, "helm-looping", spec, tripStory{detector: "identicalCalls", class: "runaway", attempts: 2})
 	checkExplain(t, "helm-looping")
 	// An audited loop: its would-trips feed the dashboard's audit panel.
-	auditedLoop(t, "helm-audit")
+	auditNS, _, _ := auditedLoop(t, "helm-audit")
 
 	checkMetricsAuth(t)
 	checkDashboardQueries(t, prom, 2, 1)
@@ -84,6 +84,7 @@ func TestHelmChart(t *testing.T) {
 		{"delete", "serviceaccounts,rolebindings", "-A", "-l", "turnwatch.dev/component=sidecar-rbac"},
 		{"delete", "--timeout=3m", "-f", filepath.Join(env.root, "charts", "turnwatch", "crds")},
 		{"delete", "--timeout=3m", "namespace", releaseNS},
+		{"delete", "--timeout=3m", "namespace", auditNS},
 	} {
 		if _, err := kubectl(args...); err != nil {
 			t.Fatal(err)
