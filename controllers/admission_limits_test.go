@@ -105,3 +105,20 @@ func TestLimitsPolicyValidations(t *testing.T) {
 		t.Errorf("%s and %s hold different validations", local.Name, cluster.Name)
 	}
 }
+
+// The limits policies fail open: while the API server cannot resolve their
+// param kind (right after it restarts) Fail would refuse every AgentRun
+// write, the manager's own included; the controller caps the guards anyway
+// (docs/policies.md#limits).
+func TestLimitsPoliciesFailOpen(t *testing.T) {
+	policies := admissionPolicies(t)
+	for kind, name := range limitsPolicies {
+		p, ok := policies[name]
+		if !ok {
+			t.Fatalf("no admission policy %s", name)
+		}
+		if p.Spec.FailurePolicy == nil || *p.Spec.FailurePolicy != admv1.Ignore {
+			t.Errorf("%s (params %s): failurePolicy %v, want Ignore", name, kind, p.Spec.FailurePolicy)
+		}
+	}
+}
