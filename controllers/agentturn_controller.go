@@ -213,6 +213,9 @@ func (r *AgentTurnReconciler) podMissing(ctx context.Context, run *twv1.AgentRun
 			return ctrl.Result{}, err
 		}
 	}
+	if o.PodSecurity, err = podSecurityFor(ctx, r.Client, turn.Namespace); err != nil {
+		return ctrl.Result{}, fmt.Errorf("pod security: %w", err)
+	}
 	pod, err := renderPod(run, turn, o)
 	var refused *templateRefusedError
 	if errors.As(err, &refused) {
