@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -411,5 +412,48 @@ func TestEvaluatorProblemsBite(t *testing.T) {
 	}
 	if p, _ := evaluatorProblems(pod, podSecurity{Level: twv1.PodSecurityRestricted, HostNetwork: true}); len(p) == 0 {
 		t.Error("a plain template at restricted: admitted")
+	}
+}
+
+// allCapabilities are the Linux capabilities (capabilities(7)).
+var allCapabilities = []corev1.Capability{"AUDIT_CONTROL", "AUDIT_READ", "AUDIT_WRITE", "BLOCK_SUSPEND", "BPF", "CHECKPOINT_RESTORE",
+	"CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID", "IPC_LOCK", "IPC_OWNER", "KILL", "LEASE", "LINUX_IMMUTABLE",
+	"MAC_ADMIN", "MAC_OVERRIDE", "MKNOD", "NET_ADMIN", "NET_BIND_SERVICE", "NET_BROADCAST", "NET_RAW", "PERFMON", "SETFCAP",
+	"SETGID", "SETPCAP", "SETUID", "SYSLOG", "SYS_ADMIN", "SYS_BOOT", "SYS_CHROOT", "SYS_MODULE", "SYS_NICE", "SYS_PACCT",
+	"SYS_PTRACE", "SYS_RAWIO", "SYS_RESOURCE", "SYS_TIME", "SYS_TTY_CONFIG", "WAKE_ALARM"}
+
+// The lists of admitted values are Kubernetes': every capability, each
+// sysctl of ours and some unsafe ones, each SELinux type, is admitted by
+// the checks exactly when the evaluator admits it.
+func TestPodSecurityListsMatchEvaluator(t *testing.T) {
+	try := func(what string, mutate func(*corev1.PodTemplateSpec)) {
+		t.Helper()
+		p := &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "agent", Image: "a"}}}}
+		mutate(p)
+		ours := podSecurityProblems(&p.ObjectMeta, &p.Spec, podSecurity{})
+		real := realEvaluation(t, &p.ObjectMeta, &p.Spec, psapi.LevelBaseline)
+		if (len(ours) > 0) != (len(real) > 0) {
+			t.Errorf("%s: the checks say %q, Kubernetes' evaluator %q", what, ours, real)
+		}
+	}
+	for _, c := range allCapabilities {
+		try("capability "+string(c), agentSC(func(s *corev1.SecurityContext) { s.Capabilities = &corev1.Capabilities{Add: []corev1.Capability{c}} }))
+	}
+	for _, name := range append(slices.Clone(safeSysctls), "kernel.msgmax", "net.core.somaxconn", "net.ipv4.ip_forward", "vm.swappiness", "kernel.shm_rmid_forced.x") {
+		try("sysctl "+name, podSC(func(s *corev1.PodSecurityContext) { s.Sysctls = []corev1.Sysctl{{Name: name, Value: "1"}} }))
+	}
+	for _, typ := range append(slices.Clone(seLinuxTypes), "spc_t", "unconfined_t", "container_logreader_t") {
+		try("SELinux type "+typ, agentSC(func(s *corev1.SecurityContext) { s.SELinuxOptions = &corev1.SELinuxOptions{Type: typ} }))
+	}
+	for _, v := range []string{"runtime/default", "localhost/agent", "unconfined", "", "docker/default"} {
+		try("AppArmor annotation "+v, annotate(appArmorAnnotationPrefix+"agent", v))
+	}
+	for _, typ := range []corev1.SeccompProfileType{"RuntimeDefault", "Localhost", "Unconfined"} {
+		try("seccomp "+string(typ), podSC(func(s *corev1.PodSecurityContext) {
+			s.SeccompProfile = &corev1.SeccompProfile{Type: typ}
+			if typ == "Localhost" {
+				s.SeccompProfile.LocalhostProfile = ptr.To("p.json")
+			}
+		}))
 	}
 }
