@@ -282,7 +282,7 @@ func (v *userView) write() {
 func policyNamespace(t *testing.T, suffix string) string {
 	t.Helper()
 	ns := env.ns + "-" + suffix
-	if _, err := kubectl("create", "namespace", ns); err != nil {
+	if err := runNamespace(ns); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

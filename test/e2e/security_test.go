@@ -51,6 +51,13 @@ func TestSecurityAttacks(t *testing.T) {
 				a["volumeMounts"] = []any{map[string]any{"name": "tok", "mountPath": "/tok"}}
 			}, "spec.template.spec.volumes[tok].projected.sources.serviceAccountToken"},
 			{"host PID", func(s, _ map[string]any) { s["hostPID"] = true }, "spec.template.spec.hostPID"},
+			// An AgentRun is no stronger than a Pod (Pod Security baseline).
+			{"add SYS_ADMIN", func(_, a map[string]any) {
+				a["securityContext"] = map[string]any{"capabilities": map[string]any{"add": []any{"SYS_ADMIN"}}}
+			}, "spec.template.spec.containers[agent].securityContext.capabilities.add"},
+			{"turn seccomp off", func(s, _ map[string]any) {
+				s["securityContext"] = map[string]any{"seccompProfile": map[string]any{"type": "Unconfined"}}
+			}, "spec.template.spec.securityContext.seccompProfile.type"},
 			{"the kubelet's directory", func(s, _ map[string]any) {
 				s["volumes"] = []any{map[string]any{"name": "kubelet", "hostPath": map[string]any{"path": "/var/lib/kubelet"}}}
 			}, "spec.template.spec.volumes[kubelet].hostPath"},
