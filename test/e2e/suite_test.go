@@ -181,7 +181,13 @@ func runNamespace(name string) error {
 	if _, err := kubectl("create", "namespace", name); err != nil {
 		return err
 	}
-	_, err := kubectl("label", "namespace", name, twv1.LabelHostNetwork+"="+twv1.HostNetworkAllowed)
+	return consentHostNetwork(name)
+}
+
+// consentHostNetwork labels a namespace as the administrator consents to
+// the node's network for its runs.
+func consentHostNetwork(ns string) error {
+	_, err := kubectl("label", "namespace", ns, twv1.LabelHostNetwork+"="+twv1.HostNetworkAllowed, "--overwrite")
 	return err
 }
 
