@@ -17,7 +17,7 @@ import (
 )
 
 // An AgentRun is no stronger than a Pod its author could create
-// (docs/security.md#pod-security): its turn's Pod meets the Pod Security
+// (docs/policies.md#pod-security): its turn's Pod meets the Pod Security
 // Standard baseline whatever its namespace enforces, and restricted where a
 // policy asks (spec.podSecurity). The admission policies
 // turnwatch-agentrun-template (baseline) and turnwatch-agentrun-pod-security,

@@ -150,7 +150,7 @@ up() {
   step "applying config/samples/demo: ${RUNS[*]}"
   k create namespace "$NS" --dry-run=client -o yaml | k apply -f - >/dev/null
   # The administrator's consent to the node's network, which every Pod on the
-  # local node needs (docs/security.md#pod-security, docs/e2e.md).
+  # local node needs (docs/policies.md#pod-security, docs/e2e.md).
   k label namespace "$NS" turnwatch.dev/host-network=allowed --overwrite >/dev/null
   k -n "$NS" delete agentruns --all --ignore-not-found >/dev/null
   k apply -k config/samples/demo

@@ -23,7 +23,7 @@ const (
 // administrator's consent that the turn Pods of its runs may use the node's
 // network (spec.template.spec.hostNetwork, and so its ports). Nothing else
 // lets a run out of the Pod Security Standard baseline: a namespace's
-// editors cannot label their namespace (docs/security.md#pod-security).
+// editors cannot label their namespace (docs/policies.md#pod-security).
 const (
 	LabelHostNetwork   = "turnwatch.dev/host-network"
 	HostNetworkAllowed = "allowed"

@@ -113,7 +113,7 @@ type Budget struct {
 }
 
 // PodSecurityLevel is a Pod Security Standard a turn's Pod meets
-// (docs/security.md#pod-security).
+// (docs/policies.md#pod-security).
 // +kubebuilder:validation:Enum=baseline;restricted
 type PodSecurityLevel string
 
