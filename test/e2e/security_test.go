@@ -77,6 +77,25 @@ func TestSecurityAttacks(t *testing.T) {
 				t.Logf("kubectl apply: %s", strings.TrimSpace(out))
 			})
 		}
+		// The node's network is the administrator's to give: in a
+		// namespace without the label, the runs every other test makes
+		// here are refused.
+		t.Run("the node's network without the administrator's consent", func(t *testing.T) {
+			ns := env.ns + "-no-host-network"
+			if _, err := kubectl("create", "namespace", ns); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _, _ = kubectl("delete", "namespace", ns, "--wait=false") })
+			run := agentRun("host-network", runSpec{scenario: "healthy", format: "pi", speed: 4})
+			run.SetNamespace(ns)
+			out, err := kubectlApply(t, run)
+			if err == nil {
+				t.Fatalf("kubectl apply admitted it:\n%s", out)
+			}
+			if missing, ok := containsAll(out, "turnwatch-agentrun-template", "denied request", "spec.template.spec.hostNetwork", "turnwatch.dev/host-network=allowed"); !ok {
+				t.Errorf("kubectl apply refused it, but the message lacks %q:\n%s", missing, out)
+			}
+		})
 	})
 
 	// A template that names its own account, which the namespace gave the
