@@ -457,3 +457,40 @@ func TestPodSecurityListsMatchEvaluator(t *testing.T) {
 		}))
 	}
 }
+
+// What the Pod Security checks add to rendering a turn's Pod: the field
+// checks and Kubernetes' evaluator on the claude sample, against the whole
+// renderPod (which includes them). Report the ratio, not the times.
+func BenchmarkPodSecurity(b *testing.B) {
+	run := &twv1.AgentRun{}
+	raw, err := os.ReadFile(filepath.Join("..", "config", "samples", "cli_claude.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := yaml.UnmarshalStrict(raw, run); err != nil {
+		b.Fatal(err)
+	}
+	turn := &twv1.AgentTurn{ObjectMeta: metav1.ObjectMeta{Name: "r-0", Namespace: "ns"}, Spec: twv1.AgentTurnSpec{RunName: run.Name, Prompt: "p"}}
+	o := renderOptions{SidecarImage: "img", Guards: DefaultConfig().Guards}
+	pod, err := renderPod(run, turn, o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("renderPod", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := renderPod(run, turn, o); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("checks", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = podSecurityProblems(&run.Spec.Template.ObjectMeta, &run.Spec.Template.Spec, o.PodSecurity)
+			if _, err := evaluatorProblems(pod, o.PodSecurity); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
