@@ -312,12 +312,14 @@ func (e *Engine) judgeStall(t time.Time, line int) bool {
 // the length stop. Calling it again does nothing.
 func (e *Engine) Finish() Verdicts {
 	e.cur = Verdicts{}
+	if !e.finished {
+		e.judgeFormat(true) // after a trip too: the lines after it were classified
+	}
 	if e.finished || e.stopped {
 		e.finished = true
 		return e.cur
 	}
 	e.finished = true
-	e.judgeFormat(true)
 	if e.live && e.msg.open && e.endMessage() {
 		return e.cur
 	}

@@ -149,11 +149,14 @@ func (e *Engine) rethink(line []byte) bool {
 
 // restart forgets everything the fold folded, keeping what New derived
 // from Options, the line counts and the clock: the deciding line of a
-// wrong reading counts as unparsed.
+// wrong reading counts as unparsed. What it cost stays counted, as a
+// closed session's: a turn's cost never goes down, and a report of it
+// may have gone out.
 func (e *Engine) restart() {
 	fresh := Engine{format: e.format, prices: e.prices, world: e.world, live: true, audit: e.audit,
 		lines: e.lines, unparsed: e.unparsed + 1, ignored: e.ignored, parsed: e.parsed - 1, fit: e.fit,
-		lastTime: e.lastTime, canon: e.canon, cur: e.cur}
+		lastTime: e.lastTime, canon: e.canon, cur: e.cur, closed: e.st.Cost}
+	fresh.st.Cost = e.st.Cost
 	if e.autoIgnored {
 		fresh.ignored--
 	}
