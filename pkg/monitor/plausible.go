@@ -37,12 +37,12 @@ func (p *Prices) ceiling() TokenCeiling {
 // its output rate.
 func (c TokenCeiling) messageCost(mp ModelPrice) Money {
 	in := max(mp.Input, mp.CacheRead, mp.CacheWrite)
-	return mulTokens(c.Input, in).Add(mulTokens(c.Output, mp.Output))
+	return mulTokens(int64(c.Input), in).Add(mulTokens(int64(c.Output), mp.Output))
 }
 
 // holds says whether t is usage that n model messages could report.
 func (c TokenCeiling) holds(t tokens, n int64) bool {
-	in, out := satMul(c.Input, n), satMul(c.Output, n)
+	in, out := satMul(int64(c.Input), n), satMul(int64(c.Output), n)
 	if t.output > out || t.input > in || t.cacheRead > in || t.cacheWrite > in {
 		return false
 	}

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unsafe"
@@ -42,11 +44,30 @@ type Prices struct {
 	top ModelPrice
 }
 
+// TokenCount is a number of tokens. Its JSON form is a number in any
+// spelling (2000000, 2e+06: the chart's YAML renders big numbers so) or a
+// decimal string, of a whole number.
+type TokenCount int64
+
+// UnmarshalJSON reads a whole number of tokens.
+func (n *TokenCount) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" { // none set: the embedded table's
+		return nil
+	}
+	s := strings.Trim(string(b), `"`)
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != math.Trunc(f) || f < 0 || f > 1e15 {
+		return fmt.Errorf("%s is not a whole number of tokens up to 1e15", b)
+	}
+	*n = TokenCount(f)
+	return nil
+}
+
 // TokenCeiling is the most tokens one model message takes in (input,
 // cache reads and cache writes together) and writes (output).
 type TokenCeiling struct {
-	Input  int64 `json:"input"`
-	Output int64 `json:"output"`
+	Input  TokenCount `json:"input"`
+	Output TokenCount `json:"output"`
 	// Why says where the figures come from.
 	Why string `json:"why,omitempty"`
 }
@@ -122,9 +143,6 @@ func parsePricesOnly(data []byte) (Prices, error) {
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return Prices{}, fmt.Errorf("prices: not a price table: %w", err)
-	}
-	if raw.Max.Input < 0 || raw.Max.Output < 0 {
-		return Prices{}, fmt.Errorf("prices: maxMessageTokens must not be negative")
 	}
 	p := Prices{ReadAt: raw.ReadAt, Unit: raw.Unit, Note: raw.Note,
 		DefaultModel: map[string]string{}, Models: map[string]ModelPrice{}, MaxMessageTokens: raw.Max}
