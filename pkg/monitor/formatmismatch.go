@@ -22,8 +22,12 @@ const formatSample = 20
 
 // fitSample is how many unparsed lines are sniffed for the format they
 // read as: enough to name it, few enough that a flood of garbage costs
-// nothing more than its counting.
-const fitSample = 64
+// nothing more than its counting. A line over fitLineMax is not sniffed
+// (an event is rarely that long, and a canonical copy of it would be).
+const (
+	fitSample  = 64
+	fitLineMax = 1 << 20
+)
 
 // formatFit counts, per format of formatSniffs, the unparsed lines that
 // are an event of that format alone.
@@ -38,7 +42,7 @@ func (f *formatFit) count(line []byte) {
 		return
 	}
 	f.Sniffed++
-	if !json.Valid(line) {
+	if len(line) > fitLineMax || !json.Valid(line) {
 		return
 	}
 	if i := sniffIndex(line); i >= 0 {

@@ -1,6 +1,9 @@
 package monitor
 
-import "strconv"
+import (
+	"math"
+	"strconv"
+)
 
 // Implausible costs (docs/design.md#implausible-costs). The agent's stdout
 // is the agent's word: a cost or a token count in it may be anything. A
@@ -83,12 +86,12 @@ func (e *Engine) implausible() string {
 		}
 	case costMessage, costAdd: // one message's cost
 		if most := c.messageCost(e.ceilingRates()); ev.cost > most {
-			return "a cost of $" + ev.cost.String() + " is more than one model message can cost ($" + most.String() + ")"
+			return "a cost of " + reported(ev.cost) + " is more than one model message can cost ($" + most.String() + ")"
 		}
 	case costSegment: // the session's cost
 		n := e.reach()
 		if most := satMulMoney(c.messageCost(e.ceilingRates()), n); ev.cost > most {
-			return "a total cost of $" + ev.cost.String() + " is more than " + strconv.FormatInt(n, 10) +
+			return "a total cost of " + reported(ev.cost) + " is more than " + strconv.FormatInt(n, 10) +
 				" model messages can cost ($" + most.String() + ")"
 		}
 	}
@@ -107,6 +110,15 @@ func (e *Engine) ceilingRates() ModelPrice {
 		return mp
 	}
 	return e.prices.top
+}
+
+// reported renders a reported cost; one past Money's range (1e300) reads
+// as its saturated value "or more".
+func reported(m Money) string {
+	if m == Money(math.MaxInt64) {
+		return "$" + m.String() + " or more"
+	}
+	return "$" + m.String()
 }
 
 // satMulMoney is m*n for non-negative m and n, saturating.
