@@ -108,7 +108,7 @@ func TestCheckpointRefused(t *testing.T) {
 // Options or per-line scratch), else a restored engine silently differs.
 func TestCheckpointCoversTheEngine(t *testing.T) {
 	known := map[string][]string{
-		"Engine": {"format", "active", "parse", "prices", "world", "st", "calls", "ev", "sc", "obj", "canon", "pi", "pc", "lines", "unparsed",
+		"Engine": {"opts", "format", "active", "parse", "prices", "world", "st", "calls", "ev", "sc", "obj", "canon", "pi", "pc", "lines", "unparsed",
 			"ignored", "parsed", "fit", "formatNote", "formatFits", "autoLines", "autoIgnored", "live", "result", "stopped", "finished", "stopLine", "lastTime", "trips", "nudges", "audit", "recorded", "would", "wouldCount", "cur", "anon", "msg",
 			"lastSig", "x", "agent", "tick", "agents", "otherOpen", "subagents",
 			"errNote", "resultErr", "failed", "cliStop", "closed", "seg", "open", "msgs", "costNote", "sessionModel", "agentSession", "deltas", "priceCache"},

@@ -12,8 +12,9 @@ import (
 // events into State plus the chain of checks. It is not safe for concurrent
 // use; feed it from one goroutine. Steady state allocates nothing per line.
 type Engine struct {
-	format string // requested: one of Formats
-	active string // the format being parsed ("" while auto has not decided)
+	opts   Options // as New read them (auto's restart builds from them again)
+	format string  // requested: one of Formats
+	active string  // the format being parsed ("" while auto has not decided)
 	parse  parser
 	prices Prices
 	world  map[string]struct{}
@@ -147,7 +148,7 @@ func New(opts Options) (*Engine, error) {
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
-	e := &Engine{format: opts.Format, prices: opts.Prices, live: true}
+	e := &Engine{format: opts.Format, prices: opts.Prices, live: true, opts: opts}
 	if e.format == "" {
 		e.format = FormatAuto
 	}

@@ -152,19 +152,18 @@ func (e *Engine) rethink(line []byte) bool {
 }
 
 // restart forgets everything the fold folded, keeping what New derived
-// from Options, the line counts and the clock: the deciding line of a
-// wrong reading counts as unparsed. What it cost stays counted, as a
-// closed session's: a turn's cost never goes down, and a report of it
-// may have gone out.
+// from Options, the line counts, the clock and the notes (they may have
+// been told): the deciding line of a wrong reading counts as unparsed.
+// What it cost stays counted, as a closed session's: a turn's cost never
+// goes down, and a report of it may have gone out.
 func (e *Engine) restart() {
-	fresh := Engine{format: e.format, prices: e.prices, world: e.world, live: true, audit: e.audit,
-		lines: e.lines, unparsed: e.unparsed + 1, ignored: e.ignored, parsed: e.parsed - 1, fit: e.fit,
-		lastTime: e.lastTime, canon: e.canon, cur: e.cur, closed: e.st.Cost}
-	fresh.st.Cost = e.st.Cost
+	fresh, _ := New(e.opts) // the options were read once already
+	fresh.lines, fresh.unparsed, fresh.ignored, fresh.parsed = e.lines, e.unparsed+1, e.ignored, e.parsed-1
 	if e.autoIgnored {
 		fresh.ignored--
 	}
-	fresh.st.Guards, fresh.st.Cap, fresh.st.Prior = e.st.Guards, e.st.Cap, e.st.Prior
-	fresh.calls.init()
-	*e = fresh
+	fresh.fit, fresh.formatNote, fresh.formatFits, fresh.costNote = e.fit, e.formatNote, e.formatFits, e.costNote
+	fresh.lastTime, fresh.canon, fresh.cur = e.lastTime, e.canon, e.cur
+	fresh.closed, fresh.st.Cost = e.st.Cost, e.st.Cost
+	*e = *fresh
 }
