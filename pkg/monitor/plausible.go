@@ -9,8 +9,8 @@ import (
 // is the agent's word: a cost or a token count in it may be anything. A
 // report no model could produce is not counted: one message's usage beyond
 // the price table's MaxMessageTokens, or one message's cost beyond what
-// those tokens cost at the model's rates (the table's highest rates for a
-// model it does not price); a total of the session (claude's
+// those tokens cost at the model's rates (ten times the table's highest
+// rates for a model it does not price); a total of the session (claude's
 // total_cost_usd, codex's and gemini's cumulative usage) beyond that
 // ceiling times the model messages and tool calls the turn showed, plus
 // one. The report is dropped as an unreadable number is (readMoney): the
@@ -85,12 +85,12 @@ func (e *Engine) implausible() string {
 			return "token usage " + tokensText(ev.toks) + " is more than " + strconv.FormatInt(n, 10) + " model messages take in or write"
 		}
 	case costMessage, costAdd: // one message's cost
-		if most := c.messageCost(e.ceilingRates()); ev.cost > most {
+		if most := e.messageCeiling(c); ev.cost > most {
 			return "a cost of " + reported(ev.cost) + " is more than one model message can cost ($" + most.String() + ")"
 		}
 	case costSegment: // the session's cost
 		n := e.reach()
-		if most := satMulMoney(c.messageCost(e.ceilingRates()), n); ev.cost > most {
+		if most := satMulMoney(e.messageCeiling(c), n); ev.cost > most {
 			return "a total cost of " + reported(ev.cost) + " is more than " + strconv.FormatInt(n, 10) +
 				" model messages can cost ($" + most.String() + ")"
 		}
@@ -98,18 +98,23 @@ func (e *Engine) implausible() string {
 	return ""
 }
 
-// ceilingRates are the rates a cost report's ceiling is priced at: the
-// model the line, its message or its session names, when the table prices
-// it; else the table's highest.
-func (e *Engine) ceilingRates() ModelPrice {
+// unpricedFactor is how much dearer than the table's dearest rates a
+// model the table does not price may be: the dearest models sold cost
+// about ten times what the dearest of the table does.
+const unpricedFactor = 10
+
+// messageCeiling is the most one model message of this line can cost: at
+// the rates of the model the line, its message or its session names, when
+// the table prices it; else at unpricedFactor times the table's highest.
+func (e *Engine) messageCeiling(c TokenCeiling) Money {
 	model := e.ev.model
 	if len(model) == 0 && e.msg.open {
 		model = e.msg.model.bytes()
 	}
 	if mp, ok := e.rates(model); ok {
-		return mp
+		return c.messageCost(mp)
 	}
-	return e.prices.top
+	return satMulMoney(c.messageCost(e.prices.top), unpricedFactor)
 }
 
 // reported renders a reported cost; one past Money's range (1e300) reads

@@ -98,7 +98,7 @@ func TestImplausibleCostNotCounted(t *testing.T) {
 		{"claude input tokens past the context", "claude/silentRun.jsonl", forge{`"message_start"`, `"input_tokens":[0-9]+`, `"input_tokens":5000000`, false}},
 		{"pi message cost 1e300", "pi/healthy.jsonl", forge{`"type":"message_end"`, `"total":[0-9.e-]+\}`, `"total":1e300}`, false}},
 		{"opencode step cost 1e300", "opencode/healthy.jsonl", forge{`"type":"step_finish"`, `"cost":[0-9.e-]+\}`, `"cost":1e300}`, false}},
-		{"opencode step cost 500", "opencode/healthy.jsonl", forge{`"type":"step_finish"`, `"cost":[0-9.e-]+\}`, `"cost":500}`, false}},
+		{"opencode step cost 5000 (no model named: ten times the dearest rates)", "opencode/healthy.jsonl", forge{`"type":"step_finish"`, `"cost":[0-9.e-]+\}`, `"cost":5000}`, false}},
 		{"codex usage 9e18", "codex/healthy.jsonl", forge{`"turn.completed"`, `"input_tokens":[0-9]+`, `"input_tokens":9000000000000000000`, false}},
 		{"gemini usage past the session", "gemini/healthy.jsonl", forge{`"type":"result"`, `"input":[0-9]+`, `"input":90000000`, true}},
 	}
@@ -141,6 +141,9 @@ func TestSessionTotalCeiling(t *testing.T) {
 	one := p.ceiling().messageCost(mp)
 	if one.String() != "11.34" { // 2M x $3.75 + 256k x $15
 		t.Fatalf("one sonnet 4.5 message costs at most %s", one)
+	}
+	if unpriced := satMulMoney(p.ceiling().messageCost(p.top), unpricedFactor); unpriced.String() != "567.00" { // 10 x (2M x $18.75 + 256k x $75)
+		t.Fatalf("one message of a model the table does not price costs at most %s", unpriced)
 	}
 	asst := `{"type":"assistant","message":{"id":"m1","model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}],"usage":{"input_tokens":10,"output_tokens":10}}}`
 	result := func(total string) string {
