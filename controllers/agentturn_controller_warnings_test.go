@@ -117,7 +117,7 @@ func TestWarningsTold(t *testing.T) {
 	msgs := map[string]string{
 		protocol.ReasonDeltasHidden:   "the stream shows no deltas: degeneration, repetition and a stall inside a message cannot be seen; fix: run claude with --include-partial-messages",
 		protocol.ReasonHooksNotRun:    hooksNotRunText,
-		protocol.ReasonCostMismatch:   "line 19: a total cost of $1e300 is more than 9 model messages can cost ($102.06): not counted",
+		protocol.ReasonCostMismatch:   "line 19: a total cost of $9223372.036854775807 or more is more than 9 model messages can cost ($510.30): not counted",
 		protocol.ReasonFormatMismatch: "20 of 20 lines do not read as format codex; they read as claude: set spec.format to claude (or auto)",
 	}
 	for i, w := range protocol.Warnings {

@@ -11,8 +11,9 @@ import (
 // the price table's MaxMessageTokens, or one message's cost beyond what
 // those tokens cost at the model's rates (ten times the table's highest
 // rates for a model it does not price); a total of the session (claude's
-// total_cost_usd, codex's and gemini's cumulative usage) beyond that
-// ceiling times the model messages and tool calls the turn showed, plus
+// total_cost_usd, codex's and gemini's cumulative usage) beyond the
+// ceiling of one message at the table's highest rates (the model's, when
+// dearer) times the model messages and tool calls the turn showed, plus
 // one. The report is dropped as an unreadable number is (readMoney): the
 // line's other content counts, the cost stands where it was, and the turn
 // notes it (CostMismatch).
@@ -90,7 +91,9 @@ func (e *Engine) implausible() string {
 		}
 	case costSegment: // the session's cost
 		n := e.reach()
-		if most := satMulMoney(e.messageCeiling(c), n); ev.cost > most {
+		// A session's total covers its subagents' messages too, at their
+		// own models: each message may be the table's dearest.
+		if most := satMulMoney(max(e.messageCeiling(c), c.messageCost(e.prices.top)), n); ev.cost > most {
 			return "a total cost of " + reported(ev.cost) + " is more than " + strconv.FormatInt(n, 10) +
 				" model messages can cost ($" + most.String() + ")"
 		}

@@ -149,8 +149,9 @@ func TestSessionTotalCeiling(t *testing.T) {
 	result := func(total string) string {
 		return `{"type":"result","subtype":"success","is_error":false,"total_cost_usd":` + total + `}`
 	}
-	// One message, one call: three messages' ceiling.
-	for total, counted := range map[string]bool{"34.02": true, "34.03": false} {
+	// One message, one call: three messages' ceiling, each at the table's
+	// dearest rates (a subagent's model may be dearer than the session's).
+	for total, counted := range map[string]bool{"170.10": true, "170.11": false} {
 		r := replayLines(t, FormatClaude, DefaultGuards(), []string{cInit(), asst, result(total)})
 		if (r.CostUSD == total) != counted || (r.CostMismatch == "") != counted {
 			t.Errorf("total %s: %s, counted %v", total, js(r), counted)

@@ -131,7 +131,7 @@ const (
 	ReasonCostMismatch = "CostMismatch"
 	// ReasonFormatMismatch is ConditionFormatMismatch's reason.
 	ReasonFormatMismatch = "FormatMismatch"
-	ReasonNoResult    = "NoResult" // the output ended without one
+	ReasonNoResult       = "NoResult" // the output ended without one
 	// ReasonDrillServed is ConditionDrill's reason.
 	ReasonDrillServed = "Served"
 	// ReasonCallRefused is ConditionCallRefused's reason.
