@@ -32,16 +32,16 @@ type Engine struct {
 	lines, unparsed int
 	ignored         int // known lines that carry nothing (Report.Ignored)
 	// parsed counts the lines the format read, ignored ones included;
-	// formatMismatch.go judges the stream by it and unparsed.
+	// formatmismatch.go judges the stream by it and unparsed.
 	parsed int
-	// Whether the stream reads as its format (formatMismatch.go): what the
+	// Whether the stream reads as its format (formatmismatch.go): what the
 	// unparsed lines read as, and the note once it does not.
 	fit        formatFit
 	formatNote string
 	formatFits string // the format named in formatNote
 	// autoLines counts the lines auto's format read since it decided, the
 	// deciding line included, and autoIgnored says that line was an
-	// ignored one (format.go, rethink).
+	// ignored one (formatmismatch.go, rethink).
 	autoLines    int
 	autoIgnored  bool
 	live, result bool

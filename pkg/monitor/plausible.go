@@ -77,9 +77,11 @@ func (e *Engine) implausible() string {
 	ev := &e.ev
 	c := e.prices.ceiling()
 	switch ev.costKind {
-	case costTokens: // one message's usage
-		if !c.holds(ev.toks, 1) {
-			return "token usage " + tokensText(ev.toks) + " is more than one model message takes in or writes"
+	case costTokens: // one message's usage, as it stands with this report
+		t := e.msg.toks
+		t.merge(ev.toks, ev.toksSet)
+		if !c.holds(t, 1) {
+			return "token usage " + tokensText(t) + " is more than one model message takes in or writes"
 		}
 	case costTokensTotal: // the session's usage so far
 		if n := e.reach(); !c.holds(ev.toks, n) {

@@ -158,3 +158,16 @@ func TestSessionTotalCeiling(t *testing.T) {
 		}
 	}
 }
+
+// One message's usage is judged as it stands with each report: two
+// reports of one message, each within the ceiling, cannot add up past it.
+func TestMessageUsageAcrossReports(t *testing.T) {
+	usage := func(u string) string {
+		return `{"type":"assistant","message":{"id":"m1","model":"claude-sonnet-4-5","content":[],"usage":{` + u + `}}}`
+	}
+	r := replayLines(t, FormatClaude, DefaultGuards(), []string{cInit(),
+		usage(`"input_tokens":1500000,"output_tokens":10`), usage(`"cache_read_input_tokens":1500000`)})
+	if r.CostUSD != "4.50015" || !strings.Contains(r.CostMismatch, "line 3: token usage input 1500000, output 10, cache read 1500000") {
+		t.Errorf("report %s", js(r))
+	}
+}
