@@ -44,7 +44,7 @@ type runner struct {
 	// costTold and formatTold are set once CostMismatch and
 	// FormatMismatch went out (tellNotes).
 	costTold, formatTold bool
-	lookedAt  int // the turn's tool calls when the ack file was last read
+	lookedAt             int // the turn's tool calls when the ack file was last read
 	// calls are the tool calls judged for the pre-tool hook.
 	calls Calls
 	// drill is the scripted model of a drill turn (nil for none);
