@@ -145,9 +145,7 @@ func (r *AgentTurnReconciler) follow(ctx context.Context, run *twv1.AgentRun, tu
 	v = judgeHang(v, pod, agent, now, r.Config.ExitGrace.Duration)
 	v = judgeStart(v, pod, agent, startedAt(turn), now, r.Config.StartTimeout.Duration)
 	st := turn.Status.DeepCopy()
-	if c := v.counts; c != nil {
-		setTurnCounts(st, *c)
-	}
+	r.raiseCounts(turn.UID, st, &v)
 	if v.agentSession != "" {
 		st.AgentSessionID = v.agentSession
 	}
@@ -177,6 +175,7 @@ func (r *AgentTurnReconciler) follow(ctx context.Context, run *twv1.AgentRun, tu
 	r.recordNudges(run, turn, seen, v.nudge)
 	for _, reason := range warned {
 		r.Recorder.Eventf(run, turn, corev1.EventTypeWarning, reason, reason, "turn %s: %s", turn.Name, v.warnings[reason])
+		warningsTotal.WithLabelValues(reason, drillLabel(turn.Labels)).Inc()
 	}
 	if v.outcome != "" {
 		r.recordSettled(ctx, turn, v.tripped)

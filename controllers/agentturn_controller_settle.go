@@ -18,8 +18,10 @@ type verdict struct {
 	err     *twv1.TurnError
 	// tripped is true when the sidecar's Tripped condition decided it.
 	tripped bool
-	// counts are the sidecar's latest steps and cost, when it reported any.
-	counts *protocol.Progress
+	// counts are the sidecar's latest steps and cost, when it reported any;
+	// progress its Progress condition, which a summary must not undercut
+	// (setTurnCounts).
+	counts, progress *protocol.Progress
 	// agentSession is the CLI's own session id, when a summary named one.
 	agentSession string
 	// nudge is the silent-run nudge's text, when the sidecar reported one.
@@ -60,7 +62,7 @@ var brokenWaiting = map[string]bool{
 // clock and config. The order of the rules is the protocol's: a trip wins over
 // everything; then the sidecar's final summary; then what the kubelet says.
 func judge(pod *corev1.Pod, agent string, now time.Time, grace time.Duration) verdict {
-	v := verdict{counts: podCounts(pod)}
+	v := verdict{counts: podCounts(pod), progress: podProgress(pod)}
 	v.nudge = podNudge(pod)
 	v.drill, v.refusedCall = podDrill(pod), podRefusedCall(pod)
 	v.wouldTrips = podWouldTrips(pod)
@@ -241,6 +243,11 @@ func podCounts(pod *corev1.Pod) *protocol.Progress {
 			return &s.Progress
 		}
 	}
+	return podProgress(pod)
+}
+
+// podProgress is the sidecar's Progress condition, nil without one.
+func podProgress(pod *corev1.Pod) *protocol.Progress {
 	if c := podCondition(pod, protocol.ConditionProgress); c != nil {
 		var p protocol.Progress
 		if json.Unmarshal([]byte(c.Message), &p) == nil {

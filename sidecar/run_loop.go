@@ -41,7 +41,10 @@ type runner struct {
 	// known yet; hooksTold is set once HooksNotRun went out.
 	pending   []pendingNudge
 	hooksTold bool
-	lookedAt  int // the turn's tool calls when the ack file was last read
+	// costTold and formatTold are set once CostMismatch and
+	// FormatMismatch went out (tellNotes).
+	costTold, formatTold bool
+	lookedAt             int // the turn's tool calls when the ack file was last read
 	// calls are the tool calls judged for the pre-tool hook.
 	calls Calls
 	// drill is the scripted model of a drill turn (nil for none);
@@ -347,6 +350,9 @@ func (w *watchState) end(err error) {
 // verdicts reports what one line produced; over is true after a trip.
 func (r *runner) verdicts(ctx context.Context, eng *monitor.Engine, v monitor.Verdicts) (bool, error) {
 	r.tellBlind(eng)
+	if err := r.tellNotes(ctx, eng); err != nil {
+		return false, err
+	}
 	if err := r.nudges(ctx, eng, v.Nudges); err != nil {
 		return false, err
 	}
@@ -395,6 +401,9 @@ func (r *runner) finish(ctx context.Context, eng *monitor.Engine, followErr erro
 	}
 	v := eng.Finish()
 	r.tellBlind(eng)
+	if err := r.tellNotes(ctx, eng); err != nil {
+		return err
+	}
 	if err := r.wouldTrips(ctx, eng); err != nil {
 		return err
 	}

@@ -20,7 +20,8 @@ type Turn struct {
 	Pod      string `json:"pod,omitempty"`
 	// Notes are what the turn told besides its outcome: each nudge as its
 	// Nudged Event says it (with delivered / not delivered) and the
-	// sidecar's warnings (DeltasHidden, HooksNotRun).
+	// sidecar's warnings (protocol.Warnings: DeltasHidden, HooksNotRun,
+	// CostMismatch, FormatMismatch).
 	Notes []string `json:"notes,omitempty"`
 }
 

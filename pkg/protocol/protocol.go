@@ -35,6 +35,21 @@ const (
 	// hooks off, or not wired to the adapter): nudges cannot reach the
 	// model. Its reason is ReasonHooksNotRun.
 	ConditionHooksNotRun = "turnwatch.dev/HooksNotRun"
+	// ConditionCostMismatch is True once the stream reported a cost the
+	// engine did not take as it stood (docs/design.md#a-cost-never-goes-down):
+	// a total below what was counted already (the turn keeps the higher
+	// figure), or a cost or token count no model could produce (not
+	// counted). Its reason is ReasonCostMismatch, its message the engine's
+	// first note (monitor.Report.CostMismatch).
+	ConditionCostMismatch = "turnwatch.dev/CostMismatch"
+	// ConditionFormatMismatch is True once most of the stream's lines did
+	// not read as the run's format (docs/design.md#format-mismatch): the
+	// detectors cannot see such a stream. Its reason is
+	// ReasonFormatMismatch, its message how many lines did not read and
+	// the format they read as (monitor.Report.FormatMismatch). Unlike the
+	// other warnings it is written at once, not with the next write: the
+	// agent runs on unwatched.
+	ConditionFormatMismatch = "turnwatch.dev/FormatMismatch"
 	// ConditionProgress carries a Progress JSON object in its message,
 	// throttled by the sidecar.
 	ConditionProgress = "turnwatch.dev/Progress"
@@ -75,6 +90,8 @@ type Warning struct{ Condition, Reason string }
 var Warnings = []Warning{
 	{ConditionDeltasHidden, ReasonDeltasHidden},
 	{ConditionHooksNotRun, ReasonHooksNotRun},
+	{ConditionCostMismatch, ReasonCostMismatch},
+	{ConditionFormatMismatch, ReasonFormatMismatch},
 }
 
 // Reasons of ConditionFailed, and prefixes of the sidecar's termination
@@ -110,7 +127,11 @@ const (
 	ReasonDeltasHidden = "DeltasHidden"
 	// ReasonHooksNotRun is ConditionHooksNotRun's reason.
 	ReasonHooksNotRun = "HooksNotRun"
-	ReasonNoResult    = "NoResult" // the output ended without one
+	// ReasonCostMismatch is ConditionCostMismatch's reason.
+	ReasonCostMismatch = "CostMismatch"
+	// ReasonFormatMismatch is ConditionFormatMismatch's reason.
+	ReasonFormatMismatch = "FormatMismatch"
+	ReasonNoResult       = "NoResult" // the output ended without one
 	// ReasonDrillServed is ConditionDrill's reason.
 	ReasonDrillServed = "Served"
 	// ReasonCallRefused is ConditionCallRefused's reason.
