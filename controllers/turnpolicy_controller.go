@@ -261,8 +261,8 @@ func (r *TurnPolicyReconciler) runsIn(ctx context.Context, namespaces []string) 
 }
 
 // runningSpend is the running turns' cost so far: the status.progress of
-// every running run that is not a drill, unless the turn it names has
-// settled (its cost is then the ledger's to count).
+// every running run (a drill's too), unless the turn it names has settled
+// (its cost is then the ledger's to count).
 func runningSpend(runs []twv1.AgentRun, turns []twv1.AgentTurn, b *twv1.BudgetStatus) monitor.Money {
 	settled := map[types.NamespacedName]bool{}
 	for i := range turns {
@@ -275,7 +275,7 @@ func runningSpend(runs []twv1.AgentRun, turns []twv1.AgentTurn, b *twv1.BudgetSt
 	for i := range runs {
 		run := &runs[i]
 		p := run.Status.Progress
-		if run.Spec.Drill != nil || finished(run.Status.Phase) || p == nil || settled[types.NamespacedName{Namespace: run.Namespace, Name: p.Turn}] {
+		if finished(run.Status.Phase) || p == nil || settled[types.NamespacedName{Namespace: run.Namespace, Name: p.Turn}] {
 			continue
 		}
 		if c := runProgressFor(run, p.Turn); c != nil {
