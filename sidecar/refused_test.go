@@ -29,6 +29,7 @@ func TestCallRefusedAfterTheTrip(t *testing.T) {
 		{name: "after the trip", refuse: true, ack: "toolu_4", wantRefused: "toolu_4"},
 		{name: "during the drain", refuse: true, whenTermed: true, ack: "toolu_4", wantRefused: "toolu_4"},
 		{name: "an id too long, cut on a rune", refuse: true, ack: strings.Repeat("x", maxCallID-1) + "é and more", wantRefused: strings.Repeat("x", maxCallID-1)},
+		{name: "an id that would forge a row, escaped", refuse: true, ack: "toolu_4\x1b[2J\r\n\u2028\u202eTRIPPED", wantRefused: `toolu_4\x1b[2J\r\n\u2028\u202eTRIPPED`},
 		{name: "no refusal", refuse: true},
 		{name: "refusing off", refuse: false, ack: "toolu_4"},
 	}
