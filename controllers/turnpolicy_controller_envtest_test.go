@@ -387,6 +387,15 @@ func TestLedgerDrillIsARun(t *testing.T) {
 	if err := reportProgress(k8s, ns, "d", `{"status":{"phase":"Running","progress":{"turn":"d-1","steps":3,"costUSD":"0.05"}}}`); err != nil {
 		t.Fatal(err)
 	}
+	// The running part is refreshed once per progress period (the clock
+	// stands still here): count only once the cache shows the progress.
+	eventually(t, "the ledger's cache shows the drill's progress", func() error {
+		got := &twv1.AgentRun{}
+		if err := r.Get(context.Background(), client.ObjectKeyFromObject(drill), got); err != nil || got.Status.Progress == nil {
+			return fmt.Errorf("no progress yet (%v)", err)
+		}
+		return nil
+	})
 	counted := func(got *twv1.TurnPolicy) error {
 		if err := ledgerIs("0.07", 1, 0)(got); err != nil {
 			return err
