@@ -6,8 +6,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
@@ -62,6 +64,47 @@ func TestVerdictEscapesTheAgent(t *testing.T) {
 			}
 			if !strings.Contains(got, `\x1b[2J\r\n\u2028\u202e TRIPPED`) {
 				t.Errorf("not escaped as written: %q", got)
+			}
+		})
+	}
+}
+
+// On a real API server: an agent whose final result reports an error that
+// would forge a row reaches the run's fault, its Faulted condition and the
+// Faulted and Nudged Events escaped; so does a trip's message.
+func TestAgentQuotedEscapedOnTheRun(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	ns := newNamespace(t)
+	startManager(t, ns, managerOpts{})
+	noReroll := func(r *twv1.AgentRun) { r.Spec.Rerolls = &twv1.RerollPolicy{Max: ptrTo[int32](0)} }
+	for _, c := range []struct {
+		run  string
+		play func(*corev1.PodStatus)
+	}{
+		{"errtext", finishedCond(protocol.Summary{Progress: counts(1, "0.01"), Result: true, ResultError: "error_max_turns" + forged})},
+		{"tripped", trip(DetectorIdenticalCalls, "repeated an identical tool call 4 times"+forged)},
+	} {
+		t.Run(c.run, func(t *testing.T) {
+			t.Parallel()
+			create(t, newRun(ns, c.run, noReroll))
+			waitPod(t, ns, c.run+"-0")
+			playSidecar(t, ns, c.run+"-0", condition(protocol.ConditionSilent, protocol.ReasonFor(DetectorSilentRun), protocol.NudgeMessage(1, "silent"+forged)))
+			playSidecar(t, ns, c.run+"-0", c.play)
+			run := runPhase(t, ns, c.run, twv1.RunFaulted)
+			texts := map[string]string{"fault": run.Status.Fault.Message}
+			if f := meta.FindStatusCondition(run.Status.Conditions, ConditionFaulted); f != nil {
+				texts["Faulted condition"] = f.Message
+			}
+			for _, reason := range []string{EventFaulted, EventNudged} {
+				for _, e := range waitEvents(t, ns, c.run, reason, 1) {
+					texts[reason+" Event"] = e.Note
+				}
+			}
+			for what, s := range texts {
+				if raw(s) || !strings.Contains(s, `\x1b[2J\r\n\u2028\u202e`) {
+					t.Errorf("%s: %q", what, s)
+				}
 			}
 		})
 	}
