@@ -32,7 +32,7 @@ func Text(s string) string {
 	b.WriteString(s[:i])
 	for _, r := range s[i:] {
 		if unsafe(r) {
-			b.WriteString(escape(r))
+			writeEscape(&b, r)
 			continue
 		}
 		b.WriteRune(r)
@@ -67,8 +67,9 @@ func unsafe(r rune) bool {
 	return unicode.IsControl(r) || unicode.In(r, unicode.Zl, unicode.Zp, unicode.Bidi_Control)
 }
 
-// escape writes r as a Go escape: `\n`, `\x1b`, `\u202e`.
-func escape(r rune) string {
-	q := strconv.QuoteRuneToASCII(r) // '\x1b', '\u202e'
-	return q[1 : len(q)-1]
+// writeEscape writes r as a Go escape: `\n`, `\x1b`, `\u202e`.
+func writeEscape(b *strings.Builder, r rune) {
+	var buf [16]byte
+	q := strconv.AppendQuoteRuneToASCII(buf[:0], r) // '\x1b', '\u202e'
+	b.Write(q[1 : len(q)-1])
 }
