@@ -9,6 +9,7 @@ import (
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/pkg/protocol"
+	"turnwatch.dev/turnwatch/pkg/quote"
 )
 
 // verdict is what a turn's Pod says about the turn.
@@ -68,14 +69,14 @@ func judge(pod *corev1.Pod, agent string, now time.Time, grace time.Duration) ve
 	v.wouldTrips = podWouldTrips(pod)
 	v.warnings = podWarnings(func(typ string) string {
 		if c := podCondition(pod, corev1.PodConditionType(typ)); c != nil && c.Status == corev1.ConditionTrue {
-			return c.Message
+			return quote.Text(c.Message)
 		}
 		return ""
 	})
 	if c := podCondition(pod, protocol.ConditionTripped); c != nil && c.Status == corev1.ConditionTrue {
 		det := protocol.DetectorFor(c.Reason)
 		v.outcome, v.tripped = twv1.TurnFailed, true
-		v.err = &twv1.TurnError{Type: classOf(det), Detector: det, Message: c.Message}
+		v.err = &twv1.TurnError{Type: classOf(det), Detector: det, Message: quote.Text(c.Message)}
 		return v
 	}
 	if msg := sidecarFailed(pod); msg != "" {
@@ -170,9 +171,11 @@ func judgeExit(v verdict, pod *corev1.Pod, agent string) verdict {
 	return fail(v, twv1.ClassNoSignal, "the agent exited without a final result event")
 }
 
+// fail settles the turn failed with msg, escaped (quote.Text): it may quote
+// the agent's own error text, or a message a Pod's status carries.
 func fail(v verdict, class twv1.FaultClass, msg string) verdict {
 	v.outcome = twv1.TurnFailed
-	v.err = &twv1.TurnError{Type: class, Message: msg}
+	v.err = &twv1.TurnError{Type: class, Message: quote.Text(msg)}
 	return v
 }
 

@@ -155,7 +155,7 @@ type TurnPolicySpec struct {
 	Detectors map[string]DetectorPolicy `json:"detectors,omitempty"`
 
 	// Budget caps what the runs the policy applies to spend together in a
-	// window. Drill runs never count.
+	// window. Drill runs count like any run and are held like any.
 	// +optional
 	Budget *Budget `json:"budget,omitempty"`
 

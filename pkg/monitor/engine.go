@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
+	"turnwatch.dev/turnwatch/pkg/quote"
 )
 
 // Engine runs the detectors over one agent stream: a fold of normalized
@@ -374,6 +375,7 @@ func (e *Engine) evaluate(p phase, line int) bool {
 		if !failed {
 			continue
 		}
+		msg = quote.Text(msg) // a message may quote the agent's words
 		if !l.nudge && e.audit&l.bit != 0 {
 			e.wouldTrip(l, reason, msg, line)
 			continue
