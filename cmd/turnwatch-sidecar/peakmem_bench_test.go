@@ -14,29 +14,40 @@ import (
 
 // BenchmarkSidecarPeakMemory is the real sidecar binary's peak resident set
 // (VmHWM) on the hostile inputs of a turn that refuses (guards.refuse with
-// nudgeDelivery file, docs/nudges.md): one Write of 12 MiB, one line just
-// under the 16 MiB cap whose arguments are all escapes, and many distinct
-// calls of 1 MiB. The sidecar follows a stand-in API server (apiStandIn) to
-// the turn's end; peak-MiB is read once it reported Finished. The Pod's
-// limit is 128Mi (docs/performance.md, "The sidecar's memory on hostile
-// input").
+// nudgeDelivery file, docs/nudges.md): one Write of 12 MiB; one line just
+// under the 16 MiB cap whose arguments are all escapes, and four of them in
+// a row; 96 distinct calls of 1 MiB. The sidecar follows a stand-in API
+// server (apiStandIn) to the turn's end; peak-MiB is read once it reported
+// Finished. The Pod's limit is 128Mi (docs/performance.md, "The sidecar's
+// memory on hostile input").
 //
 // TURNWATCH_BASELINE_SIDECAR names another build of the sidecar (main's) to
 // measure in the same run, as impl=baseline:
 //
-//	git -C /work/main worktree add /tmp/base main && (cd /tmp/base && go build -trimpath -ldflags '-s -w' -o /tmp/sidecar-base ./cmd/turnwatch-sidecar)
+//	mkdir /tmp/base && git archive main | tar -x -C /tmp/base
+//	(cd /tmp/base && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o /tmp/sidecar-base ./cmd/turnwatch-sidecar)
 //	TURNWATCH_BASELINE_SIDECAR=/tmp/sidecar-base go test ./cmd/turnwatch-sidecar -run '^$' -bench SidecarPeakMemory -benchtime 1x -count 3
 func BenchmarkSidecarPeakMemory(b *testing.B) {
-	impls := []struct{ name, bin string }{{"this", buildSidecar(b, "")}}
+	type impl struct {
+		name, bin string
+		env       []string
+	}
+	bin := buildSidecar(b, "")
+	impls := []impl{
+		// In its 128Mi container the sidecar sets a soft limit of 3/4 of
+		// it (sidecar.LimitMemory); here, without one, GOMEMLIMIT says so.
+		{"this", bin, []string{fmt.Sprintf("GOMEMLIMIT=%d", 128<<20*3/4)}},
+		{"this-without-soft-limit", bin, nil},
+	}
 	if base := os.Getenv("TURNWATCH_BASELINE_SIDECAR"); base != "" {
-		impls = append(impls, struct{ name, bin string }{"baseline", base})
+		impls = append(impls, impl{"baseline", base, nil})
 	}
 	for _, in := range hostileInputs() {
 		for _, impl := range impls {
 			b.Run("input="+in.name+"/impl="+impl.name, func(b *testing.B) {
 				var peak int64
 				for b.Loop() {
-					peak = max(peak, peakRSS(b, impl.bin, in.lines))
+					peak = max(peak, peakRSS(b, impl.bin, impl.env, in.lines))
 				}
 				b.ReportMetric(float64(peak)/1024, "peak-MiB")
 			})
@@ -50,13 +61,13 @@ const refusingGuards = `{"stepBudget":0,"nudgeDelivery":"file","refuse":true,"re
 
 // peakRSS runs the sidecar over lines (claude stream-json) to the turn's
 // end and returns its peak resident set in KiB.
-func peakRSS(b *testing.B, bin string, lines func(emit func(string))) int64 {
+func peakRSS(b *testing.B, bin string, env []string, lines func(emit func(string))) int64 {
 	srv := newAPIStandIn(b)
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	lines(func(l string) { srv.write(l) })
 	srv.exit()
-	run := startSidecar(b, bin, hs, standInConfig{format: "claude", guards: refusingGuards, stateDir: b.TempDir(), nudgeDir: b.TempDir()})
+	run := startSidecar(b, bin, hs, standInConfig{format: "claude", guards: refusingGuards, stateDir: b.TempDir(), nudgeDir: b.TempDir(), env: env})
 	defer run.stop()
 	if _, ok := srv.waitFor(protocol.ConditionFinished, 3*time.Minute); !ok {
 		select {
@@ -66,6 +77,9 @@ func peakRSS(b *testing.B, bin string, lines func(emit func(string))) int64 {
 		default:
 		}
 		b.Fatalf("no Finished condition in 3 minutes:\n%s", tail(run.stderr.String()))
+	}
+	if os.Getenv("TWDEBUG") != "" {
+		b.Log(tail(run.stderr.String()))
 	}
 	hwm, err := peakOf(run.cmd.Process.Pid)
 	if err != nil {
@@ -89,8 +103,8 @@ func peakOf(pid int) (int64, error) {
 }
 
 func tail(s string) string {
-	if len(s) > 4000 {
-		return "..." + s[len(s)-4000:]
+	if len(s) > 20000 {
+		return "..." + s[len(s)-20000:]
 	}
 	return s
 }
@@ -106,19 +120,23 @@ func hostileInputs() []hostileInput {
 		{"write12MiB", func(emit func(string)) {
 			turn(emit, 1, func(int) string { return writeCall("/w/big.go", sourceText(12<<20)) })
 		}},
-		{"line16MiB", func(emit func(string)) {
-			// Just under the cap with the kubelet's timestamp: every
-			// character of the content is an escape or one that JSON
-			// encoders escape (<, >, &).
-			turn(emit, 1, func(int) string {
-				call := writeCall("/w/page.html", "")
-				return writeCall("/w/page.html", escapeText(16<<20-len(assistantLine(0, call))-64))
-			})
-		}},
+		{"line16MiB", func(emit func(string)) { turn(emit, 1, escapedCall) }},
+		// The collector lets the heap grow to twice what was live at its
+		// last run: one run during a long line, and the next lines' copies
+		// pile up on it.
+		{"lines16MiBx4", func(emit func(string)) { turn(emit, 4, escapedCall) }},
 		{"calls96x1MiB", func(emit func(string)) {
 			turn(emit, 96, func(i int) string { return writeCall(fmt.Sprintf("/w/f%d.go", i), sourceText(1<<20)) })
 		}},
 	}
+}
+
+// escapedCall makes a line just under the cap with the kubelet's timestamp:
+// every character of the content is an escape or one that JSON encoders
+// escape (<, >, &).
+func escapedCall(i int) string {
+	path := fmt.Sprintf("/w/page%d.html", i)
+	return writeCall(path, escapeText(16<<20-len(assistantLine(i, writeCall(path, "")))-64))
 }
 
 // turn emits a claude turn of n tool calls made by call(i), each answered.

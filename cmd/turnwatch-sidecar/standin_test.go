@@ -174,6 +174,7 @@ type sidecarRun struct {
 type standInConfig struct {
 	format, guards     string
 	stateDir, nudgeDir string
+	env                []string // more of it
 }
 
 // startSidecar runs bin as the sidecar of the stand-in's Pod.
@@ -193,6 +194,7 @@ current-context: c
 	cmd.Env = append(os.Environ(), protocol.EnvFormat+"="+c.format, protocol.EnvGuards+"="+c.guards,
 		protocol.EnvPodName+"=p", protocol.EnvPodNamespace+"=ns", protocol.EnvAgentContainer+"=agent",
 		protocol.EnvStateDir+"="+c.stateDir, nudgefile.EnvDir+"="+c.nudgeDir)
+	cmd.Env = append(cmd.Env, c.env...)
 	run := &sidecarRun{cmd: cmd, stderr: &strings.Builder{}, done: make(chan struct{})}
 	cmd.Stderr = run.stderr
 	if err := cmd.Start(); err != nil {
