@@ -28,7 +28,7 @@ const (
 type Calls struct {
 	judged fifoCounts // call ids (IDSum) judged
 	seen   fifoCounts // calls by signature (tool name and arguments), for CallKey's n
-	closed bool     // the CallAll verdict is written
+	closed bool       // the CallAll verdict is written
 }
 
 // CallsState is what Calls remembers, oldest first, for the checkpoint.
