@@ -262,14 +262,13 @@ func (w *watchState) line(l streamLine) error {
 	if l.Cut {
 		feed = eng.FeedSkipped // as replay counts it: a line, unparsed; its head moves the clock
 	}
+	w.feeding.begin(n, fp)
+	defer w.feeding.end()
 	if w.skip.is(n, fp) {
 		r.log.Info("skipping the line the sidecar was reading when it ended; it counts as unparsed", "line", n, "bytes", len(l.Data))
 		feed, parsed, w.skip = eng.FeedSkipped, false, lineMark{}
-	}
-	w.feeding.begin(n, fp)
-	defer w.feeding.end()
-	if crashHook != nil {
-		crashHook(l.Data)
+	} else if crashHook != nil {
+		crashHook(l.Data) // a test build's stand-in for a line that kills the sidecar
 	}
 	v := feed(l.Data, w.lastSeen)
 	r.judgeCalls(eng, v.Trip, parsed)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
@@ -62,9 +61,7 @@ const refusingGuards = `{"stepBudget":0,"nudgeDelivery":"file","refuse":true,"re
 // peakRSS runs the sidecar over lines (claude stream-json) to the turn's
 // end and returns its peak resident set in KiB.
 func peakRSS(b *testing.B, bin string, env []string, lines func(emit func(string))) int64 {
-	srv := newAPIStandIn(b)
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
+	srv, hs := newAPIStandIn(b)
 	lines(func(l string) { srv.write(l) })
 	srv.exit()
 	run := startSidecar(b, bin, hs, standInConfig{format: "claude", guards: refusingGuards, stateDir: b.TempDir(), nudgeDir: b.TempDir(), env: env})
@@ -144,7 +141,7 @@ func turn(emit func(string), n int, call func(i int) string) {
 	emit(`{"type":"system","subtype":"init","session_id":"s","model":"claude-sonnet-4-5","tools":["Write"]}`)
 	for i := range n {
 		emit(assistantLine(i, call(i)))
-		emit(fmt.Sprintf(`{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_%d","type":"tool_result","content":"ok"}]},"session_id":"s"}`, i))
+		emit(toolResult(i))
 	}
 	emit(`{"type":"result","subtype":"success","is_error":false,"result":"done","session_id":"s","total_cost_usd":0.01}`)
 }

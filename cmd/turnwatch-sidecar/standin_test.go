@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -33,10 +34,14 @@ type apiStandIn struct {
 	patched int
 }
 
-func newAPIStandIn(t testing.TB) *apiStandIn {
+// newAPIStandIn serves a stand-in until the test ends (after the sidecars
+// it started: cleanups run last first).
+func newAPIStandIn(t testing.TB) (*apiStandIn, *httptest.Server) {
 	s := &apiStandIn{t: t, conds: map[string]map[string]any{}}
 	s.cond = sync.NewCond(&s.mu)
-	return s
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	return s, hs
 }
 
 // write appends lines to the agent's log, stamped 1 ms apart from the
@@ -137,6 +142,12 @@ func (s *apiStandIn) log(w http.ResponseWriter, r *http.Request) {
 	if v := r.URL.Query().Get("sinceTime"); v != "" {
 		since, _ = time.Parse(time.RFC3339, v)
 	}
+	stop := context.AfterFunc(r.Context(), func() { // a sidecar gone ends the wait below
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.cond.Broadcast()
+	})
+	defer stop()
 	w.Header().Set("Content-Type", "text/plain")
 	w.WriteHeader(http.StatusOK)
 	f := w.(http.Flusher)
@@ -225,18 +236,21 @@ func (r *sidecarRun) stop() {
 }
 
 // buildSidecar builds the sidecar binary of this tree (with build tags, if
-// any) into a temporary directory.
+// any) into a temporary directory, turnwatch-hook beside it (where the
+// sidecar finds the hook it installs).
 func buildSidecar(t testing.TB, tags string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "turnwatch-sidecar")
-	args := []string{"build", "-trimpath", "-ldflags", "-s -w", "-o", bin}
-	if tags != "" {
-		args = append(args, "-tags", tags)
+	dir := t.TempDir()
+	for _, pkg := range []string{".", "../turnwatch-hook"} {
+		args := []string{"build", "-trimpath", "-ldflags", "-s -w", "-o", dir}
+		if tags != "" {
+			args = append(args, "-tags", tags)
+		}
+		cmd := exec.Command("go", append(args, pkg)...)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("building %s: %v\n%s", pkg, err, out)
+		}
 	}
-	cmd := exec.Command("go", append(args, ".")...)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the sidecar: %v\n%s", err, out)
-	}
-	return bin
+	return filepath.Join(dir, "turnwatch-sidecar")
 }
