@@ -12,7 +12,7 @@ func TestCallKeyCanonical(t *testing.T) {
 	a := CallKey("run_shell_command", []byte(`{"command":"cat /etc/os-release","dir":"."}`), 1)
 	for _, same := range []string{
 		"{ \"dir\": \".\",\n \"command\": \"cat /etc/os-release\" }", // spacing and order
-		`{"command":"cat \/etc\/os-release","dir":"\u002e"}`,             // escapes
+		`{"command":"cat \/etc\/os-release","dir":"\u002e"}`,         // escapes
 	} {
 		if b := CallKey("run_shell_command", []byte(same), 1); a != b {
 			t.Errorf("same arguments %s: %q != %q", same, a, b)
