@@ -100,8 +100,14 @@ func TestCallsBounded(t *testing.T) {
 			t.Fatalf("call %d: %+v", i, vs)
 		}
 	}
-	if s := c.State(); len(s.Judged) != maxJudged || len(s.Seen) != maxJudged {
+	s := c.State()
+	if len(s.Judged) != maxJudged || len(s.Seen) != maxJudged {
 		t.Errorf("remembers %d ids and %d signatures, want %d each", len(s.Judged), len(s.Seen), maxJudged)
+	}
+	if b, _ := json.Marshal(s); len(b) > 256<<10 { // docs/protocol.md: the checkpoint's size
+		t.Errorf("the state is %d bytes in the checkpoint", len(b))
+	} else {
+		t.Logf("the state is %d bytes in the checkpoint", len(b))
 	}
 	args := `{"command":"ls"}`
 	long := strings.Repeat("x", maxCallText+1)
