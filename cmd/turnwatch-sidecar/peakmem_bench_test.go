@@ -75,9 +75,6 @@ func peakRSS(b *testing.B, bin string, env []string, lines func(emit func(string
 		}
 		b.Fatalf("no Finished condition in 3 minutes:\n%s", tail(run.stderr.String()))
 	}
-	if os.Getenv("TWDEBUG") != "" {
-		b.Log(tail(run.stderr.String()))
-	}
 	hwm, err := peakOf(run.cmd.Process.Pid)
 	if err != nil {
 		b.Fatal(err)
