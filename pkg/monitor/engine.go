@@ -359,6 +359,10 @@ func (e *Engine) Report() Report {
 	return r
 }
 
+// Lines is how many lines the engine was fed (Report's Lines), without
+// building the report.
+func (e *Engine) Lines() int { return e.lines }
+
 // State returns a copy of the counters the checks see.
 func (e *Engine) State() State { return e.st }
 
