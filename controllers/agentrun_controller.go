@@ -70,8 +70,12 @@ type AgentRunReconciler struct {
 func (r *AgentRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	run := &twv1.AgentRun{}
 	if err := r.Get(ctx, req.NamespacedName, run); err != nil {
+		if apierrors.IsNotFound(err) {
+			forgetLagMetric(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	setLagMetric(run)
 	if r.written.stale(run.UID, memoStatus(run.Status), r.Clock.Now()) {
 		// Our last status write is not in the cache yet; its event brings us back.
 		return ctrl.Result{RequeueAfter: memoTTL}, nil

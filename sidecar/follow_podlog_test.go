@@ -42,6 +42,9 @@ type fakeLogServer struct {
 	drops   []drop
 	noEOL   bool // the log's last line has no newline
 	exited  bool // the container has terminated from the start
+	// flushEach sends each line in its own write, as the API server
+	// relays the kubelet's flushes.
+	flushEach bool
 
 	mu    sync.Mutex
 	conns int
@@ -101,6 +104,9 @@ func (s *fakeLogServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		fmt.Fprint(w, line)
+		if s.flushEach {
+			w.(http.Flusher).Flush()
+		}
 	}
 	w.(http.Flusher).Flush()
 	if d != nil && d.abort {

@@ -240,6 +240,14 @@ func (r *reporter) finished(ctx context.Context, s protocol.Summary, lengthStop 
 // and on every tick, so a value held back by the throttle goes out at the
 // next call after the period. A failed write is not retried here: the next
 // call carries a newer value anyway.
+// readLag notes when the sidecar read a line stamped at: its lag rides on
+// the run's progress reports (run_progress.go).
+func (r *reporter) readLag(at, now time.Time) {
+	if r.run != nil && !at.IsZero() {
+		r.run.readLag(at, now)
+	}
+}
+
 func (r *reporter) progress(ctx context.Context, p protocol.Progress) {
 	if r.run != nil {
 		r.progressToRun(ctx, p)

@@ -247,6 +247,7 @@ func (w *watchState) line(l streamLine) error {
 	}
 	r, eng := w.r, w.eng
 	w.lastSeen = r.clock.Now()
+	r.rep.readLag(l.Time, w.lastSeen)
 	w.probe.reset()
 	feed := eng.Feed
 	if l.Cut {
