@@ -140,10 +140,10 @@ func TestProgressToRunLag(t *testing.T) {
 		writes int
 		want   any // the last report's progress.lag
 	}{
-		{-1, counts(0, "0"), 0, nil},                 // no line, no count: nothing to tell
-		{-1, counts(1, "0"), 1, nil},                 // counts moved; no lag known yet
+		{-1, counts(0, "0"), 0, nil}, // no line, no count: nothing to tell
+		{-1, counts(1, "0"), 1, nil}, // counts moved; no lag known yet
 		{40 * time.Millisecond, counts(1, "0"), 2, "40ms"},
-		{300 * time.Millisecond, counts(1, "0"), 2, "40ms"}, // the same whole second: held
+		{300 * time.Millisecond, counts(1, "0"), 2, "40ms"},  // the same whole second: held
 		{3500 * time.Millisecond, counts(1, "0"), 3, "3.5s"}, // behind by seconds: told without a step
 		{3900 * time.Millisecond, counts(2, "0"), 4, "3.9s"}, // with the counts
 		{2 * time.Second, counts(1, "0"), 4, "3.9s"},         // counts behind: never
