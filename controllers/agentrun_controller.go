@@ -36,8 +36,11 @@ const (
 	// EventHooksNotRun: a turn that delivers nudges ran tool calls and no
 	// turnwatch hook ran (a Warning, once per turn).
 	EventHooksNotRun = protocol.ReasonHooksNotRun
-	EventSucceeded   = "Succeeded" // a turn finished with a final result
-	EventAborted     = "Aborted"   // the run was cancelled or deleted
+	// EventLogRotated: a turn's sidecar lagged past a log rotation, and
+	// lines may have been rotated away unread (a Warning, once per turn).
+	EventLogRotated = protocol.ReasonLogRotated
+	EventSucceeded  = "Succeeded" // a turn finished with a final result
+	EventAborted    = "Aborted"   // the run was cancelled or deleted
 	// EventDrill prefixes a drill's result (docs/drill.md#results):
 	// DrillCaught, DrillCaughtOtherwise, DrillAsExpected (Normal),
 	// DrillMissed, DrillFalseAlarm (Warning).

@@ -51,14 +51,14 @@ func TestMarkWarnings(t *testing.T) {
 // Every Pod warning the sidecar sets is a turn condition the API names.
 func TestWarningsNamed(t *testing.T) {
 	for _, w := range protocol.Warnings {
-		if w.Reason != twv1.TurnConditionDeltasHidden && w.Reason != twv1.TurnConditionHooksNotRun {
+		if w.Reason != twv1.TurnConditionDeltasHidden && w.Reason != twv1.TurnConditionHooksNotRun && w.Reason != twv1.TurnConditionLogRotated {
 			t.Errorf("warning %s has no AgentTurn condition constant", w.Reason)
 		}
 	}
 }
 
 // Each of the sidecar's warnings (a stream that hides its deltas, no hook
-// run): the turn's condition and one Warning Event on the run, however
+// run, a lag past a log rotation): the turn's condition and one Warning Event on the run, however
 // often the sidecar's condition is read again; the run goes on.
 func TestWarningsTold(t *testing.T) {
 	needEnv(t)
@@ -68,6 +68,7 @@ func TestWarningsTold(t *testing.T) {
 	msgs := map[string]string{
 		protocol.ReasonDeltasHidden: "the stream shows no deltas: degeneration, repetition and a stall inside a message cannot be seen; fix: run claude with --include-partial-messages",
 		protocol.ReasonHooksNotRun:  hooksNotRunText,
+		protocol.ReasonLogRotated:   "the kubelet rotated the agent's log past the line of 2026-12-06T22:00:00.1Z the sidecar was reading (12.5s behind; the log now starts at 2026-12-06T22:00:04Z): lines may have been rotated away unread",
 	}
 	for i, w := range protocol.Warnings {
 		name := fmt.Sprintf("warned-%d", i)

@@ -59,7 +59,11 @@ type podLogSource struct {
 	clock clock.PassiveClock
 
 	cursor    logCursor
+	last      time.Time // the timestamp of the last line delivered
 	connected atomic.Bool
+	// rotation is what the follower found out about log rotations
+	// (follow_rotation.go).
+	rotation rotationWatch
 
 	// Reopen support (a half-open stream looks like silence): the current
 	// stream's cancel, how many streams opened, and whether the current one
@@ -212,7 +216,7 @@ func (s *podLogSource) stream(ctx context.Context, emit func(streamLine) error) 
 
 	skip := s.cursor.seen
 	lr := newLineReader(rc, s.maxLine)
-	for {
+	for first := true; ; first = false {
 		data, cut, err := lr.next()
 		switch {
 		case errors.Is(err, io.EOF):
@@ -224,14 +228,30 @@ func (s *podLogSource) stream(ctx context.Context, emit func(streamLine) error) 
 		case err != nil:
 			return res, err // a line cut off by the drop is sent again, whole
 		}
+		if first && s.resumedRotated(data) {
+			skip = 0 // the lines the cursor counted are gone: these are new
+		}
 		sent, err := s.deliver(data, cut, &skip, emit)
 		if err != nil {
 			return res, err
 		}
 		if sent {
 			res.delivered++
+			s.probeRotation(ctx, s.last)
 		}
 	}
+}
+
+// resumedRotated says whether a stream whose first line is data resumed
+// past a rotation (follow_rotation.go), and records the warning if so.
+func (s *podLogSource) resumedRotated(data []byte) bool {
+	t, ok := parseLogTime(data)
+	if !ok || !s.resumedPastRotation(t) {
+		return false
+	}
+	s.log.Info("the log resumed past a rotation", "since", s.cursor.since, "skip", s.cursor.seen, "firstLine", t)
+	s.rotation.found(rotatedMessage(s.cursor.since, "a new log stream starts at "+t.UTC().Format(time.RFC3339Nano)))
+	return true
 }
 
 // deliver emits one line unless the cursor says it was delivered before the
@@ -250,6 +270,7 @@ func (s *podLogSource) deliver(data []byte, cut bool, skip *int, emit func(strea
 	next := s.cursor
 	if ok {
 		next.advance(t)
+		s.last = t
 	}
 	l := newLine(data, t, cut)
 	l.Cursor = next

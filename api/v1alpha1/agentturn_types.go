@@ -205,6 +205,11 @@ const TurnConditionDeltasHidden = "DeltasHidden"
 // (docs/nudges.md): its nudges could not reach the model.
 const TurnConditionHooksNotRun = "HooksNotRun"
 
+// TurnConditionLogRotated is the AgentTurn condition set when the turn's
+// sidecar lagged past a rotation of the agent's log (docs/protocol.md): lines
+// may have been rotated away unread.
+const TurnConditionLogRotated = "LogRotated"
+
 // AgentTurn is one attempt of an AgentRun: one Pod, one conversation.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status

@@ -35,6 +35,12 @@ const (
 	// hooks off, or not wired to the adapter): nudges cannot reach the
 	// model. Its reason is ReasonHooksNotRun.
 	ConditionHooksNotRun = "turnwatch.dev/HooksNotRun"
+	// ConditionLogRotated is True once the kubelet rotated the agent's log
+	// past the line the sidecar was reading: it lagged past a rotation, and
+	// lines may have been rotated away unread (the log API serves the
+	// current file only). Its reason is ReasonLogRotated, its message the
+	// line's time and how it was seen.
+	ConditionLogRotated = "turnwatch.dev/LogRotated"
 	// ConditionProgress carries a Progress JSON object in its message,
 	// throttled by the sidecar.
 	ConditionProgress = "turnwatch.dev/Progress"
@@ -75,6 +81,7 @@ type Warning struct{ Condition, Reason string }
 var Warnings = []Warning{
 	{ConditionDeltasHidden, ReasonDeltasHidden},
 	{ConditionHooksNotRun, ReasonHooksNotRun},
+	{ConditionLogRotated, ReasonLogRotated},
 }
 
 // Reasons of ConditionFailed, and prefixes of the sidecar's termination
@@ -110,6 +117,8 @@ const (
 	ReasonDeltasHidden = "DeltasHidden"
 	// ReasonHooksNotRun is ConditionHooksNotRun's reason.
 	ReasonHooksNotRun = "HooksNotRun"
+	// ReasonLogRotated is ConditionLogRotated's reason.
+	ReasonLogRotated = "LogRotated"
 	ReasonNoResult    = "NoResult" // the output ended without one
 	// ReasonDrillServed is ConditionDrill's reason.
 	ReasonDrillServed = "Served"

@@ -1,0 +1,167 @@
+package sidecar
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"turnwatch.dev/turnwatch/pkg/protocol"
+)
+
+// texts are the entries' texts from index from on, but those in gone.
+func texts(entries []logEntry, gone ...int) []string {
+	var out []string
+	for i, e := range entries {
+		if !slices.Contains(gone, i) {
+			out = append(out, e.text)
+		}
+	}
+	return out
+}
+
+// A stream resumed after the kubelet rotated the log past the cursor starts
+// in the current file: the lines in between are gone, the warning says so,
+// and the lines the stream brings are new, not skipped as read.
+func TestResumePastRotation(t *testing.T) {
+	// Stamped from the next whole second on, so the sidecar is in step and
+	// does not probe: the resumed stream alone tells.
+	log := testLog() // seconds 0 (lines 0-5), 1 (6-11), 3 (12-17), 5 (18-19), 9 (20)
+	shift := time.Now().Truncate(time.Second).Add(time.Second).Sub(log[0].ts.Truncate(time.Second))
+	for i := range log {
+		log[i].ts = log[i].ts.Add(shift)
+	}
+	for _, tc := range []struct {
+		name   string
+		drops  []drop
+		starts []int // the first line of each connection's file
+		want   []string
+		warned bool
+	}{
+		{name: "resumed in the same file", drops: []drop{{after: 5}}, want: texts(log)},
+		{name: "resumed past a rotation", drops: []drop{{after: 5}}, starts: []int{0, 12, 12, 12},
+			want: texts(log, 5, 6, 7, 8, 9, 10, 11), warned: true},
+		{name: "resumed past a rotation mid-line", drops: []drop{{after: 8, half: true, abort: true}}, starts: []int{0, 18, 18, 18},
+			want: texts(log, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17), warned: true},
+		// Rotated inside the cursor's second: the current file still holds
+		// lines of that second, and nothing tells them from the ones the
+		// cursor counted (docs/protocol.md, the checkpoint: what it cannot
+		// save). A lagging sidecar's probe may still see it.
+		{name: "a rotation inside the cursor's second goes unseen", drops: []drop{{after: 8}}, starts: []int{0, 9, 9, 9},
+			want: texts(log, 8, 9, 10)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := &fakeLogServer{t: t, entries: log, drops: tc.drops, starts: tc.starts, current: 0}
+			if len(tc.starts) > 0 {
+				srv.current = tc.starts[len(tc.starts)-1]
+			}
+			src, got := followSource(t, srv)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("delivered %s\nwant      %s", strings.Join(got, " "), strings.Join(tc.want, " "))
+			}
+			if msg := src.LogRotated(); (msg != "") != tc.warned {
+				t.Errorf("warning %q, want one: %v", msg, tc.warned)
+			} else if tc.warned && !strings.Contains(msg, "may have been rotated away unread") {
+				t.Errorf("warning %q", msg)
+			}
+			if msg := src.LogRotated(); msg != "" {
+				t.Errorf("the warning was told twice: %q", msg)
+			}
+		})
+	}
+}
+
+// While the sidecar lags, it looks at the start of the current file, at most
+// once per rotationProbeEvery: a first line younger than the line it reads
+// means the kubelet rotated past it. A sidecar in step never looks.
+func TestProbeRotation(t *testing.T) {
+	old := testLog() // stamped 2026-03-01: read now, far behind
+	fresh := timedLog(texts(old), time.Now().Add(time.Second), time.Millisecond)
+	for _, tc := range []struct {
+		name    string
+		entries []logEntry
+		current int // the first line of the current file
+		warned  bool
+		probes  int
+	}{
+		{name: "behind, the log rotated past the line read", entries: old, current: 12, warned: true, probes: 1},
+		{name: "behind, the line read still in the current file", entries: old, current: 0, probes: 1},
+		{name: "in step", entries: fresh, current: 12, probes: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := &fakeLogServer{t: t, entries: tc.entries, current: tc.current}
+			src, got := followSource(t, srv)
+			if len(got) != len(tc.entries) {
+				t.Errorf("delivered %d lines, want %d", len(got), len(tc.entries))
+			}
+			msg := src.LogRotated()
+			if (msg != "") != tc.warned {
+				t.Errorf("warning %q, want one: %v", msg, tc.warned)
+			}
+			if tc.warned && !strings.Contains(msg, tc.entries[tc.current].ts.Format(time.RFC3339Nano)) {
+				t.Errorf("warning %q does not name the log's new start", msg)
+			}
+			if srv.probes != tc.probes {
+				t.Errorf("%d probes, want %d", srv.probes, tc.probes)
+			}
+		})
+	}
+}
+
+func TestRotationProbeDue(t *testing.T) {
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	var w rotationWatch
+	for i, s := range []struct {
+		lag, since time.Duration // the line's lag; the time since the start
+		want       bool
+	}{
+		{time.Second, 0, false},                   // in step
+		{3 * time.Second, 0, true},                // behind: look
+		{3 * time.Second, 5 * time.Second, false}, // looked 5 s ago
+		{3 * time.Second, 10 * time.Second, true},
+	} {
+		now := at.Add(time.Hour + s.since)
+		if got := w.probeDue(now.Add(-s.lag), now); got != s.want {
+			t.Errorf("step %d: due %v, want %v", i, got, s.want)
+		}
+	}
+	w.found("rotated")
+	if w.probeDue(at, at.Add(time.Hour)) {
+		t.Error("a probe after the warning was found")
+	}
+}
+
+// The warning goes to the Pod at once, once: a sidecar restarted after it
+// does not write it again; a failed write leaves it for the next one.
+func TestReportLogRotated(t *testing.T) {
+	ctx := context.Background()
+	clk := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))
+	p := &podPatcher{t: t}
+	r := newTestReporter(t, p, clk)
+	r.logRotated(ctx, "rotated past")
+	if p.writes != 1 || !strings.Contains(p.bodies[0], protocol.ConditionLogRotated) || !strings.Contains(p.bodies[0], protocol.ReasonLogRotated) {
+		t.Fatalf("writes %d: %v", p.writes, p.bodies)
+	}
+	restarted := newTestReporter(t, p, clk)
+	restarted.logRotated(ctx, "rotated past again")
+	if p.writes != 1 {
+		t.Errorf("a restarted sidecar wrote it again: %v", p.bodies)
+	}
+
+	p2 := &podPatcher{t: t}
+	r2 := newTestReporter(t, p2, clk)
+	p2.fail = 1
+	r2.logRotated(ctx, "rotated past")
+	if p2.writes != 0 || len(r2.riders) != 1 {
+		t.Fatalf("after a failed write: %d writes, riders %v", p2.writes, r2.riders)
+	}
+	if err := r2.ensure(ctx, desired{Type: protocol.ConditionFinished, Reason: protocol.ReasonResult, Message: "{}"}); err != nil {
+		t.Fatal(err)
+	}
+	if p2.writes != 1 || !strings.Contains(p2.bodies[0], protocol.ConditionLogRotated) {
+		t.Errorf("the warning did not ride with the next write: %v", p2.bodies)
+	}
+}
