@@ -28,6 +28,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -186,6 +187,10 @@ func (l *agentLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.pod(w)
 		return
 	}
+	if r.URL.Query().Get("follow") != "true" {
+		l.head(w, r.URL.Query().Get("limitBytes"))
+		return
+	}
 	var since time.Time
 	if v := r.URL.Query().Get("sinceTime"); v != "" {
 		since, _ = time.Parse(time.RFC3339, v)
@@ -217,6 +222,24 @@ func (l *agentLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			l.flood.wrote(n)
 		}
 		f.Flush() // as the kubelet does: one write per line
+	}
+}
+
+// head answers a request without follow (the sidecar's look at the start
+// of the log: docs/protocol.md): the log's first limitBytes.
+func (l *agentLog) head(w http.ResponseWriter, limitBytes string) {
+	limit, err := strconv.Atoi(limitBytes)
+	if err != nil {
+		limit = 1 << 20
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := 0; i < len(l.lines) && limit > 0; i++ {
+		b := fmt.Appendf(nil, "%s %s", l.times[i].Format("2006-01-02T15:04:05.000000000Z07:00"), l.lines[i])
+		b = b[:min(len(b), limit)]
+		limit -= len(b)
+		_, _ = w.Write(b)
 	}
 }
 
