@@ -36,16 +36,19 @@ type runProgress struct {
 	prior     protocol.Progress // what the run's earlier turns counted
 	last      protocol.Progress // the last report the run took
 	// lag is how far behind the agent's log the sidecar read its last line
-	// (nil before a line with a timestamp); lastLag is the one the run took.
-	lag, lastLag *time.Duration
+	// (noLag before a line with a timestamp); lastLag is the one the run
+	// took.
+	lag, lastLag time.Duration
 }
+
+// noLag is a lag not known.
+const noLag time.Duration = -1
 
 // readLag notes that the sidecar read a line at now whose log timestamp is
 // at: the lag its reports carry. One clock serves both, the node's: the
 // kubelet stamps the lines. A line stamped ahead of now counts as no lag.
 func (rp *runProgress) readLag(at, now time.Time) {
-	lag := max(now.Sub(at), 0)
-	rp.lag = &lag
+	rp.lag = max(now.Sub(at), 0)
 }
 
 // due says whether a report of p is worth writing: its counts moved, or
@@ -56,10 +59,10 @@ func (rp *runProgress) due(p protocol.Progress) bool {
 	if p.Ahead(rp.last) {
 		return true
 	}
-	if p.Behind(rp.last) || rp.lag == nil {
+	if p.Behind(rp.last) || rp.lag == noLag {
 		return false
 	}
-	return rp.lastLag == nil || rp.lag.Truncate(time.Second) != rp.lastLag.Truncate(time.Second)
+	return rp.lastLag == noLag || rp.lag.Truncate(time.Second) != rp.lastLag.Truncate(time.Second)
 }
 
 // runStatusPatch is the merge patch of a run's status that reports a turn's
@@ -82,7 +85,7 @@ func (rp *runProgress) body(p protocol.Progress, now time.Time) []byte {
 	patch.Status.Steps, patch.Status.CostUSD = total.Steps, total.CostUSD()
 	at := metav1.NewTime(now.Truncate(time.Second))
 	patch.Status.Progress = &twv1.RunProgress{Turn: rp.turn, RunUID: rp.runUID, Steps: p.Steps, CostUSD: p.CostUSD(), Time: &at}
-	if rp.lag != nil {
+	if rp.lag != noLag {
 		patch.Status.Progress.Lag = &metav1.Duration{Duration: rp.lag.Round(time.Millisecond)}
 	}
 	b, _ := json.Marshal(patch)
@@ -110,7 +113,8 @@ func runProgressOf(cfg Options, client *kubeClient) *runProgress {
 	if err != nil {
 		prior = protocol.Progress{Steps: cfg.PriorSteps}
 	}
-	return &runProgress{client: client, namespace: cfg.Namespace, run: cfg.RunName, runUID: cfg.RunUID, turn: cfg.PodName, prior: prior}
+	return &runProgress{client: client, namespace: cfg.Namespace, run: cfg.RunName, runUID: cfg.RunUID, turn: cfg.PodName, prior: prior,
+		lag: noLag, lastLag: noLag}
 }
 
 // patchRunStatus applies a JSON merge patch to an AgentRun's status. The
