@@ -2,11 +2,15 @@ package sidecar
 
 import (
 	"context"
+	"encoding/json"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"turnwatch.dev/turnwatch/pkg/protocol"
@@ -163,5 +167,35 @@ func TestReportLogRotated(t *testing.T) {
 	}
 	if p2.writes != 1 || !strings.Contains(p2.bodies[0], protocol.ConditionLogRotated) {
 		t.Errorf("the warning did not ride with the next write: %v", p2.bodies)
+	}
+}
+
+// Through the run loop: a stream resumed past a rotation puts LogRotated on
+// the Pod while the turn runs, and the summary counts the lines that were
+// read (the rotated ones missing, the new ones not skipped).
+func TestLogRotatedOnThePod(t *testing.T) {
+	lines := healthyTurn() // init, tool call and its result, the answer, the result
+	base := time.Now().Truncate(time.Second).Add(time.Second)
+	srv := &fakeLogServer{t: t, entries: timedLog(lines, base, time.Second),
+		drops: []drop{{after: 2}}, starts: []int{0, 3, 3, 3}, current: 3}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	src := &podLogSource{client: mustKubeClient(&rest.Config{Host: hs.URL}), namespace: "ns", pod: "p", container: "agent",
+		agentDone: srv.terminated, backoff: backoff{initial: time.Millisecond, max: 4 * time.Millisecond},
+		log: testLogger(t), clock: clock.RealClock{}}
+	p := &syncPatcher{p: &podPatcher{t: t}}
+	r := testRunner(t, src, p, clock.RealClock{})
+	runUntil(t, r, p, has(protocol.ConditionFinished))
+	c, _ := p.conditions()
+	rot := c[protocol.ConditionLogRotated]
+	if rot.Reason != protocol.ReasonLogRotated || !strings.Contains(rot.Message, "may have been rotated away unread") {
+		t.Errorf("LogRotated = %+v", rot)
+	}
+	var s protocol.Summary
+	if err := json.Unmarshal([]byte(c[protocol.ConditionFinished].Message), &s); err != nil {
+		t.Fatal(err)
+	}
+	if want := len(lines) - 1; s.Lines != want {
+		t.Errorf("summary: %d lines, want %d (one rotated away)", s.Lines, want)
 	}
 }
