@@ -270,7 +270,7 @@ func (s *podLogSource) deliver(data []byte, cut bool, skip *int, emit func(strea
 	next := s.cursor
 	if ok {
 		if s.last.IsZero() {
-			s.log.Info("read the first line", "time", t, "lag", s.clock.Now().Sub(t).String())
+			s.log.Info("read the first line", "line", t, "lag", s.clock.Now().Sub(t).String())
 		}
 		next.advance(t)
 		s.last = t
