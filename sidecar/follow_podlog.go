@@ -25,9 +25,19 @@ import (
 // Counting positions rather than comparing timestamps keeps lines that share
 // a timestamp, and lines whose timestamps are slightly out of order (stdout
 // and stderr interleaved), exact.
+//
+// The count holds only while the log still holds the cursor's second from
+// its start: a log the kubelet rotated past the cursor does not
+// (follow_rotation.go). So the cursor also keeps the exact timestamps of the
+// first line it counted and of the newest line delivered, to tell a rotated
+// log and to skip by time there. These two are not checkpointed (a restarted
+// sidecar has only the second and the count).
 type logCursor struct {
 	since time.Time // a whole second; zero before the first line
 	seen  int       // delivered lines with timestamp >= since
+	first time.Time // the timestamp of the first line counted in seen
+	sum   uint64    // and a digest of that line, timestamp included
+	last  time.Time // the newest timestamp delivered
 }
 
 // advance records that a line with timestamp t was delivered.
@@ -35,11 +45,38 @@ func (c *logCursor) advance(t time.Time) {
 	sec := t.Truncate(time.Second)
 	switch {
 	case sec.After(c.since):
-		c.since, c.seen = sec, 1
+		c.since, c.seen, c.first = sec, 1, t
 	case !t.Before(c.since):
 		c.seen++
 	}
 	// A line older than the cursor's second is not resent on resume.
+	if t.After(c.last) {
+		c.last = t
+	}
+}
+
+// resumeSkip is how a resumed stream passes over the lines delivered
+// before: the cursor's count of its second's lines, or, in a log rotated
+// past the cursor, every line stamped up to the newest delivered.
+type resumeSkip struct {
+	count   int       // lines not before the cursor's second still to skip
+	through time.Time // with a rotated log: skip lines stamped up to this
+}
+
+// covers says whether the line stamped t, resent in a resumed stream, was
+// delivered before.
+func (k *resumeSkip) covers(t, since time.Time) bool {
+	switch {
+	case !k.through.IsZero():
+		if !t.After(k.through) {
+			return true
+		}
+		k.through = time.Time{} // the first newer line ends the skip
+	case k.count > 0 && !t.Before(since):
+		k.count--
+		return true
+	}
+	return false
 }
 
 // podLogSource follows a container's log through the pods/log API with
@@ -142,8 +179,7 @@ func (s *podLogSource) Follow(ctx context.Context, emit func(streamLine) error) 
 			if len(tail) == 0 && !res.cut {
 				return nil
 			}
-			skip := 0
-			_, err := s.deliver(tail, res.cut, &skip, emit)
+			_, err := s.deliver(tail, res.cut, &resumeSkip{}, emit)
 			return err
 		}
 		if !final {
@@ -214,7 +250,7 @@ func (s *podLogSource) stream(ctx context.Context, emit func(streamLine) error) 
 	s.connected.Store(true)
 	defer s.connected.Store(false)
 
-	skip := s.cursor.seen
+	skip := resumeSkip{count: s.cursor.seen}
 	lr := newLineReader(rc, s.maxLine)
 	for first := true; ; first = false {
 		data, cut, err := lr.next()
@@ -228,8 +264,8 @@ func (s *podLogSource) stream(ctx context.Context, emit func(streamLine) error) 
 		case err != nil:
 			return res, err // a line cut off by the drop is sent again, whole
 		}
-		if first && s.resumedRotated(data) {
-			skip = 0 // the lines the cursor counted are gone: these are new
+		if first {
+			s.checkResume(data, &skip)
 		}
 		sent, err := s.deliver(data, cut, &skip, emit)
 		if err != nil {
@@ -242,29 +278,16 @@ func (s *podLogSource) stream(ctx context.Context, emit func(streamLine) error) 
 	}
 }
 
-// resumedRotated says whether a stream whose first line is data resumed
-// past a rotation (follow_rotation.go), and records the warning if so.
-func (s *podLogSource) resumedRotated(data []byte) bool {
-	t, ok := parseLogTime(data)
-	if !ok || !s.resumedPastRotation(t) {
-		return false
-	}
-	s.log.Info("the log resumed past a rotation", "since", s.cursor.since, "skip", s.cursor.seen, "firstLine", t)
-	s.rotation.found(rotatedMessage(s.cursor.since, "a new log stream starts at "+t.UTC().Format(time.RFC3339Nano)))
-	return true
-}
-
 // deliver emits one line unless the cursor says it was delivered before the
 // reconnect (the first skip lines not older than the cursor's second).
-func (s *podLogSource) deliver(data []byte, cut bool, skip *int, emit func(streamLine) error) (bool, error) {
+func (s *podLogSource) deliver(data []byte, cut bool, skip *resumeSkip, emit func(streamLine) error) (bool, error) {
 	t, ok := parseLogTime(data)
 	if !ok {
 		// Without a timestamp the line cannot be placed; with follow and
 		// timestamps on the kubelet always sends one.
 		s.log.V(1).Info("log line without a timestamp", "bytes", len(data))
 	}
-	if ok && *skip > 0 && !t.Before(s.cursor.since) {
-		*skip--
+	if ok && skip.covers(t, s.cursor.since) {
 		return false, nil
 	}
 	next := s.cursor
@@ -273,6 +296,9 @@ func (s *podLogSource) deliver(data []byte, cut bool, skip *int, emit func(strea
 			s.log.Info("read the first line", "line", t, "lag", s.clock.Now().Sub(t).String())
 		}
 		next.advance(t)
+		if !next.since.Equal(s.cursor.since) {
+			next.sum = lineSum(data)
+		}
 		s.last = t
 	}
 	l := newLine(data, t, cut)

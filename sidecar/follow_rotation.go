@@ -3,6 +3,7 @@ package sidecar
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"sync"
 	"time"
@@ -80,6 +81,14 @@ func (w *rotationWatch) probeDue(at, now time.Time) bool {
 	return true
 }
 
+// lineSum is the digest of a log line that tells it from another line
+// stamped the same.
+func lineSum(data []byte) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write(data)
+	return h.Sum64()
+}
+
 // rotatedMessage is the warning for a log the kubelet rotated past the line
 // stamped at.
 func rotatedMessage(at time.Time, how string) string {
@@ -91,10 +100,27 @@ func rotatedMessage(at time.Time, how string) string {
 // line the follower was reading ("" before and after).
 func (s *podLogSource) LogRotated() string { return s.rotation.take() }
 
-// resumedPastRotation says whether a resumed stream's first line, stamped t,
-// shows that the log was rotated past the cursor.
-func (s *podLogSource) resumedPastRotation(t time.Time) bool {
-	return s.cursor.seen > 0 && t.Truncate(time.Second).After(s.cursor.since)
+// checkResume looks at a resumed stream's first line, data. The kubelet
+// sends the lines not before the cursor's second, from the current file, so
+// the first one is the first line the cursor counted (its timestamp and its
+// digest), unless the log was rotated past it. Then the warning is recorded
+// and the stream skips by time: the lines stamped up to the newest
+// delivered (lines stamped to the nanosecond as that one, on either side of
+// the rotation, are taken as read). A sidecar restarted from a checkpoint
+// knows only the cursor's second: a first line in a later second tells it,
+// and nothing was delivered since the restart to skip.
+func (s *podLogSource) checkResume(data []byte, skip *resumeSkip) {
+	c := s.cursor
+	t, ok := parseLogTime(data)
+	if c.seen == 0 || !ok {
+		return
+	}
+	if c.first.IsZero() && !t.Truncate(time.Second).After(c.since) || !c.first.IsZero() && t.Equal(c.first) && lineSum(data) == c.sum {
+		return
+	}
+	s.log.Info("the log resumed past a rotation", "since", c.since, "skip", c.seen, "firstCounted", c.first, "firstLine", t)
+	s.rotation.found(rotatedMessage(c.since, "a new log stream starts at "+t.UTC().Format(time.RFC3339Nano)))
+	*skip = resumeSkip{through: c.last}
 }
 
 // probeRotation reads the timestamp of the current file's first line and

@@ -29,7 +29,7 @@ func texts(entries []logEntry, gone ...int) []string {
 
 // A stream resumed after the kubelet rotated the log past the cursor starts
 // in the current file: the lines in between are gone, the warning says so,
-// and the lines the stream brings are new, not skipped as read.
+// and the lines the stream brings that were not read are new, not skipped.
 func TestResumePastRotation(t *testing.T) {
 	// Stamped from the next whole second on, so the sidecar is in step and
 	// does not probe: the resumed stream alone tells.
@@ -50,12 +50,16 @@ func TestResumePastRotation(t *testing.T) {
 			want: texts(log, 5, 6, 7, 8, 9, 10, 11), warned: true},
 		{name: "resumed past a rotation mid-line", drops: []drop{{after: 8, half: true, abort: true}}, starts: []int{0, 18, 18, 18},
 			want: texts(log, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17), warned: true},
-		// Rotated inside the cursor's second: the current file still holds
-		// lines of that second, and nothing tells them from the ones the
-		// cursor counted (docs/protocol.md, the checkpoint: what it cannot
-		// save). A lagging sidecar's probe may still see it.
-		{name: "a rotation inside the cursor's second goes unseen", drops: []drop{{after: 8}}, starts: []int{0, 9, 9, 9},
-			want: texts(log, 8, 9, 10)},
+		// Rotated inside the cursor's second (a flood writes thousands of
+		// lines a second): the current file starts with another line than
+		// the first the cursor counted, so counting would skip new lines.
+		// Lines stamped up to the newest delivered are skipped instead.
+		{name: "resumed past a rotation inside the cursor's second", drops: []drop{{after: 8}}, starts: []int{0, 9, 9, 9},
+			want: texts(log, 8), warned: true},
+		// The new file starts inside a run of equal timestamps (12-16):
+		// its first line is stamped as the first counted, but is another.
+		{name: "resumed past a rotation, lines read again skipped by time", drops: []drop{{after: 18}}, starts: []int{0, 15, 15, 15},
+			want: texts(log), warned: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := &fakeLogServer{t: t, entries: log, drops: tc.drops, starts: tc.starts, current: 0}
@@ -73,6 +77,35 @@ func TestResumePastRotation(t *testing.T) {
 			}
 			if msg := src.LogRotated(); msg != "" {
 				t.Errorf("the warning was told twice: %q", msg)
+			}
+		})
+	}
+}
+
+// After a restart the cursor has only its second and count (the
+// checkpoint's): a first line in a later second tells a rotation, and then
+// nothing is skipped; else the count is.
+func TestCheckResumeAfterRestart(t *testing.T) {
+	sec := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	line := func(d time.Duration) []byte { return []byte(sec.Add(d).Format(kubeletTimeFormat) + " {}") }
+	for _, tc := range []struct {
+		name    string
+		first   []byte
+		rotated bool
+	}{
+		{"the cursor's second", line(300 * time.Millisecond), false},
+		{"a later second", line(1200 * time.Millisecond), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &podLogSource{log: testLogger(t)}
+			s.Resume(logCursor{since: sec, seen: 3})
+			skip := resumeSkip{count: 3}
+			s.checkResume(tc.first, &skip)
+			if got := s.LogRotated() != ""; got != tc.rotated {
+				t.Errorf("rotated %v, want %v", got, tc.rotated)
+			}
+			if want := map[bool]int{false: 3, true: 0}[tc.rotated]; skip.count != want || !skip.through.IsZero() {
+				t.Errorf("skip %+v, want a count of %d", skip, want)
 			}
 		})
 	}

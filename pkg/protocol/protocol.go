@@ -119,7 +119,7 @@ const (
 	ReasonHooksNotRun = "HooksNotRun"
 	// ReasonLogRotated is ConditionLogRotated's reason.
 	ReasonLogRotated = "LogRotated"
-	ReasonNoResult    = "NoResult" // the output ended without one
+	ReasonNoResult   = "NoResult" // the output ended without one
 	// ReasonDrillServed is ConditionDrill's reason.
 	ReasonDrillServed = "Served"
 	// ReasonCallRefused is ConditionCallRefused's reason.
