@@ -278,8 +278,8 @@ func (s *podLogSource) stream(ctx context.Context, emit func(streamLine) error) 
 	}
 }
 
-// deliver emits one line unless the cursor says it was delivered before the
-// reconnect (the first skip lines not older than the cursor's second).
+// deliver emits one line unless skip says it was delivered before the
+// reconnect (resumeSkip).
 func (s *podLogSource) deliver(data []byte, cut bool, skip *resumeSkip, emit func(streamLine) error) (bool, error) {
 	t, ok := parseLogTime(data)
 	if !ok {
