@@ -142,6 +142,9 @@ func (s *fakeLogServer) probe(w http.ResponseWriter, limit string) {
 	}
 	var b strings.Builder
 	for _, e := range s.entries[s.current:] {
+		if b.Len() >= n {
+			break
+		}
 		b.WriteString(e.ts.Format(kubeletTimeFormat) + " " + e.text + "\n")
 	}
 	out := b.String()
