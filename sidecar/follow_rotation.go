@@ -18,15 +18,17 @@ import (
 // current file only. A live stream holds the file it reads open and reads it
 // to its end before it moves on to the file that is current then
 // (k8s.io/cri-client pkg/logs, ReadLogs), so one rotation loses nothing; but
-// a stream two rotations behind skips the file between, and a new stream (a
-// resume after a drop, a restarted sidecar) starts in the current file. The
-// lines in between were rotated away unread, and nothing brings them back:
-// the sidecar says so (protocol.ConditionLogRotated, at once: run_loop.go), and the controller puts
-// it on the turn as a warning. It finds out two ways:
-//   - a resumed stream whose first line is in a later second than the
-//     cursor's: the lines the cursor counted are no longer in the log, so the
-//     file they were in was rotated away, with whatever followed them. The
-//     new stream's lines are then not skipped as already read: they are new.
+// a stream two rotations behind skips the file between, a stream ends at the
+// end of the file it holds once the container has exited, and a new stream
+// (a resume after a drop, the confirming read at the end, a restarted
+// sidecar) starts in the current file. Lines in between were rotated away
+// unread, and nothing brings them back: the sidecar says so
+// (protocol.ConditionLogRotated, at once: run_loop.go), and the controller
+// puts it on the turn as a warning. It finds out two ways:
+//   - a resumed stream whose first line is not the first line the cursor
+//     counted (checkResume): the file that held the cursor's lines was
+//     rotated away, with whatever followed them. The stream then skips by
+//     time, not by the cursor's count, which would skip new lines.
 //   - while it lags (a line read rotationProbeLag or more after its
 //     timestamp), at most once per rotationProbeEvery, it reads the start of
 //     the current file (limitBytes): a first line younger than the line it
