@@ -20,7 +20,8 @@ import (
 // Budgets on the run's side (docs/policies.md#budgets): a turn is not
 // created while a budget of the run's namespace is exhausted, and every
 // turn a budget applies to carries the budget finalizer until the ledger
-// counted it. Drills are never held and never counted.
+// counted it. A drill is a run: held and counted like any other
+// (docs/policies.md#budgets), since its template may reach a real model.
 
 // EventBudgetExhausted: a run's next turn waits for an exhausted budget
 // (a Warning on the run), or a running turn was stopped by one.
@@ -33,7 +34,7 @@ const stepHold step = "Hold"
 // hold while some budget that applies to the run is exhausted, by the
 // policy's BudgetExhausted condition.
 func (r *AgentRunReconciler) holdForBudget(ctx context.Context, run *twv1.AgentRun, d decision) (decision, error) {
-	if d.step != stepCreate || run.Spec.Drill != nil {
+	if d.step != stepCreate {
 		return d, nil
 	}
 	pols, err := policiesFor(ctx, r.Client, run.Namespace)
@@ -78,13 +79,10 @@ func setBudgetHold(st *twv1.AgentRunStatus, d decision) {
 	}
 }
 
-// addBudgetFinalizer puts the budget finalizer on a new turn that is not a
-// drill's when some budget applies to its namespace, so that the turn is
+// addBudgetFinalizer puts the budget finalizer on a new turn (a drill's
+// too) when some budget applies to its namespace, so that the turn is
 // counted even if it is deleted (docs/policies.md#the-ledger).
 func (r *AgentRunReconciler) addBudgetFinalizer(ctx context.Context, run *twv1.AgentRun, turn *twv1.AgentTurn) error {
-	if run.Spec.Drill != nil {
-		return nil
-	}
 	pols, err := policiesFor(ctx, r.Client, run.Namespace)
 	if err != nil {
 		return err
@@ -132,7 +130,7 @@ func (r *AgentRunReconciler) heldRuns(ctx context.Context, obj client.Object) []
 			return nil
 		}
 		for _, run := range list.Items {
-			if !finished(run.Status.Phase) && run.Spec.Drill == nil {
+			if !finished(run.Status.Phase) {
 				reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: run.Namespace, Name: run.Name}})
 			}
 		}

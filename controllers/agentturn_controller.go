@@ -145,9 +145,7 @@ func (r *AgentTurnReconciler) follow(ctx context.Context, run *twv1.AgentRun, tu
 	v = judgeHang(v, pod, agent, now, r.Config.ExitGrace.Duration)
 	v = judgeStart(v, pod, agent, startedAt(turn), now, r.Config.StartTimeout.Duration)
 	st := turn.Status.DeepCopy()
-	if c := v.counts; c != nil {
-		setTurnCounts(st, *c)
-	}
+	r.raiseCounts(turn.UID, st, &v)
 	if v.agentSession != "" {
 		st.AgentSessionID = v.agentSession
 	}
@@ -177,6 +175,7 @@ func (r *AgentTurnReconciler) follow(ctx context.Context, run *twv1.AgentRun, tu
 	r.recordNudges(run, turn, seen, v.nudge)
 	for _, reason := range warned {
 		r.Recorder.Eventf(run, turn, corev1.EventTypeWarning, reason, reason, "turn %s: %s", turn.Name, v.warnings[reason])
+		warningsTotal.WithLabelValues(reason, drillLabel(turn.Labels)).Inc()
 	}
 	if v.outcome != "" {
 		r.recordSettled(ctx, turn, v.tripped)
@@ -212,6 +211,9 @@ func (r *AgentTurnReconciler) podMissing(ctx context.Context, run *twv1.AgentRun
 		if o.DrillPort, err = r.drillPort(ctx, turn); err != nil {
 			return ctrl.Result{}, err
 		}
+	}
+	if o.PodSecurity, err = podSecurityFor(ctx, r.Client, turn.Namespace); err != nil {
+		return ctrl.Result{}, fmt.Errorf("pod security: %w", err)
 	}
 	pod, err := renderPod(run, turn, o)
 	var refused *templateRefusedError

@@ -19,12 +19,12 @@ import (
 // overspend by the detector "budget" (docs/policies.md#budgets), the way a
 // sidecar's trip stops it: the agent is stopped, the turn fails with a
 // typed error, and the run faults (overspend is never rerolled). A drill's
-// turn is never stopped by a budget.
+// turn is stopped too: a drill is a run.
 
 // budgetStop is the error a running turn is stopped with when a budget of
 // its namespace is exhausted, or nil.
 func (r *AgentTurnReconciler) budgetStop(ctx context.Context, run *twv1.AgentRun, turn *twv1.AgentTurn) *twv1.TurnError {
-	if run.Spec.Drill != nil || turn.Status.Outcome != "" {
+	if turn.Status.Outcome != "" {
 		return nil
 	}
 	pols, err := policiesFor(ctx, r.Client, turn.Namespace)

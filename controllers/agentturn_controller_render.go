@@ -32,13 +32,20 @@ const (
 )
 
 // templateRefusedError is a template the controller will not render: one
-// whose containers could reach the sidecar's credential. Retrying cannot
-// help; the turn fails with the message.
-type templateRefusedError struct{ hazards []string }
+// whose containers could reach the sidecar's credential, or whose Pod would
+// not meet its Pod Security Standard. Retrying cannot help; the turn fails
+// with the message.
+type templateRefusedError struct {
+	why     string // "could reach the sidecar's credential"
+	hazards []string
+}
 
 func (e *templateRefusedError) Error() string {
-	return "the template could reach the sidecar's credential: " + strings.Join(e.hazards, "; ")
+	return "the template " + e.why + ": " + strings.Join(e.hazards, "; ")
 }
+
+// whyCredential is the refusal of templateHazards.
+const whyCredential = "could reach the sidecar's credential"
 
 // renderOptions are the parts of a Pod that come from the manager, not the run.
 type renderOptions struct {
@@ -53,6 +60,9 @@ type renderOptions struct {
 	// DrillPort is the loopback port of a drill turn's scripted model
 	// (drill_ports.go); unused for a run that is no drill.
 	DrillPort int32
+	// PodSecurity is the standard the Pod meets (pod_security.go); the
+	// zero value is baseline without the node's network.
+	PodSecurity podSecurity
 }
 
 // agentContainerName is spec.agentContainer, or the template's first container.
@@ -97,7 +107,10 @@ func renderPod(run *twv1.AgentRun, turn *twv1.AgentTurn, o renderOptions) (*core
 		return nil, fmt.Errorf("spec.agentContainer %q names no container of the template", agent)
 	}
 	if h := templateHazards(&tmpl.Spec); len(h) > 0 {
-		return nil, &templateRefusedError{hazards: h}
+		return nil, &templateRefusedError{why: whyCredential, hazards: h}
+	}
+	if p := podSecurityProblems(&tmpl.ObjectMeta, &tmpl.Spec, o.PodSecurity); len(p) > 0 {
+		return nil, &templateRefusedError{why: "does not meet " + o.PodSecurity.String(), hazards: p}
 	}
 	merged, sc, drill, err := podGuards(run, turn, o.Guards)
 	if err != nil {
@@ -141,6 +154,15 @@ func renderPod(run *twv1.AgentRun, turn *twv1.AgentTurn, o renderOptions) (*core
 		if err := addDrill(pod, 0, idx, run, sc, o.DrillPort); err != nil {
 			return nil, err
 		}
+	}
+	// The last wall: what the sidecar, the drill and the rest added is
+	// judged by Kubernetes' own evaluator too.
+	p, err := evaluatorProblems(pod, o.PodSecurity)
+	if err != nil {
+		return nil, err
+	}
+	if len(p) > 0 {
+		return nil, &templateRefusedError{why: "renders a Pod that does not meet " + o.PodSecurity.String(), hazards: p}
 	}
 	return pod, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/pkg/protocol"
+	"turnwatch.dev/turnwatch/pkg/quote"
 )
 
 // The sidecar's reports the turn keeps beside its outcome: the call the
@@ -37,7 +38,7 @@ func podRefusedCall(pod *corev1.Pod) string {
 	if c.Message == "" {
 		return "?"
 	}
-	return c.Message
+	return quote.Text(c.Message) // the id is the agent's
 }
 
 // setTurnReports copies the verdict's reports onto the turn's status.
@@ -75,7 +76,7 @@ func (r *AgentTurnReconciler) lateReports(ctx context.Context, run *twv1.AgentRu
 // podNudge is the Pod's ConditionSilent message, "" without one.
 func podNudge(pod *corev1.Pod) string {
 	if c := podCondition(pod, protocol.ConditionSilent); c != nil && c.Status == corev1.ConditionTrue {
-		return c.Message
+		return quote.Text(c.Message)
 	}
 	return ""
 }

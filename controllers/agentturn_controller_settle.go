@@ -9,6 +9,7 @@ import (
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/pkg/protocol"
+	"turnwatch.dev/turnwatch/pkg/quote"
 )
 
 // verdict is what a turn's Pod says about the turn.
@@ -18,8 +19,10 @@ type verdict struct {
 	err     *twv1.TurnError
 	// tripped is true when the sidecar's Tripped condition decided it.
 	tripped bool
-	// counts are the sidecar's latest steps and cost, when it reported any.
-	counts *protocol.Progress
+	// counts are the sidecar's latest steps and cost, when it reported any;
+	// progress its Progress condition, which a summary must not undercut
+	// (setTurnCounts).
+	counts, progress *protocol.Progress
 	// agentSession is the CLI's own session id, when a summary named one.
 	agentSession string
 	// nudge is the silent-run nudge's text, when the sidecar reported one.
@@ -31,7 +34,7 @@ type verdict struct {
 	// wouldTrips are the audited detectors' would-trips the sidecar reported.
 	wouldTrips []protocol.WouldTrip
 	// warnings are the sidecar's protocol.Warnings on the Pod (reason ->
-	// message): DeltasHidden, HooksNotRun, LogRotated.
+	// message): DeltasHidden, HooksNotRun, CostMismatch, FormatMismatch, LogRotated.
 	warnings map[string]string
 	// recheck asks to look again after this long (waiting for the sidecar's
 	// Finished condition after the agent exited).
@@ -60,20 +63,20 @@ var brokenWaiting = map[string]bool{
 // clock and config. The order of the rules is the protocol's: a trip wins over
 // everything; then the sidecar's final summary; then what the kubelet says.
 func judge(pod *corev1.Pod, agent string, now time.Time, grace time.Duration) verdict {
-	v := verdict{counts: podCounts(pod)}
+	v := verdict{counts: podCounts(pod), progress: podProgress(pod)}
 	v.nudge = podNudge(pod)
 	v.drill, v.refusedCall = podDrill(pod), podRefusedCall(pod)
 	v.wouldTrips = podWouldTrips(pod)
 	v.warnings = podWarnings(func(typ string) string {
 		if c := podCondition(pod, corev1.PodConditionType(typ)); c != nil && c.Status == corev1.ConditionTrue {
-			return c.Message
+			return quote.Text(c.Message)
 		}
 		return ""
 	})
 	if c := podCondition(pod, protocol.ConditionTripped); c != nil && c.Status == corev1.ConditionTrue {
 		det := protocol.DetectorFor(c.Reason)
 		v.outcome, v.tripped = twv1.TurnFailed, true
-		v.err = &twv1.TurnError{Type: classOf(det), Detector: det, Message: c.Message}
+		v.err = &twv1.TurnError{Type: classOf(det), Detector: det, Message: quote.Text(c.Message)}
 		return v
 	}
 	if msg := sidecarFailed(pod); msg != "" {
@@ -168,9 +171,11 @@ func judgeExit(v verdict, pod *corev1.Pod, agent string) verdict {
 	return fail(v, twv1.ClassNoSignal, "the agent exited without a final result event")
 }
 
+// fail settles the turn failed with msg, escaped (quote.Text): it may quote
+// the agent's own error text, or a message a Pod's status carries.
 func fail(v verdict, class twv1.FaultClass, msg string) verdict {
 	v.outcome = twv1.TurnFailed
-	v.err = &twv1.TurnError{Type: class, Message: msg}
+	v.err = &twv1.TurnError{Type: class, Message: quote.Text(msg)}
 	return v
 }
 
@@ -241,6 +246,11 @@ func podCounts(pod *corev1.Pod) *protocol.Progress {
 			return &s.Progress
 		}
 	}
+	return podProgress(pod)
+}
+
+// podProgress is the sidecar's Progress condition, nil without one.
+func podProgress(pod *corev1.Pod) *protocol.Progress {
 	if c := podCondition(pod, protocol.ConditionProgress); c != nil {
 		var p protocol.Progress
 		if json.Unmarshal([]byte(c.Message), &p) == nil {

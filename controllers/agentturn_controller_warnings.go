@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/pkg/protocol"
@@ -44,4 +45,30 @@ func markWarnings(st *twv1.AgentTurnStatus, warnings map[string]string, generati
 		added = append(added, w.Reason)
 	}
 	return added
+}
+
+// raiseCounts raises the turn's counts with the sidecar's reports, oldest
+// first: what its run's status showed (held back while it ran), its Pod's
+// Progress, its latest (the summary). A report below what the turn counted
+// leaves the higher figure and is noted as CostMismatch, unless the
+// sidecar noted one itself.
+func (r *AgentTurnReconciler) raiseCounts(uid types.UID, st *twv1.AgentTurnStatus, v *verdict) {
+	var note string
+	if held, ok := r.counts.held(uid); ok {
+		setTurnCounts(st, held)
+	}
+	for _, p := range []*protocol.Progress{v.progress, v.counts} {
+		if p != nil {
+			if n := setTurnCounts(st, *p); note == "" {
+				note = n
+			}
+		}
+	}
+	if note == "" || v.warnings[protocol.ReasonCostMismatch] != "" {
+		return
+	}
+	if v.warnings == nil {
+		v.warnings = map[string]string{}
+	}
+	v.warnings[protocol.ReasonCostMismatch] = note
 }

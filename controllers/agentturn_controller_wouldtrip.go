@@ -8,6 +8,7 @@ import (
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/pkg/protocol"
+	"turnwatch.dev/turnwatch/pkg/quote"
 )
 
 // EventWouldTrip is the reason of the Normal Event that tells, once per
@@ -29,7 +30,11 @@ func podWouldTrips(pod *corev1.Pod) []protocol.WouldTrip {
 	if c == nil || c.Status != corev1.ConditionTrue {
 		return nil
 	}
-	return protocol.ParseWouldTrips(c.Message)
+	ws := protocol.ParseWouldTrips(c.Message)
+	for i := range ws {
+		ws[i].Message = quote.Text(ws[i].Message)
+	}
+	return ws
 }
 
 // setWouldTrips records the sidecar's would-trips on the turn's status:

@@ -8,7 +8,10 @@ import (
 
 	promtestutil "github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/pkg/protocol"
@@ -112,4 +115,78 @@ func TestDrillRuns(t *testing.T) {
 	if v := promtestutil.ToFloat64(costByNamespace.WithLabelValues(ns)); v != 0 {
 		t.Errorf("a drill's cost counted in the namespace's spend: %v", v)
 	}
+}
+
+// A drill is a run (docs/drill.md#budgets): in a namespace with a budget a
+// drill's turn holds the budget finalizer and its cost counts once; a
+// drill that spends past the budget is stopped as overspend; and a drill
+// created while the budget is spent is held, with no turn, so that
+// spec.drill carries no agent past a budget.
+func TestDrillHeldByBudget(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	ns := newNamespace(t)
+	startManager(t, ns, managerOpts{})
+	budgetPolicy(t, ns, "1", "24h")
+	eventually(t, "the window opens", func() error {
+		p, err := getPolicy(ns, "team")
+		if err == nil && p.Status.Budget == nil {
+			err = fmt.Errorf("no ledger")
+		}
+		return err
+	})
+	drill := func(name, scenario string) *twv1.AgentRun {
+		return newRun(ns, name, func(r *twv1.AgentRun) {
+			r.Spec.Format, r.Spec.Drill = twv1.FormatClaude, &twv1.Drill{Scenario: scenario}
+		})
+	}
+	runningRun(t, drill("healthy", "healthy"))
+	if turn, err := getTurn(ns, "healthy-0"); err != nil || !controllerutil.ContainsFinalizer(turn, twv1.BudgetFinalizer) {
+		t.Fatalf("a drill's turn holds %v (%v), want the budget finalizer", turn.Finalizers, err)
+	}
+	playSidecar(t, ns, "healthy-0", finishedCond(protocol.Summary{Progress: counts(2, "0.03"), StopReason: "end", Result: true}))
+	runPhase(t, ns, "healthy", twv1.RunSucceeded)
+	eventually(t, "the drill's turn counted once and let go", func() error {
+		p, err := getPolicy(ns, "team")
+		if err != nil {
+			return err
+		}
+		if err := ledgerIs("0.03", 1, 0)(p); err != nil {
+			return err
+		}
+		return noneHeld(ns)
+	})
+
+	spender := drill("spender", "identicalLoop")
+	runningRun(t, spender)
+	reportTurnCost(t, spender, "spender-0", "1.50")
+	podStopped(t, ns, "spender-0")
+	if e := turnSettled(t, ns, "spender-0").Status.Error; e == nil || e.Type != twv1.ClassOverspend || e.Detector != twv1.DetectorBudget {
+		t.Fatalf("the drill's turn error %+v, want overspend by budget", e)
+	}
+	eventually(t, "both drills counted once", func() error {
+		p, err := getPolicy(ns, "team")
+		if err != nil {
+			return err
+		}
+		return ledgerIs("1.53", 2, 0)(p)
+	})
+
+	create(t, drill("held", "healthy"))
+	held := func() error {
+		run, err := getRun(ns, "held")
+		if err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(run.Status.Conditions, twv1.PolicyConditionBudgetExhausted)
+		if run.Status.Phase != twv1.RunPending || c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("phase %s, condition %+v", run.Status.Phase, c)
+		}
+		if names, _ := turnNames(ns, "held"); len(names) != 0 {
+			return fmt.Errorf("turns %v", names)
+		}
+		return containsAll(c.Message, "first turn waits", "TurnPolicy/team", "spent 1.53 of 1.00 USD")
+	}
+	eventually(t, "a drill waits for the budget", held)
+	consistently(t, "and keeps waiting", 2*time.Second, held)
 }

@@ -41,6 +41,10 @@ var (
 		Help:    "Steps (tool calls) of settled turns; drills not counted.",
 		Buckets: []float64{1, 4, 16, 32, 64, 128, 256, 512},
 	})
+	warningsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "turnwatch_warnings_total",
+		Help: "Turns a sidecar warned about (once per turn and reason: DeltasHidden, HooksNotRun, CostMismatch, FormatMismatch), by reason and drill scenario (empty unless a drill).",
+	}, []string{"reason", "drill"})
 	turnCost = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "turnwatch_turn_cost_usd",
 		Help:    "Cost in USD of settled turns; drills not counted.",
@@ -49,7 +53,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(tripsTotal, rerollsTotal, faultsTotal, nudgesTotal, turnsTotal, turnSteps, turnCost)
+	metrics.Registry.MustRegister(tripsTotal, rerollsTotal, faultsTotal, nudgesTotal, warningsTotal, turnsTotal, turnSteps, turnCost)
 }
 
 // drillLabel is the drill label's value of a run's or turn's series: its

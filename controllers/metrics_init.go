@@ -3,6 +3,7 @@ package controllers
 import (
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/pkg/monitor"
+	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
 // A labelled series exists only once it is first touched, and Prometheus
@@ -37,6 +38,9 @@ func init() {
 		rerollsTotal.WithLabelValues(string(c))
 		faultsTotal.WithLabelValues(string(c), "")
 		turnsTotal.WithLabelValues(string(twv1.TurnFailed), string(c), "")
+	}
+	for _, w := range protocol.Warnings {
+		warningsTotal.WithLabelValues(w.Reason, "")
 	}
 	turnsTotal.WithLabelValues(string(twv1.TurnSucceeded), "", "")
 	turnsTotal.WithLabelValues(string(twv1.TurnAborted), "", "")

@@ -38,9 +38,20 @@ func sumUSD(values ...string) string {
 	return total.String()
 }
 
-// setTurnCounts writes p into a turn's status.
-func setTurnCounts(st *twv1.AgentTurnStatus, p protocol.Progress) {
-	st.Steps, st.CostUSD = p.Steps, p.CostUSD()
+// setTurnCounts raises a turn's counts to p, field by field: counts only
+// grow within a turn (docs/design.md#a-cost-never-goes-down), so a report
+// below what the turn counted (a summary lower than the progress before
+// it, a Pod condition written by hand) leaves the higher figure. It
+// returns the note when p's cost is below the turn's (CostMismatch), ""
+// otherwise.
+func setTurnCounts(st *twv1.AgentTurnStatus, p protocol.Progress) string {
+	was := turnCounts(*st)
+	st.Steps, st.CostUSD = max(was.Steps, p.Steps), max(was.Cost, p.Cost).String()
+	if p.Cost >= was.Cost {
+		return ""
+	}
+	return "the sidecar reported $" + p.CostUSD() + " for the turn, below the $" + was.CostUSD() +
+		" reported before: the turn keeps $" + was.CostUSD()
 }
 
 // usdFloat is a decimal string as a float, for metrics only.

@@ -47,19 +47,26 @@ func (p appliedPolicy) Status() *twv1.TurnPolicyStatus {
 // policiesFor lists the policies that apply to the runs of namespace ns,
 // lowest precedence first (orderPolicies).
 func policiesFor(ctx context.Context, c client.Reader, ns string) ([]appliedPolicy, error) {
+	_, policies, err := namespacePolicies(ctx, c, ns)
+	return policies, err
+}
+
+// namespacePolicies are namespace ns's labels and the policies that apply
+// to its runs, lowest precedence first.
+func namespacePolicies(ctx context.Context, c client.Reader, ns string) (map[string]string, []appliedPolicy, error) {
 	var nsObj corev1.Namespace
 	if err := c.Get(ctx, client.ObjectKey{Name: ns}, &nsObj); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var cluster twv1.ClusterTurnPolicyList
 	if err := c.List(ctx, &cluster); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var local twv1.TurnPolicyList
 	if err := c.List(ctx, &local, client.InNamespace(ns)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return orderPolicies(cluster.Items, local.Items, nsObj.Labels), nil
+	return nsObj.Labels, orderPolicies(cluster.Items, local.Items, nsObj.Labels), nil
 }
 
 // orderPolicies keeps the ClusterTurnPolicies whose selector matches a

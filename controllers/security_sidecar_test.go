@@ -26,7 +26,10 @@ func TestSidecarSecurityContext(t *testing.T) {
 	}{
 		{"no Pod-level settings", nil},
 		{"the template asks for root Pod-wide", &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](0), RunAsGroup: ptr.To[int64](0), RunAsNonRoot: ptr.To(false)}},
-		{"the template turns seccomp off Pod-wide", &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeUnconfined}}},
+		// Unconfined is refused (TestPodSecurityProblems); a profile of
+		// the agent's own must not reach the sidecar either.
+		{"the template sets a seccomp profile of its own Pod-wide", &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{
+			Type: corev1.SeccompProfileTypeLocalhost, LocalhostProfile: ptr.To("agent.json")}}},
 		{"the template runs as a distroless nonroot user", &corev1.PodSecurityContext{RunAsUser: ptr.To[int64](65532), FSGroup: ptr.To[int64](65532)}},
 	}
 	for _, tc := range tests {

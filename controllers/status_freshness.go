@@ -111,16 +111,24 @@ func (c *countsThrottle) observe(uid types.UID, p *protocol.Progress) {
 	c.m[uid] = h
 }
 
-// settle raises a settling turn's counts to those held back, if ahead, and
-// forgets the turn.
+// settle raises a settling turn's counts to those held back, field by
+// field (setTurnCounts), and forgets the turn.
 func (c *countsThrottle) settle(uid types.UID, st *twv1.AgentTurnStatus) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	h, ok := c.m[uid]
 	delete(c.m, uid)
-	if ok && h.held && countsAhead(h.counts, *st) {
+	if ok && h.held {
 		setTurnCounts(st, h.counts)
 	}
+}
+
+// held are the newest counts held back or observed for a running turn.
+func (c *countsThrottle) held(uid types.UID) (protocol.Progress, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h, ok := c.m[uid]
+	return h.counts, ok && h.held
 }
 
 // holdCounts keeps a running turn's counts as they are when they are all

@@ -261,8 +261,8 @@ func (r *TurnPolicyReconciler) runsIn(ctx context.Context, namespaces []string) 
 }
 
 // runningSpend is the running turns' cost so far: the status.progress of
-// every running run that is not a drill, unless the turn it names has
-// settled (its cost is then the ledger's to count).
+// every running run (a drill's too), unless the turn it names has settled
+// (its cost is then the ledger's to count).
 func runningSpend(runs []twv1.AgentRun, turns []twv1.AgentTurn, b *twv1.BudgetStatus) monitor.Money {
 	settled := map[types.NamespacedName]bool{}
 	for i := range turns {
@@ -275,7 +275,7 @@ func runningSpend(runs []twv1.AgentRun, turns []twv1.AgentTurn, b *twv1.BudgetSt
 	for i := range runs {
 		run := &runs[i]
 		p := run.Status.Progress
-		if run.Spec.Drill != nil || finished(run.Status.Phase) || p == nil || settled[types.NamespacedName{Namespace: run.Namespace, Name: p.Turn}] {
+		if finished(run.Status.Phase) || p == nil || settled[types.NamespacedName{Namespace: run.Namespace, Name: p.Turn}] {
 			continue
 		}
 		if c := runProgressFor(run, p.Turn); c != nil {
@@ -285,14 +285,17 @@ func runningSpend(runs []twv1.AgentRun, turns []twv1.AgentTurn, b *twv1.BudgetSt
 	return total
 }
 
-// SetupWithManager registers the controller: it follows both policy kinds,
+// SetupWithManager registers the controller: it follows both policy kinds
+// (and, for the Overlapping condition, each policy's peers: overlapPeers),
 // the turns holding the budget finalizer and the runs' progress, each
 // mapped to the budgets that apply to its namespace, and the namespaces'
 // labels (which ClusterTurnPolicies select them).
 func (r *TurnPolicyReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&twv1.TurnPolicy{}).
+		Watches(&twv1.TurnPolicy{}, r.overlapPeers()).
 		Watches(&twv1.ClusterTurnPolicy{}, &handler.EnqueueRequestForObject{}).
+		Watches(&twv1.ClusterTurnPolicy{}, r.overlapPeers()).
 		Watches(&twv1.AgentTurn{}, handler.EnqueueRequestsFromMapFunc(r.budgetsOfTurn)).
 		Watches(&twv1.AgentRun{}, handler.EnqueueRequestsFromMapFunc(r.budgetsOfRun)).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.clusterPolicies), builder.WithPredicates(labelsChanged)).

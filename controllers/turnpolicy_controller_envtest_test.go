@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -370,37 +371,48 @@ func TestLedgerWindowRollover(t *testing.T) {
 	})
 }
 
-func TestLedgerDrillsNeverCount(t *testing.T) {
+// A drill is a run (docs/drill.md#budgets): its settled turn counts once,
+// its running turn's progress is part of the spend, its turns get the
+// budget finalizer, and it is held while the budget is spent.
+func TestLedgerDrillIsARun(t *testing.T) {
 	needEnv(t)
 	ns := newNamespace(t)
 	clk := wholeSecondClock()
 	p := budgetPolicy(t, ns, "1", "1h")
 	r := ledgerProcess(t, ns, clk, interceptor.Funcs{})
 	pass(t, r, p, "window opened", ledgerIs("0.00", 0, 0))
-	budgetTurn(t, ns, "d-0", "9.00", twv1.TurnFailed, clk.Now(), map[string]string{twv1.LabelDrill: "identicalLoop"})
+	budgetTurn(t, ns, "d-0", "0.07", twv1.TurnFailed, clk.Now(), map[string]string{twv1.LabelDrill: "identicalLoop"})
 	drill := newRun(ns, "d", func(r *twv1.AgentRun) { r.Spec.Drill = &twv1.Drill{Scenario: "identicalLoop"} })
 	create(t, drill)
-	if err := reportProgress(k8s, ns, "d", `{"status":{"phase":"Running","progress":{"turn":"d-1","steps":3,"costUSD":"7.00"}}}`); err != nil {
+	if err := reportProgress(k8s, ns, "d", `{"status":{"phase":"Running","progress":{"turn":"d-1","steps":3,"costUSD":"0.05"}}}`); err != nil {
 		t.Fatal(err)
 	}
-	pass(t, r, p, "a drill counts nothing and is let go", func(got *twv1.TurnPolicy) error {
-		if err := ledgerIs("0.00", 0, 0)(got); err != nil {
+	// The running part is refreshed once per progress period (the clock
+	// stands still here): count only once the cache shows the progress.
+	eventually(t, "the ledger's cache shows the drill's progress", func() error {
+		got := &twv1.AgentRun{}
+		if err := r.Get(context.Background(), client.ObjectKeyFromObject(drill), got); err != nil || got.Status.Progress == nil {
+			return fmt.Errorf("no progress yet (%v)", err)
+		}
+		return nil
+	})
+	counted := func(got *twv1.TurnPolicy) error {
+		if err := ledgerIs("0.07", 1, 0)(got); err != nil {
 			return err
 		}
-		if got.Status.Budget.SpentUSD != "0.00" {
-			return fmt.Errorf("spent %s", got.Status.Budget.SpentUSD)
+		if got.Status.Budget.SpentUSD != "0.12" {
+			return fmt.Errorf("spent %s, want 0.12 (0.07 settled, 0.05 running)", got.Status.Budget.SpentUSD)
 		}
 		return noneHeld(ns)
-	})
-	// The run controller neither holds a drill nor marks its turns.
-	runs := &AgentRunReconciler{Client: k8s}
-	turn := &twv1.AgentTurn{}
-	if err := runs.addBudgetFinalizer(context.Background(), drill, turn); err != nil || len(turn.Finalizers) != 0 {
-		t.Errorf("a drill's turn got %v (%v)", turn.Finalizers, err)
 	}
-	real := newRun(ns, "real")
-	if err := runs.addBudgetFinalizer(context.Background(), real, turn); err != nil || !controllerutil.ContainsFinalizer(turn, twv1.BudgetFinalizer) {
-		t.Errorf("a real run's turn got %v (%v)", turn.Finalizers, err)
+	pass(t, r, p, "a drill's turn counts and is let go", counted)
+	for range 3 {
+		pass(t, r, p, "and counts once", counted)
+	}
+	runs := &AgentRunReconciler{Client: k8s, Recorder: events.NewFakeRecorder(10)}
+	turn := &twv1.AgentTurn{}
+	if err := runs.addBudgetFinalizer(context.Background(), drill, turn); err != nil || !controllerutil.ContainsFinalizer(turn, twv1.BudgetFinalizer) {
+		t.Errorf("a drill's turn got %v (%v)", turn.Finalizers, err)
 	}
 	spent := p.DeepCopy()
 	if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: p.Name}, spent); err != nil {
@@ -410,9 +422,9 @@ func TestLedgerDrillsNeverCount(t *testing.T) {
 	if err := k8s.Status().Update(context.Background(), spent); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "a drill is never held", func() error {
+	eventually(t, "a drill is held", func() error {
 		d, err := runs.holdForBudget(context.Background(), drill, decision{step: stepCreate})
-		if err != nil || d.step != stepCreate {
+		if err != nil || d.step != stepHold {
 			return fmt.Errorf("drill decision %s (%v)", d.step, err)
 		}
 		return nil

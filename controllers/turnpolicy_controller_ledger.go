@@ -41,8 +41,6 @@ type settledTurn struct {
 	// At is when it settled: its completionTime (or, for a turn deleted
 	// unsettled, its deletion time).
 	At time.Time
-	// Drill: a drill never counts (it is listed so that it is let go).
-	Drill bool
 }
 
 // windowOf reads spec.budget.window.
@@ -86,7 +84,8 @@ func windowLeft(st *twv1.BudgetStatus, window time.Duration, now time.Time) time
 
 // countTurns adds each turn to counting and, when it settled in the
 // current window, its cost to settledUSD: a turn of a past window counts
-// nothing, a drill never counts. A turn already listed is skipped.
+// nothing. A drill's turn counts like any (a drill is a run). A turn
+// already listed is skipped.
 func countTurns(st *twv1.BudgetStatus, turns []settledTurn) {
 	settled, _ := parseUSD(st.SettledUSD)
 	for _, t := range turns {
@@ -94,7 +93,7 @@ func countTurns(st *twv1.BudgetStatus, turns []settledTurn) {
 			continue
 		}
 		cost := monitor.Money(0)
-		if !t.Drill && st.WindowStart != nil && !t.At.Before(st.WindowStart.Time) {
+		if st.WindowStart != nil && !t.At.Before(st.WindowStart.Time) {
 			cost = t.Cost
 			settled = settled.Add(cost)
 			st.Turns++

@@ -74,13 +74,13 @@ func TestCountTurns(t *testing.T) {
 		{UID: "a", Name: "ns/a", Cost: usd("0.25"), At: t0.Add(time.Minute)},
 		{UID: "old", Name: "ns/old", Cost: usd("1.00"), At: t0.Add(time.Minute)}, // listed: skipped
 		{UID: "past", Name: "ns/past", Cost: usd("9.00"), At: t0.Add(-time.Minute)},
-		{UID: "drill", Name: "ns/drill", Cost: usd("7.00"), At: t0.Add(time.Minute), Drill: true},
-		{UID: "a", Name: "ns/a", Cost: usd("0.25"), At: t0.Add(time.Minute)}, // twice in one pass
+		{UID: "drill", Name: "ns/drill", Cost: usd("0.07"), At: t0.Add(time.Minute)}, // a drill is a run
+		{UID: "a", Name: "ns/a", Cost: usd("0.25"), At: t0.Add(time.Minute)},         // twice in one pass
 	})
-	if st.SettledUSD != "1.25" || st.Turns != 2 {
-		t.Errorf("settled %s in %d turns, want 1.25 in 2", st.SettledUSD, st.Turns)
+	if st.SettledUSD != "1.32" || st.Turns != 3 {
+		t.Errorf("settled %s in %d turns, want 1.32 in 3", st.SettledUSD, st.Turns)
 	}
-	want := map[types.UID]string{"old": "1.00", "a": "0.25", "past": "0.00", "drill": "0.00"}
+	want := map[types.UID]string{"old": "1.00", "a": "0.25", "past": "0.00", "drill": "0.07"}
 	if len(st.Counting) != len(want) {
 		t.Fatalf("counting = %v", st.Counting)
 	}
@@ -167,7 +167,7 @@ func TestRunningSpend(t *testing.T) {
 	runs := []twv1.AgentRun{
 		running("a", "a-0", "0.50"),
 		running("b", "b-1", "0.25"),
-		running("drill", "drill-0", "9.00", func(r *twv1.AgentRun) { r.Spec.Drill = &twv1.Drill{Scenario: "identicalLoop"} }),
+		running("drill", "drill-0", "0.05", func(r *twv1.AgentRun) { r.Spec.Drill = &twv1.Drill{Scenario: "identicalLoop"} }),
 		running("done", "done-0", "9.00", func(r *twv1.AgentRun) { r.Status.Phase = twv1.RunFaulted }),
 		running("settled", "settled-0", "9.00"),
 		running("listed", "listed-0", "9.00"),
@@ -178,7 +178,7 @@ func TestRunningSpend(t *testing.T) {
 		{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "listed-0", UID: "l"}},
 	}
 	b := &twv1.BudgetStatus{Counting: []twv1.CountedTurn{{UID: "l"}}}
-	if got := runningSpend(runs, turns, b); got != usd("0.75") {
-		t.Errorf("runningSpend = %s, want 0.75", got)
+	if got := runningSpend(runs, turns, b); got != usd("0.80") {
+		t.Errorf("runningSpend = %s, want 0.80 (a drill counts)", got)
 	}
 }

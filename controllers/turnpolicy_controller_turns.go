@@ -71,7 +71,7 @@ func settledOf(t *twv1.AgentTurn) settledTurn {
 	case t.DeletionTimestamp != nil:
 		at = t.DeletionTimestamp.Time
 	}
-	return settledTurn{UID: t.UID, Name: t.Namespace + "/" + t.Name, Cost: cost, At: at, Drill: drillLabel(t.Labels) != ""}
+	return settledTurn{UID: t.UID, Name: t.Namespace + "/" + t.Name, Cost: cost, At: at}
 }
 
 // released are the listed turns that no longer hold the finalizer, or are
@@ -201,10 +201,10 @@ func (r *TurnPolicyReconciler) budgetsOfTurn(ctx context.Context, obj client.Obj
 	return budgetRequests(ctx, r.Client, obj.GetNamespace())
 }
 
-// budgetsOfRun maps a run that is not a drill (its progress moves the
-// spend) to the budgets of its namespace.
+// budgetsOfRun maps a run, a drill's too (its progress moves the spend), to
+// the budgets of its namespace.
 func (r *TurnPolicyReconciler) budgetsOfRun(ctx context.Context, obj client.Object) []reconcile.Request {
-	if run, ok := obj.(*twv1.AgentRun); !ok || run.Spec.Drill != nil {
+	if _, ok := obj.(*twv1.AgentRun); !ok {
 		return nil
 	}
 	return budgetRequests(ctx, r.Client, obj.GetNamespace())

@@ -13,7 +13,8 @@
 # USE_CURRENT_CLUSTER=1 uses the cluster of the current kubeconfig instead of a
 # local node. That cluster must run the images turnwatch.dev/fakeagent:dev and
 # turnwatch.dev/sidecar:dev with imagePullPolicy Never (load them from
-# `make images`' archives under ~/.cache/turnwatch/images), and allow hostNetwork;
+# `make images`' archives under ~/.cache/turnwatch/images), and allow hostNetwork
+# (the demo labels its namespace turnwatch.dev/host-network=allowed);
 # the claude-looping run needs agent-claude:2.1.328 (hack/cli-images.sh) and its
 # Pod on this machine, whose loopback the scripted model listens on
 # (127.0.0.1:17863, the address its manifest names).
@@ -148,6 +149,9 @@ up() {
 
   step "applying config/samples/demo: ${RUNS[*]}"
   k create namespace "$NS" --dry-run=client -o yaml | k apply -f - >/dev/null
+  # The administrator's consent to the node's network, which every Pod on the
+  # local node needs (docs/policies.md#pod-security, docs/e2e.md).
+  k label namespace "$NS" turnwatch.dev/host-network=allowed --overwrite >/dev/null
   k -n "$NS" delete agentruns --all --ignore-not-found >/dev/null
   k apply -k config/samples/demo
 

@@ -15,19 +15,24 @@ import (
 	"turnwatch.dev/turnwatch/pkg/monitor"
 )
 
-// A checkpoint is the engine's state after a line and the log cursor after
-// the same line, in the sidecar's own volume (TURNWATCH_STATE_DIR). A
-// restarted sidecar restores the engine and resumes the log from the cursor:
-// the lines before it are never needed again, so a log the kubelet rotated
+// A checkpoint is the engine's state after a line, the calls judged for the
+// agent's hook up to the same line (Calls: its refusals go on where they
+// stood, docs/nudges.md) and the log cursor after that line, in the
+// sidecar's own volume (TURNWATCH_STATE_DIR). A restarted sidecar restores
+// the engine and the calls and resumes the log from the cursor: the lines
+// before it are never needed again, so a log the kubelet rotated
 // (containerLogMaxSize) loses nothing that was checkpointed. It is one file,
 // replaced atomically (written aside, fsync'd, renamed); its size is bounded
 // by the engine's snapshot (monitor.Engine.Checkpoint: at most 4096 call ids,
-// a few hundred KiB at worst), so disk use is one such file plus its
-// temporary twin.
+// a few hundred KiB at worst) and the calls' (at most 4096 ids and 4096
+// signatures), so disk use is one such file plus its temporary twin.
 type checkpoint struct {
 	Since  time.Time `json:"since"`
 	Seen   int       `json:"seen"`
 	Engine []byte    `json:"engine"`
+	// Calls is absent in a checkpoint written before it existed, or without
+	// refusing: the calls start over.
+	Calls *CallsState `json:"calls,omitempty"`
 }
 
 const (
@@ -57,6 +62,9 @@ type checkpointer struct {
 	last   time.Time
 	dirty  bool
 	cursor logCursor
+	// calls are the runner's judged calls, saved with the engine when the
+	// guards refuse (nil: none).
+	calls *Calls
 }
 
 func newCheckpointer(dir string, period time.Duration, clk clock.PassiveClock, log logr.Logger) *checkpointer {
@@ -105,7 +113,12 @@ func (c *checkpointer) save(eng *monitor.Engine) error {
 	if err != nil {
 		return err
 	}
-	b, err := json.Marshal(checkpoint{Since: c.cursor.since, Seen: c.cursor.seen, Engine: state})
+	cp := checkpoint{Since: c.cursor.since, Seen: c.cursor.seen, Engine: state}
+	if c.calls != nil {
+		st := c.calls.State()
+		cp.Calls = &st
+	}
+	b, err := json.Marshal(cp)
 	if err != nil {
 		return err
 	}
@@ -150,6 +163,9 @@ func (r *runner) restore(ck *checkpointer) (*monitor.Engine, error) {
 	if err := eng.Restore(cp.Engine); err != nil {
 		r.log.Info("ignoring the checkpoint; replaying the log", "err", err.Error())
 		return fresh()
+	}
+	if cp.Calls != nil {
+		r.calls.Restore(*cp.Calls)
 	}
 	cur := logCursor{since: cp.Since, seen: cp.Seen}
 	res.Resume(cur)

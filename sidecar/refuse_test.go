@@ -2,8 +2,12 @@ package sidecar
 
 import (
 	"bufio"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,5 +67,106 @@ func TestJudgeCallsRealStreams(t *testing.T) {
 				t.Errorf("verdicts after the trip: %+v", more)
 			}
 		})
+	}
+}
+
+// claudeCall is a claude assistant line with one whole tool call.
+func claudeCall(id, name, args string) []byte {
+	return []byte(`{"type":"assistant","message":{"id":"m_` + id + `","role":"assistant","content":[{"type":"tool_use","id":"` + id +
+		`","name":"` + name + `","input":` + args + `}]},"session_id":"s"}`)
+}
+
+func refusingEngine(t *testing.T, format string) *monitor.Engine {
+	t.Helper()
+	g := monitor.DefaultGuards()
+	g.NudgeDelivery, g.StepBudget, g.CycleRepeats = monitor.NudgeDeliveryFile, 0, 0
+	eng, err := monitor.New(monitor.Options{Format: format, Guards: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng
+}
+
+// Calls remembers at most maxJudged ids and signatures however many calls
+// come; a call whose id or tool name is too long to carry gets no line of
+// its own but counts, so the calls after it keep their keys.
+func TestCallsBounded(t *testing.T) {
+	eng := refusingEngine(t, monitor.FormatClaude)
+	var c Calls
+	for i := range maxJudged + 100 {
+		id := fmt.Sprintf("toolu_%d", i)
+		eng.Feed(claudeCall(id, "Bash", fmt.Sprintf(`{"command":"echo %d"}`, i)), time.Time{})
+		if vs := c.Judge(eng, nil, true); len(vs) != 1 || vs[0].Call != id {
+			t.Fatalf("call %d: %+v", i, vs)
+		}
+	}
+	s := c.State()
+	if len(s.Judged) != maxJudged || len(s.Seen) != maxJudged {
+		t.Errorf("remembers %d ids and %d signatures, want %d each", len(s.Judged), len(s.Seen), maxJudged)
+	}
+	if b, _ := json.Marshal(s); len(b) > 256<<10 { // docs/protocol.md: the checkpoint's size
+		t.Errorf("the state is %d bytes in the checkpoint", len(b))
+	} else {
+		t.Logf("the state is %d bytes in the checkpoint", len(b))
+	}
+	args := `{"command":"ls"}`
+	long := strings.Repeat("x", maxCallText+1)
+	for i, call := range [][]byte{
+		claudeCall("toolu_"+long, "Bash", args), // counted, no line
+		claudeCall("toolu_b", long, args),       // another tool: counted apart, no line
+		claudeCall("toolu_c", "Bash", args),
+	} {
+		eng.Feed(call, time.Time{})
+		vs := c.Judge(eng, nil, true)
+		if (i < 2) != (len(vs) == 0) {
+			t.Errorf("call %d: %+v", i, vs)
+		}
+		if i == 2 && (len(vs) != 1 || vs[0].Key != nudgefile.CallKey("Bash", []byte(args), 2)) {
+			t.Errorf("the call after one with a long id: %+v, want the second Bash ls", vs)
+		}
+	}
+}
+
+// Calls restored from its State (as the checkpoint carries it, in JSON)
+// judges the rest of a stream as Calls that never stopped.
+func TestCallsStateRestores(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "pkg", "monitor", "testdata", "real", "gemini", "identicalLoop.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var lines [][]byte
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		lines = append(lines, append([]byte(nil), sc.Bytes()...))
+	}
+	judge := func(cut int) []nudgefile.Verdict {
+		eng := refusingEngine(t, monitor.FormatGemini)
+		var c Calls
+		var vs []nudgefile.Verdict
+		for i, l := range lines {
+			if i == cut {
+				b, _ := json.Marshal(c.State())
+				var s CallsState
+				if err := json.Unmarshal(b, &s); err != nil {
+					t.Fatal(err)
+				}
+				c = Calls{}
+				c.Restore(s)
+			}
+			v := eng.Feed(l, time.Time{})
+			vs = append(vs, c.Judge(eng, v.Trip, true)...)
+		}
+		return vs
+	}
+	want := judge(-1)
+	if len(want) != 5 || !want[3].Refuse {
+		t.Fatalf("uninterrupted: %+v", want)
+	}
+	for cut := range lines {
+		if got := judge(cut); !slices.Equal(got, want) {
+			t.Errorf("restored before line %d: %+v\nwant %+v", cut+1, got, want)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"turnwatch.dev/turnwatch/pkg/nudgefile"
 	"turnwatch.dev/turnwatch/pkg/protocol"
+	"turnwatch.dev/turnwatch/pkg/quote"
 )
 
 // maxCallID bounds the call id told in ConditionCallRefused: the ack file
@@ -80,11 +81,11 @@ func (r *runner) lateReports(ctx context.Context) {
 }
 
 // callIDText is an id from the agent's file as a condition may carry it:
-// valid UTF-8, bounded.
+// valid UTF-8, bounded, escaped (quote.Text).
 func callIDText(id string) string {
 	id = strings.ToValidUTF8(id, "?")
 	if len(id) > maxCallID {
 		id = strings.ToValidUTF8(id[:maxCallID], "")
 	}
-	return id
+	return quote.Text(id)
 }

@@ -29,6 +29,7 @@ func TestCallRefusedAfterTheTrip(t *testing.T) {
 		{name: "after the trip", refuse: true, ack: "toolu_4", wantRefused: "toolu_4"},
 		{name: "during the drain", refuse: true, whenTermed: true, ack: "toolu_4", wantRefused: "toolu_4"},
 		{name: "an id too long, cut on a rune", refuse: true, ack: strings.Repeat("x", maxCallID-1) + "é and more", wantRefused: strings.Repeat("x", maxCallID-1)},
+		{name: "an id that would forge a row, escaped", refuse: true, ack: "toolu_4\x1b[2J\r\n\u2028\u202eTRIPPED", wantRefused: `toolu_4\x1b[2J\r\n\u2028\u202eTRIPPED`},
 		{name: "no refusal", refuse: true},
 		{name: "refusing off", refuse: false, ack: "toolu_4"},
 	}
@@ -88,19 +89,30 @@ func TestCallRefusedAfterTheTrip(t *testing.T) {
 }
 
 // With a nudges volume, the sidecar writes the ready marker the
-// startupProbe waits for, whether or not it delivers nudges.
+// startupProbe waits for, whether or not it delivers nudges, and whatever
+// the agent planted at its name before a restart (a directory, a symlink).
 func TestReadyMarker(t *testing.T) {
+	plants := map[string]func(dir string) error{
+		"nothing":     func(string) error { return nil },
+		"a directory": func(dir string) error { return os.MkdirAll(filepath.Join(dir, nudgefile.ReadyFile, "sub"), 0o777) },
+		"a symlink":   func(dir string) error { return os.Symlink(nudgefile.HookPath, filepath.Join(dir, nudgefile.ReadyFile)) },
+	}
 	for _, delivery := range []string{monitor.NudgeDeliveryFile, monitor.NudgeDeliveryNone} {
-		dir := t.TempDir()
-		p := &syncPatcher{p: &podPatcher{t: t}}
-		r := testRunner(t, &scriptedSource{lines: healthyTurn()}, p, clock.RealClock{})
-		r.cfg.NudgeDir, r.cfg.Guards.NudgeDelivery = dir, delivery
-		if err := nudgefile.Ready(dir); err == nil {
-			t.Fatal("ready before the sidecar ran")
-		}
-		runUntil(t, r, p, has(protocol.ConditionFinished))
-		if err := nudgefile.Ready(dir); err != nil {
-			t.Errorf("delivery %q: not ready: %v", delivery, err)
+		for name, plant := range plants {
+			dir := t.TempDir()
+			if err := plant(dir); err != nil {
+				t.Fatal(err)
+			}
+			p := &syncPatcher{p: &podPatcher{t: t}}
+			r := testRunner(t, &scriptedSource{lines: healthyTurn()}, p, clock.RealClock{})
+			r.cfg.NudgeDir, r.cfg.Guards.NudgeDelivery = dir, delivery
+			if err := nudgefile.Ready(dir); err == nil {
+				t.Fatal("ready before the sidecar ran")
+			}
+			runUntil(t, r, p, has(protocol.ConditionFinished))
+			if err := nudgefile.Ready(dir); err != nil {
+				t.Errorf("delivery %q, %s planted: not ready: %v", delivery, name, err)
+			}
 		}
 	}
 }

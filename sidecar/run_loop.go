@@ -41,7 +41,10 @@ type runner struct {
 	// known yet; hooksTold is set once HooksNotRun went out.
 	pending   []pendingNudge
 	hooksTold bool
-	lookedAt  int // the turn's tool calls when the ack file was last read
+	// costTold and formatTold are set once CostMismatch and
+	// FormatMismatch went out (tellNotes).
+	costTold, formatTold bool
+	lookedAt             int // the turn's tool calls when the ack file was last read
 	// calls are the tool calls judged for the pre-tool hook.
 	calls Calls
 	// drill is the scripted model of a drill turn (nil for none);
@@ -196,12 +199,17 @@ func (r *runner) watch(followCtx context.Context, stopFollow context.CancelFunc,
 	var ck *checkpointer
 	if _, ok := r.src.(resumer); ok && r.cfg.StateDir != "" {
 		ck = newCheckpointer(r.cfg.StateDir, r.checkpointPeriod, r.clock, r.log.WithName("checkpoint"))
+		if r.cfg.Guards.Refuses() {
+			ck.calls = &r.calls
+		}
 	}
 	eng, err := r.restore(ck)
 	if err != nil {
 		return err
 	}
 	w := &watchState{r: r, eng: eng, ck: ck, writeCtx: writeCtx, stop: stopFollow, lastSeen: r.clock.Now()}
+	w.feeding, w.skip = r.openFeeding()
+	defer w.feeding.release()
 	w.probe.reopen, _ = r.src.(reopener)
 	ticksDone, ticked := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -236,6 +244,10 @@ type watchState struct {
 	res          resultWatch
 	over         bool  // tripped (or a report failed for good): nothing more is read
 	err          error // what watch returns once over
+	// feeding records the line being fed; skip is the line the sidecar
+	// before was feeding when it ended (feeding.go).
+	feeding *feeding
+	skip    lineMark
 }
 
 // line feeds one line, on the follower's goroutine.
@@ -249,12 +261,21 @@ func (w *watchState) line(l streamLine) error {
 	w.lastSeen = r.clock.Now()
 	r.rep.readLag(l.Time, w.lastSeen)
 	w.probe.reset()
-	feed := eng.Feed
+	n, fp := eng.Lines()+1, lineFingerprint(l.Data, l.Cut)
+	feed, parsed := eng.Feed, !l.Cut
 	if l.Cut {
 		feed = eng.FeedSkipped // as replay counts it: a line, unparsed; its head moves the clock
 	}
+	w.feeding.begin(n, fp)
+	defer w.feeding.end()
+	if w.skip.is(n, fp) {
+		r.log.Info("skipping the line the sidecar was reading when it ended; it counts as unparsed", "line", n, "bytes", len(l.Data))
+		feed, parsed, w.skip = eng.FeedSkipped, false, lineMark{}
+	} else if crashHook != nil {
+		crashHook(l.Data) // a test build's stand-in for a line that kills the sidecar
+	}
 	v := feed(l.Data, w.lastSeen)
-	r.judgeCalls(eng, v.Trip, !l.Cut)
+	r.judgeCalls(eng, v.Trip, parsed)
 	if err := r.wouldTrips(w.writeCtx, eng); err != nil {
 		w.end(err)
 		return errWatchOver
@@ -349,6 +370,9 @@ func (w *watchState) end(err error) {
 // verdicts reports what one line produced; over is true after a trip.
 func (r *runner) verdicts(ctx context.Context, eng *monitor.Engine, v monitor.Verdicts) (bool, error) {
 	r.tellBlind(eng)
+	if err := r.tellNotes(ctx, eng); err != nil {
+		return false, err
+	}
 	if err := r.nudges(ctx, eng, v.Nudges); err != nil {
 		return false, err
 	}
@@ -413,6 +437,9 @@ func (r *runner) finish(ctx context.Context, eng *monitor.Engine, followErr erro
 	v := eng.Finish()
 	r.tellBlind(eng)
 	r.tellRotated(ctx)
+	if err := r.tellNotes(ctx, eng); err != nil {
+		return err
+	}
 	if err := r.wouldTrips(ctx, eng); err != nil {
 		return err
 	}

@@ -163,7 +163,9 @@ type AgentTurnStatus struct {
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 	// Conditions are what the controller observed of the turn beside its
 	// outcome: DeltasHidden, when the agent's stream hides the model's
-	// deltas, naming the detectors that cannot see and the flag that fixes it.
+	// deltas, naming the detectors that cannot see and the flag that fixes
+	// it; HooksNotRun; CostMismatch, when a cost report was not taken as it
+	// stood; FormatMismatch, when the stream did not read as its format.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -209,6 +211,18 @@ const TurnConditionHooksNotRun = "HooksNotRun"
 // sidecar lagged past a rotation of the agent's log (docs/protocol.md): lines
 // may have been rotated away unread.
 const TurnConditionLogRotated = "LogRotated"
+
+// TurnConditionCostMismatch is the AgentTurn condition set when the turn
+// did not take a cost report as it stood (docs/design.md#a-cost-never-goes-down):
+// one below what was counted already (the turn keeps the higher figure),
+// or one no model could produce (not counted).
+const TurnConditionCostMismatch = "CostMismatch"
+
+// TurnConditionFormatMismatch is the AgentTurn condition set when most of
+// the agent's stream did not read as the run's format
+// (docs/design.md#format-mismatch): the detectors could not see it. Its
+// message names the format the stream reads as.
+const TurnConditionFormatMismatch = "FormatMismatch"
 
 // AgentTurn is one attempt of an AgentRun: one Pod, one conversation.
 // +kubebuilder:object:root=true

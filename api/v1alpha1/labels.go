@@ -19,6 +19,16 @@ const (
 	LabelDrillPort = "turnwatch.dev/drill-port"
 )
 
+// LabelHostNetwork on a Namespace, set to HostNetworkAllowed, is the cluster
+// administrator's consent that the turn Pods of its runs may use the node's
+// network (spec.template.spec.hostNetwork, and so its ports). Nothing else
+// lets a run out of the Pod Security Standard baseline: a namespace's
+// editors cannot label their namespace (docs/policies.md#pod-security).
+const (
+	LabelHostNetwork   = "turnwatch.dev/host-network"
+	HostNetworkAllowed = "allowed"
+)
+
 // Finalizer keeps an AgentRun until its live turn is recorded as Aborted.
 const Finalizer = "turnwatch.dev/abort"
 

@@ -112,6 +112,20 @@ type Budget struct {
 	Window string `json:"window"`
 }
 
+// PodSecurityLevel is a Pod Security Standard a turn's Pod meets
+// (docs/policies.md#pod-security).
+// +kubebuilder:validation:Enum=baseline;restricted
+type PodSecurityLevel string
+
+// Pod Security levels.
+const (
+	// PodSecurityBaseline: the Pod Security Standard baseline, which every
+	// turn's Pod meets whatever its policies say.
+	PodSecurityBaseline PodSecurityLevel = "baseline"
+	// PodSecurityRestricted: the Pod Security Standard restricted.
+	PodSecurityRestricted PodSecurityLevel = "restricted"
+)
+
 // TurnPolicySpec is what a policy sets for the runs it applies to.
 type TurnPolicySpec struct {
 	// Guards are the defaults of the runs the policy applies to: a run's
@@ -141,9 +155,19 @@ type TurnPolicySpec struct {
 	Detectors map[string]DetectorPolicy `json:"detectors,omitempty"`
 
 	// Budget caps what the runs the policy applies to spend together in a
-	// window. Drill runs never count.
+	// window. Drill runs count like any run and are held like any.
 	// +optional
 	Budget *Budget `json:"budget,omitempty"`
+
+	// PodSecurity is the Pod Security Standard the turn Pods of the runs
+	// the policy applies to meet: baseline (unset: baseline, which every
+	// turn's Pod meets whatever its policies say) or restricted. A run
+	// whose template would not meet it is refused at apply, naming the
+	// field, by the admission policy turnwatch-agentrun-pod-security (or
+	// turnwatch-agentrun-cluster-pod-security), and the controller renders
+	// no Pod for it. The strictest level of the policies that apply holds.
+	// +optional
+	PodSecurity PodSecurityLevel `json:"podSecurity,omitempty"`
 }
 
 // ClusterTurnPolicySpec is a TurnPolicySpec for the namespaces a selector

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -243,11 +245,21 @@ func drillOne(ctx context.Context, c client.Client, run *twv1.AgentRun, say func
 	case apierrors.IsNotFound(err):
 		row = withoutResult(row, resultDeleted, fmt.Sprintf("AgentRun %s was deleted before it ended", key))
 	case err != nil:
-		row = withoutResult(row, resultTimedOut, fmt.Sprintf("AgentRun %s: phase %s, result %s when the drill's --timeout passed",
-			key, orPending(string(last.Status.Phase)), row.Result))
+		row = withoutResult(row, resultTimedOut, timedOutNote(key.String(), last, row.Result))
 	}
 	say("%s: %s after %v", key, row.Result, time.Since(start).Round(time.Second))
 	return row
+}
+
+// timedOutNote says where a drill run stood when --timeout passed, and,
+// when a budget held it (a drill is a run: docs/drill.md#budgets), which.
+func timedOutNote(key string, run *twv1.AgentRun, result twv1.DrillResult) string {
+	note := fmt.Sprintf("AgentRun %s: phase %s, result %s when the drill's --timeout passed",
+		key, orPending(string(run.Status.Phase)), result)
+	if c := meta.FindStatusCondition(run.Status.Conditions, twv1.PolicyConditionBudgetExhausted); c != nil && c.Status == metav1.ConditionTrue {
+		note += "; held by a budget: " + c.Message
+	}
+	return note
 }
 
 func orPending(phase string) string {

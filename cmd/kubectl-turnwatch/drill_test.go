@@ -265,6 +265,22 @@ func TestDrillEnded(t *testing.T) {
 	}
 }
 
+// A drill a budget holds times out saying which budget holds it.
+func TestTimedOutNote(t *testing.T) {
+	held := &twv1.AgentRun{Status: twv1.AgentRunStatus{Conditions: []metav1.Condition{{Type: twv1.PolicyConditionBudgetExhausted, Status: metav1.ConditionTrue,
+		Message: "the first turn waits: the budget of TurnPolicy/team is exhausted: spent 1.53 of 1.00 USD"}}}}
+	note := timedOutNote("ns/r-drill-healthy", held, "Pending")
+	for _, want := range []string{"AgentRun ns/r-drill-healthy: phase Pending, result Pending", "held by a budget: the first turn waits: the budget of TurnPolicy/team is exhausted"} {
+		if !strings.Contains(note, want) {
+			t.Errorf("note %q does not say %q", note, want)
+		}
+	}
+	running := &twv1.AgentRun{Status: twv1.AgentRunStatus{Phase: twv1.RunRunning}}
+	if note := timedOutNote("ns/r", running, "Pending"); strings.Contains(note, "budget") {
+		t.Errorf("note %q names a budget", note)
+	}
+}
+
 // drillRows are a drill's rows of each kind: caught at a call with its
 // nudge, refusal and reroll; blind with a note; false alarm; timed out;
 // not created.

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/nudgefile"
 )
 
@@ -37,8 +38,12 @@ const (
 	// maxRead bounds what is read of the nudges file (the volume's own
 	// size limit is larger than any honest file).
 	maxRead = 4 << 20
-	// maxStdin bounds what is read of the CLI's event.
-	maxStdin = 1 << 20
+	// maxStdin bounds what is read of the CLI's event: as much as the
+	// sidecar reads of a line (the engine's cap) and room for the event's
+	// own fields, so that the hook names a call of many megabytes as the
+	// sidecar does (CallKey) instead of waiting for a verdict it cannot
+	// find.
+	maxStdin = monitor.DefaultMaxLine + 64<<10
 )
 
 // run is the whole hook; it always returns 0 except for a usage error, so

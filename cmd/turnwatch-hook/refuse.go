@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -53,7 +54,7 @@ func refusal(dir, cli string, ev hookEvent, wait time.Duration, stderr io.Writer
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		b, _ := readBounded(filepath.Join(dir, nudgefile.VerdictFile))
+		b, _ := readTail(filepath.Join(dir, nudgefile.VerdictFile))
 		if v, ok := nudgefile.FindVerdict(b, id, key); ok {
 			return v, v.Refuse
 		}
@@ -87,6 +88,32 @@ func countCall(dir, name string, args []byte) int {
 		_, _ = f.WriteAt(out, 0)
 	}
 	return counts[sig]
+}
+
+// readTail reads the last maxRead bytes of a regular file of the volume,
+// from the first whole line in them: the verdicts file grows with the
+// turn's calls, and the lines that matter are the last (the newest call's,
+// the * line; the last line that names a call wins).
+func readTail(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	from := max(fi.Size()-maxRead, 0)
+	b, err := io.ReadAll(io.NewSectionReader(f, from, maxRead))
+	if from > 0 {
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			b = b[i+1:] // the line cut at from
+		} else {
+			b = nil
+		}
+	}
+	return b, err
 }
 
 // readBounded reads a regular file of the volume, at most maxRead bytes.

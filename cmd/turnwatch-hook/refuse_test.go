@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,5 +102,48 @@ func TestHookRefusesByKey(t *testing.T) {
 		if refused := strings.Contains(out, `"decision":"deny"`) && strings.Contains(out, `"continue":false`); refused != (n == 4) {
 			t.Errorf("call %d: %q", n, out)
 		}
+	}
+}
+
+// The verdicts file grows with the turn's calls; the hook reads its end,
+// where the newest call's line and the * line are: past 4 MiB of earlier
+// verdicts a refusal still refuses, and a let-through still lets through
+// without waiting.
+func TestHookReadsTheVerdictsEnd(t *testing.T) {
+	dir := t.TempDir()
+	var early []nudgefile.Verdict
+	for i := range 60000 { // about 5 MiB
+		early = append(early, nudgefile.Verdict{Call: fmt.Sprintf("toolu_%060d", i), Key: fmt.Sprintf("Bash %016x 1", i)})
+	}
+	writeVerdicts(t, dir, early...)
+	writeVerdicts(t, dir, nudgefile.Verdict{Call: "toolu_ok"},
+		nudgefile.Verdict{Call: "toolu_4", Refuse: true, Detector: "identicalCalls", Message: "repeated an identical tool call 4 times"})
+	if fi, _ := os.Stat(filepath.Join(dir, nudgefile.VerdictFile)); fi.Size() <= maxRead {
+		t.Fatalf("the file is %d bytes: not past maxRead", fi.Size())
+	}
+	pre := func(id string) string {
+		return `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_use_id":"` + id + `","tool_input":{"command":"ls"}}`
+	}
+	if out, took := preHook(t, dir, cliClaude, pre("toolu_4"), "1s"); !strings.Contains(out, `"permissionDecision":"deny"`) || took > 500*time.Millisecond {
+		t.Errorf("the refused call: %q after %v", out, took)
+	}
+	if out, took := preHook(t, dir, cliClaude, pre("toolu_ok"), "1s"); strings.Contains(out, "deny") || took > 500*time.Millisecond {
+		t.Errorf("the call let through: %q after %v", out, took)
+	}
+}
+
+// A Gemini CLI call of many megabytes is named by the hook as the sidecar
+// names it, so its own verdict reaches it: the hook reads as much of an
+// event as the sidecar reads of a line.
+func TestHookNamesABigCall(t *testing.T) {
+	dir := t.TempDir()
+	const unit = `\tif a < b {\n\t\tx(\"y\")\n\t}\n`
+	args := []byte(`{"file_path":"/w/big.go","content":"` + strings.Repeat(unit, 12<<20/len(unit)) + `"}`)
+	writeVerdicts(t, dir, nudgefile.Verdict{Call: "write_file_1", Key: nudgefile.CallKey("write_file", args, 1),
+		Refuse: true, Detector: "identicalCalls", Message: "repeated an identical tool call 4 times"})
+	ev := `{"hook_event_name":"BeforeTool","tool_name":"write_file","tool_input":` + string(args) + `}` // as Node writes it: < unescaped
+	out, took := preHook(t, dir, cliGemini, ev, "1s")
+	if !strings.Contains(out, `"decision":"deny"`) || took > 900*time.Millisecond {
+		t.Errorf("a call of %d bytes: %q after %v", len(args), out, took)
 	}
 }

@@ -3,12 +3,27 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 )
 
-const corpus = "../../pkg/monitor/testdata/corpus/"
+const (
+	corpus     = "../../pkg/monitor/testdata/corpus/"
+	recordings = "../../pkg/monitor/testdata/real/"
+)
+
+// forgedTotal is the recorded claude stream real/claude/healthy.jsonl with
+// its result's total_cost_usd replaced.
+func forgedTotal(t *testing.T, total string) string {
+	t.Helper()
+	data, err := os.ReadFile(recordings + "claude/healthy.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return regexp.MustCompile(`"total_cost_usd":[0-9.e-]+`).ReplaceAllString(string(data), `"total_cost_usd":`+total)
+}
 
 func TestReplay(t *testing.T) {
 	dir := t.TempDir()
@@ -47,6 +62,12 @@ func TestReplay(t *testing.T) {
 			`{"format":"claude","lines":3,"steps":2,"costUSD":"0.00","stopReason":"","result":false,"trips":[{"class":"runaway","detector":"identicalCalls","message":"repeated an identical tool call 2 times","line":2}],"nudges":[],"unparsed":0,"ignored":0,"resultError":"","agentSessionID":""}` + "\n"},
 		{"timestamps drive the clock", []string{"replay", "--format", "pi", "-"}, stamped, 0,
 			`{"format":"pi","lines":3,"steps":0,"costUSD":"0.00","stopReason":"","result":false,"trips":[{"class":"stalled","detector":"stall","message":"no output for more than 10m0s while the model was generating","line":2}],"nudges":[],"unparsed":0,"ignored":0,"resultError":"","agentSessionID":""}` + "\n"},
+		{"a wrong format says so", []string{"replay", "--format", "codex", recordings + "claude/identicalLoop.jsonl"}, "", 0,
+			`{"format":"codex","lines":36,"steps":0,"costUSD":"0.00","stopReason":"","result":false,"trips":[],"nudges":[],"unparsed":36,"ignored":0,"resultError":"","agentSessionID":"","formatMismatch":"20 of 20 lines do not read as format codex; they read as claude: set spec.format to claude (or auto)","formatFit":"claude"}` + "\n"},
+		{"a forged total is not counted", []string{"replay", "--format", "claude", "-"}, forgedTotal(t, "1e300"), 0,
+			`{"format":"claude","lines":19,"steps":1,"costUSD":"0.0078","stopReason":"end","result":true,"trips":[],"nudges":[],"unparsed":0,"ignored":2,"resultError":"","agentSessionID":"94a8fab0-fe65-44c2-ae67-96419ec2dc6a","costMismatch":"line 19: a total cost of $9223372.036854775807 or more is more than 4 model messages can cost ($226.80): not counted"}` + "\n"},
+		{"a lower total does not lower the cost", []string{"replay", "--format", "claude", "-"}, forgedTotal(t, "0"), 0,
+			`{"format":"claude","lines":19,"steps":1,"costUSD":"0.0078","stopReason":"end","result":true,"trips":[],"nudges":[],"unparsed":0,"ignored":2,"resultError":"","agentSessionID":"94a8fab0-fe65-44c2-ae67-96419ec2dc6a","costMismatch":"line 19 reported $0.00 where $0.0078 was counted already: the turn keeps $0.0078"}` + "\n"},
 		{"bad guards name the field", []string{"replay", "--guards", badGuards, "-"}, "", 2, "stepBudget"},
 		{"bad format", []string{"replay", "--format", "vim", "-"}, "", 2, `format "vim"`},
 		{"missing file", []string{"replay", filepath.Join(dir, "nope")}, "", 1, "no such file"},

@@ -171,6 +171,9 @@ func runCommand(args []string, _ io.Reader, _, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "turnwatch-sidecar run: %v\n", err)
 		return 2
 	}
+	if soft := sidecar.LimitMemory("/sys/fs/cgroup", os.Getenv); soft > 0 {
+		log.Info("soft memory limit set from the container's", "bytes", soft)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	if err := sidecar.Run(ctx, cfg, log); err != nil {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"turnwatch.dev/turnwatch/pkg/quote"
 )
 
 // Turn is one turn of a run with its outcome, as the run's status and the
@@ -20,7 +22,8 @@ type Turn struct {
 	Pod      string `json:"pod,omitempty"`
 	// Notes are what the turn told besides its outcome: each nudge as its
 	// Nudged Event says it (with delivered / not delivered) and the
-	// sidecar's warnings (DeltasHidden, HooksNotRun).
+	// sidecar's warnings (protocol.Warnings: DeltasHidden, HooksNotRun,
+	// CostMismatch, FormatMismatch).
 	Notes []string `json:"notes,omitempty"`
 }
 
@@ -42,6 +45,8 @@ type Run struct {
 }
 
 // WriteText writes the run for a person: a headline, the turns, the stream.
+// The messages and notes, which may quote the agent (or anyone who can
+// write an Event in the namespace), are escaped (quote.Text).
 func (r *Run) WriteText(w io.Writer, color bool) error {
 	p := painter(color)
 	var b strings.Builder
@@ -53,7 +58,7 @@ func (r *Run) WriteText(w io.Writer, color bool) error {
 		}
 		fmt.Fprintf(&b, "%s", p.s(styleRed, ")"))
 		if f.Message != "" {
-			fmt.Fprintf(&b, ": %s", f.Message)
+			fmt.Fprintf(&b, ": %s", quote.Text(f.Message))
 		}
 		if f.Name != "" {
 			fmt.Fprintf(&b, " in turn %s", f.Name)
@@ -63,7 +68,7 @@ func (r *Run) WriteText(w io.Writer, color bool) error {
 	if d := r.Drill; d != nil {
 		fmt.Fprintf(&b, "%s\n", p.s(styleYellow, d.headline()))
 		if d.Note != "" {
-			fmt.Fprintf(&b, "  note: %s\n", d.Note)
+			fmt.Fprintf(&b, "  note: %s\n", quote.Text(d.Note))
 		}
 	}
 	b.WriteString("\n")
@@ -82,10 +87,10 @@ func (r *Run) WriteText(w io.Writer, color bool) error {
 		}
 		fmt.Fprintf(&b, "  %-28s %-7d %s %-34s %5d  %s\n", t.Name, t.Attempt, pad(outcome, 10), errText, t.Steps, orDash(t.CostUSD))
 		if t.Message != "" {
-			fmt.Fprintf(&b, "  %-28s %s\n", "", p.s(styleDim, t.Message))
+			fmt.Fprintf(&b, "  %-28s %s\n", "", p.s(styleDim, quote.Text(t.Message)))
 		}
 		for _, n := range t.Notes {
-			fmt.Fprintf(&b, "  %-28s %s\n", "", p.s(styleYellow, n))
+			fmt.Fprintf(&b, "  %-28s %s\n", "", p.s(styleYellow, quote.Text(n)))
 		}
 	}
 	b.WriteString("\n")
@@ -93,7 +98,7 @@ func (r *Run) WriteText(w io.Writer, color bool) error {
 	case r.Stream != nil:
 		fmt.Fprintf(&b, "%s\n", p.s(styleBold, fmt.Sprintf("turn %s, its agent's stream:", r.StreamTurn)))
 	case r.StreamError != "":
-		fmt.Fprintf(&b, "turn %s: no stream to show: %s\n", r.StreamTurn, r.StreamError)
+		fmt.Fprintf(&b, "turn %s: no stream to show: %s\n", r.StreamTurn, quote.Text(r.StreamError))
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"turnwatch.dev/turnwatch/pkg/quote"
 )
 
 // ANSI styles, used only when the output is a terminal.
@@ -40,6 +42,8 @@ func IsTerminal(f *os.File) bool {
 
 // WriteText writes the timeline for a person: a summary, the trip, then one
 // line per entry. Entries of the streak that tripped are marked with ">>".
+// Every text the agent's stream carries (tool names, arguments, errors,
+// messages) is escaped (quote.Text): a row is only ever turnwatch's.
 func (t *Timeline) WriteText(w io.Writer, color bool) error {
 	p := painter(color)
 	r := t.Report
@@ -58,16 +62,16 @@ func (t *Timeline) WriteText(w io.Writer, color bool) error {
 	}
 	b.WriteString("\n")
 	if r.ResultError != "" {
-		fmt.Fprintf(&b, "%s %s\n", p.s(styleRed, "the agent reported an error:"), r.ResultError)
+		fmt.Fprintf(&b, "%s %s\n", p.s(styleRed, "the agent reported an error:"), quote.Text(r.ResultError))
 	}
 	for _, tr := range r.Trips {
-		fmt.Fprintf(&b, "%s %s (%s) at line %d: %s\n", p.s(styleBold+styleRed, "TRIPPED"), tr.Detector, tr.Class, tr.Line, tr.Message)
+		fmt.Fprintf(&b, "%s %s (%s) at line %d: %s\n", p.s(styleBold+styleRed, "TRIPPED"), tr.Detector, tr.Class, tr.Line, quote.Text(tr.Message))
 	}
 	for _, n := range r.Nudges {
-		fmt.Fprintf(&b, "%s %s at line %d: %s\n", p.s(styleYellow, "nudged"), n.Detector, n.Line, n.Message)
+		fmt.Fprintf(&b, "%s %s at line %d: %s\n", p.s(styleYellow, "nudged"), n.Detector, n.Line, quote.Text(n.Message))
 	}
 	for _, x := range r.WouldTrips {
-		fmt.Fprintf(&b, "%s %s (%s, audited) first at line %d, %d times: %s\n", p.s(styleYellow, "would trip"), x.Detector, x.Class, x.Line, x.Count, x.Message)
+		fmt.Fprintf(&b, "%s %s (%s, audited) first at line %d, %d times: %s\n", p.s(styleYellow, "would trip"), x.Detector, x.Class, x.Line, x.Count, quote.Text(x.Message))
 	}
 	if len(t.Entries) == 0 {
 		b.WriteString("(no tool calls, gaps or verdicts in the stream)\n")
@@ -106,7 +110,7 @@ func writeEntry(b *strings.Builder, e Entry, p painter) {
 		row(fmt.Sprintf("%d whitespace-only deltas (%d bytes) since line %d", e.Whitespace.Deltas, e.Whitespace.Bytes, e.Whitespace.FromLine), true)
 	}
 	for i, c := range e.Calls {
-		what := fmt.Sprintf("%s %s %s", p.s(styleCyan, fmt.Sprintf("#%d", c.Step)), p.s(styleBold, c.Name), c.Args)
+		what := fmt.Sprintf("%s %s %s", p.s(styleCyan, fmt.Sprintf("#%d", c.Step)), p.s(styleBold, quote.Text(c.Name)), quote.Text(c.Args))
 		if e.Streak > 1 && i == len(e.Calls)-1 {
 			what += p.s(styleYellow, fmt.Sprintf("  (identical x%d)", e.Streak))
 		}
@@ -118,22 +122,22 @@ func writeEntry(b *strings.Builder, e Entry, p painter) {
 			what += fmt.Sprintf(" to #%d", a.Step)
 		}
 		if a.Name != "" {
-			what += " " + a.Name
+			what += " " + quote.Text(a.Name)
 		}
 		row(what, false)
 	}
 	if e.Result {
 		what := "final result"
 		if e.ResultErr != "" {
-			what += p.s(styleRed, ": error: "+e.ResultErr)
+			what += p.s(styleRed, ": error: "+quote.Text(e.ResultErr))
 		}
 		row(what, true)
 	}
 	if e.Nudge != "" {
-		row(p.s(styleYellow, "nudge: "+e.Nudge), false)
+		row(p.s(styleYellow, "nudge: "+quote.Text(e.Nudge)), false)
 	}
 	if e.Trip != nil {
-		row(p.s(styleBold+styleRed, fmt.Sprintf("TRIPPED %s (%s): %s", e.Trip.Detector, e.Trip.Class, e.Trip.Message)), true)
+		row(p.s(styleBold+styleRed, fmt.Sprintf("TRIPPED %s (%s): %s", e.Trip.Detector, e.Trip.Class, quote.Text(e.Trip.Message))), true)
 	}
 }
 

@@ -139,6 +139,16 @@ type Report struct {
 	// WouldTrips are the audited detectors' would-trips (Options.Audit),
 	// one per detector; absent when none.
 	WouldTrips []WouldTrip `json:"wouldTrips,omitempty"`
+	// CostMismatch is the first cost report the turn did not take as it
+	// stood (docs/design.md#a-cost-never-goes-down): one below what was
+	// counted already (the turn keeps the higher figure), or one no model
+	// could produce (not counted); "" when it took them all.
+	CostMismatch string `json:"costMismatch,omitempty"`
+	// FormatMismatch says the stream does not read as its format
+	// (docs/design.md#format-mismatch): most of its lines do not parse.
+	// FormatFit is the format most of those lines read as ("" none).
+	FormatMismatch string `json:"formatMismatch,omitempty"`
+	FormatFit      string `json:"formatFit,omitempty"`
 }
 
 func validFormat(f string) bool { return f == "" || slices.Contains(Formats, f) }

@@ -64,6 +64,17 @@ type snapshot struct {
 	// written: an older checkpoint restores no would-trips.
 	Would    []WouldTrip
 	Recorded detectorBits
+	// The stream's reading and its cost notes (formatmismatch.go,
+	// plausible.go) were added after version 2 was written: an older
+	// checkpoint restores them as nothing judged, nothing noted.
+	Parsed      int
+	Fit         formatFit
+	FormatNote  string
+	FormatFits  string
+	AutoLines   int
+	AutoIgnored bool
+	Msgs        int64
+	CostNote    string
 }
 
 type msgSnapshot struct {
@@ -123,6 +134,8 @@ func (e *Engine) Checkpoint() ([]byte, error) {
 		DeltasSeen:   e.deltas.seen, DeltasHidden: e.deltas.hidden,
 		X: e.x, Agent: e.agent, Tick: e.tick, OtherOpen: e.otherOpen, Subagents: e.subagents,
 		Would: e.would, Recorded: e.recorded,
+		Parsed: e.parsed, Fit: e.fit, FormatNote: e.formatNote, FormatFits: e.formatFits,
+		AutoLines: e.autoLines, AutoIgnored: e.autoIgnored, Msgs: e.msgs, CostNote: e.costNote,
 	}
 	for i := range e.agents {
 		a := &e.agents[i]
@@ -195,6 +208,11 @@ func (e *Engine) Restore(data []byte) error {
 	e.sessionModel.set(s.Session)
 	e.agentSession.set(s.AgentSession)
 	e.deltas = deltaSight{seen: s.DeltasSeen, hidden: s.DeltasHidden}
+	e.parsed, e.fit, e.formatNote, e.formatFits = s.Parsed, s.Fit, s.FormatNote, s.FormatFits
+	e.autoLines, e.autoIgnored, e.msgs, e.costNote = s.AutoLines, s.AutoIgnored, s.Msgs, s.CostNote
+	if e.parsed == 0 && e.lines > e.unparsed { // an older checkpoint: its blank lines count as read
+		e.parsed = e.lines - e.unparsed
+	}
 	e.priceCache.ok = false
 	return nil
 }

@@ -108,10 +108,10 @@ func TestCheckpointRefused(t *testing.T) {
 // Options or per-line scratch), else a restored engine silently differs.
 func TestCheckpointCoversTheEngine(t *testing.T) {
 	known := map[string][]string{
-		"Engine": {"format", "active", "parse", "prices", "world", "st", "calls", "ev", "sc", "obj", "canon", "pi", "pc", "lines", "unparsed",
-			"ignored", "live", "result", "stopped", "finished", "stopLine", "lastTime", "trips", "nudges", "audit", "recorded", "would", "wouldCount", "cur", "anon", "msg",
+		"Engine": {"opts", "format", "active", "parse", "prices", "world", "st", "calls", "ev", "sc", "obj", "canon", "pi", "pc", "lines", "unparsed",
+			"ignored", "parsed", "fit", "formatNote", "formatFits", "autoLines", "autoIgnored", "live", "result", "stopped", "finished", "stopLine", "lastTime", "trips", "nudges", "audit", "recorded", "would", "wouldCount", "cur", "anon", "msg",
 			"lastSig", "x", "agent", "tick", "agents", "otherOpen", "subagents",
-			"errNote", "resultErr", "failed", "cliStop", "closed", "seg", "open", "sessionModel", "agentSession", "deltas", "priceCache"},
+			"errNote", "resultErr", "failed", "cliStop", "closed", "seg", "open", "msgs", "costNote", "sessionModel", "agentSession", "deltas", "priceCache"},
 		"message": {"open", "id", "speaks", "calls", "stop", "hasStop", "weakStop", "stopLine", "toks", "model", "rep", "deltas", "whole"},
 		"State": {"Guards", "Steps", "Streak", "Silent", "Nudged", "Warned", "WhitespaceDeltas", "WhitespaceBytes", "Cost", "Prior", "Cap",
 			"StopReason", "Outstanding", "Gap", "Cycle", "CyclePeriod", "ErrorStreak", "Answered", "RepeatBytes", "RepeatPeriod"},

@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -8,9 +9,10 @@ import (
 // docs/design.md "Claude's cost": while a session runs its messages are
 // priced from their tokens (claude-sonnet-4-5: $3 in, $15 out per MTok);
 // the result's total_cost_usd replaces that running estimate for its
-// session only (higher or lower); a total that is not a non-negative
-// number is ignored and the estimate stands; a later session starts from
-// what the earlier ones cost.
+// session only, when it is not lower (docs/design.md#a-cost-never-goes-down:
+// a lower one leaves the estimate and notes CostMismatch); a total that is
+// not a non-negative number is ignored and the estimate stands; a later
+// session starts from what the earlier ones cost.
 func TestClaudeCostRule(t *testing.T) {
 	asst := func(id string, in, out int) string {
 		return `{"type":"assistant","message":{"id":"` + id + `","model":"claude-sonnet-4-5-20250929","content":[{"type":"tool_use","id":"toolu_` + id +
@@ -29,23 +31,23 @@ func TestClaudeCostRule(t *testing.T) {
 		{result("0.02"), "0.02"},          // the CLI's own total replaces the estimate
 		{cInit(), "0.02"},                 // a new session keeps what the first cost
 		{asst("m3", 1000, 100), "0.0245"}, // its own estimate on top
-		{result("0.001"), "0.021"},        // a lower total replaces this session's estimate only
-		{cInit(), "0.021"},                //
-		{asst("m4", 1000, 100), "0.0255"}, //
-		{result("-1"), "0.0255"},          // negative: ignored, the estimate stands
-		{cInit(), "0.0255"},               //
-		{asst("m5", 1000, 100), "0.03"},   //
-		{result(`"5"`), "0.03"},           // a string: ignored
-		{cInit(), "0.03"},                 //
-		{asst("m6", 1000, 100), "0.0345"}, //
-		{result("NaN"), "0.0345"},         // Python's NaN: ignored
-		{cInit(), "0.0345"},               //
-		{asst("m7", 1000, 100), "0.039"},  //
-		{result("null"), "0.039"},         // null: ignored
-		{cInit(), "0.039"},                //
-		{asst("m8", 1000, 100), "0.0435"}, //
-		{result(`{"usd":1}`), "0.0435"},   // an object: ignored
-		{`{"type":"result","subtype":"success","is_error":false}`, "0.0435"}, // none: the estimate stands
+		{result("0.001"), "0.0245"},       // a lower total does not lower the estimate: noted
+		{cInit(), "0.0245"},               //
+		{asst("m4", 1000, 100), "0.029"},  //
+		{result("-1"), "0.029"},           // negative: ignored, the estimate stands
+		{cInit(), "0.029"},                //
+		{asst("m5", 1000, 100), "0.0335"}, //
+		{result(`"5"`), "0.0335"},         // a string: ignored
+		{cInit(), "0.0335"},               //
+		{asst("m6", 1000, 100), "0.038"},  //
+		{result("NaN"), "0.038"},          // Python's NaN: ignored
+		{cInit(), "0.038"},                //
+		{asst("m7", 1000, 100), "0.0425"}, //
+		{result("null"), "0.0425"},        // null: ignored
+		{cInit(), "0.0425"},               //
+		{asst("m8", 1000, 100), "0.047"},  //
+		{result(`{"usd":1}`), "0.047"},    // an object: ignored
+		{`{"type":"result","subtype":"success","is_error":false}`, "0.047"}, // none: the estimate stands
 	}
 	e, _ := New(Options{Format: FormatClaude})
 	for i, s := range steps {
@@ -55,8 +57,11 @@ func TestClaudeCostRule(t *testing.T) {
 		}
 	}
 	e.Finish()
-	if r := e.Report(); r.Unparsed != 0 || r.Steps != 8 || r.CostUSD != "0.0435" {
+	if r := e.Report(); r.Unparsed != 0 || r.Steps != 8 || r.CostUSD != "0.047" {
 		t.Errorf("report %s: every line parses, every call is a step", js(r))
+	}
+	if r := e.Report(); !strings.HasPrefix(r.CostMismatch, "line 7 reported $0.001 where $0.0045 was counted already") {
+		t.Errorf("cost mismatch %q, want line 7's lower total noted", r.CostMismatch)
 	}
 }
 

@@ -2,17 +2,20 @@ package monitor
 
 import (
 	"bytes"
+	"strconv"
 	"time"
 
 	"turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
+	"turnwatch.dev/turnwatch/pkg/quote"
 )
 
 // Engine runs the detectors over one agent stream: a fold of normalized
 // events into State plus the chain of checks. It is not safe for concurrent
 // use; feed it from one goroutine. Steady state allocates nothing per line.
 type Engine struct {
-	format string // requested: one of Formats
-	active string // the format being parsed ("" while auto has not decided)
+	opts   Options // as New read them (auto's restart builds from them again)
+	format string  // requested: one of Formats
+	active string  // the format being parsed ("" while auto has not decided)
 	parse  parser
 	prices Prices
 	world  map[string]struct{}
@@ -29,13 +32,26 @@ type Engine struct {
 
 	lines, unparsed int
 	ignored         int // known lines that carry nothing (Report.Ignored)
-	live, result    bool
-	stopped         bool // a trip ended evaluation
-	finished        bool
-	stopLine        int // line of the event that set StopReason
-	lastTime        time.Time
-	trips           []Trip
-	nudges          []Nudge
+	// parsed counts the lines the format read, ignored ones included;
+	// formatmismatch.go judges the stream by it and unparsed.
+	parsed int
+	// Whether the stream reads as its format (formatmismatch.go): what the
+	// unparsed lines read as, and the note once it does not.
+	fit        formatFit
+	formatNote string
+	formatFits string // the format named in formatNote
+	// autoLines counts the lines auto's format read since it decided, the
+	// deciding line included, and autoIgnored says that line was an
+	// ignored one (formatmismatch.go, rethink).
+	autoLines    int
+	autoIgnored  bool
+	live, result bool
+	stopped      bool // a trip ended evaluation
+	finished     bool
+	stopLine     int // line of the event that set StopReason
+	lastTime     time.Time
+	trips        []Trip
+	nudges       []Nudge
 	// audit are the detectors whose trips only record (Options.Audit);
 	// would are their would-trips, recorded the one-shot ones whose
 	// would-trip is recorded, wouldCount their counts' sum (audit.go).
@@ -71,6 +87,13 @@ type Engine struct {
 	closed Money // sessions of this stream that ended (a later start event)
 	seg    Money // the current session's committed cost
 	open   Money // the open model message's latest cost
+	// msgs counts the model messages the turn opened, every agent's: a
+	// session's total covers no more (plausible.go).
+	msgs int64
+	// costNote is the first cost report the turn did not take as it stood
+	// (Report.CostMismatch): one below what was counted already, or one no
+	// model could produce.
+	costNote string
 
 	sessionModel modelName // model named by a start event (claude, gemini)
 	// agentSession is the CLI's own session id: the first the stream named
@@ -82,6 +105,7 @@ type Engine struct {
 	priceCache struct {
 		model modelName
 		price ModelPrice
+		known bool // the table prices model
 		ok    bool
 	}
 }
@@ -125,7 +149,7 @@ func New(opts Options) (*Engine, error) {
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
-	e := &Engine{format: opts.Format, prices: opts.Prices, live: true}
+	e := &Engine{format: opts.Format, prices: opts.Prices, live: true, opts: opts}
 	if e.format == "" {
 		e.format = FormatAuto
 	}
@@ -195,10 +219,22 @@ func (e *Engine) Feed(line []byte, now time.Time) Verdicts {
 // or counts it unparsed. After a stopping trip it only classifies the line.
 func (e *Engine) fold(line []byte) {
 	e.ev = event{}
-	if !e.parseLine(line) {
+	decides := e.active == "" // auto has not decided yet: a line it reads decides
+	ok := e.parseLine(line)
+	if !ok && e.rethink(line) {
+		ok, decides = true, true
+	}
+	if !ok {
 		e.unparsed++
+		e.fit.count(line)
+		e.judgeFormat(false)
 		return
 	}
+	e.parsed++
+	if decides {
+		e.autoLines, e.autoIgnored = 0, e.ev.ignored
+	}
+	e.autoLines++
 	if e.ev.ignored {
 		e.ignored++
 	}
@@ -223,6 +259,7 @@ func (e *Engine) FeedSkipped(head []byte, now time.Time) Verdicts {
 		e.lastTime = t
 	}
 	e.unparsed++ // after a trip too
+	e.judgeFormat(false)
 	return e.cur
 }
 
@@ -277,6 +314,9 @@ func (e *Engine) judgeStall(t time.Time, line int) bool {
 // the length stop. Calling it again does nothing.
 func (e *Engine) Finish() Verdicts {
 	e.cur = Verdicts{}
+	if !e.finished {
+		e.judgeFormat(true) // after a trip too: the lines after it were classified
+	}
 	if e.finished || e.stopped {
 		e.finished = true
 		return e.cur
@@ -309,12 +349,19 @@ func (e *Engine) Report() Report {
 		AgentSessionID: string(e.agentSession.bytes()),
 		DeltasHidden:   e.deltas.hidden,
 		WouldTrips:     e.WouldTrips(),
+		CostMismatch:   e.costNote,
+		FormatMismatch: e.formatNote,
+		FormatFit:      e.formatFits,
 	}
 	if e.result && e.failed {
 		r.ResultError = unescape(e.resultErr.raw())
 	}
 	return r
 }
+
+// Lines is how many lines the engine was fed (Report's Lines), without
+// building the report.
+func (e *Engine) Lines() int { return e.lines }
 
 // State returns a copy of the counters the checks see.
 func (e *Engine) State() State { return e.st }
@@ -332,6 +379,7 @@ func (e *Engine) evaluate(p phase, line int) bool {
 		if !failed {
 			continue
 		}
+		msg = quote.Text(msg) // a message may quote the agent's words
 		if !l.nudge && e.audit&l.bit != 0 {
 			e.wouldTrip(l, reason, msg, line)
 			continue
@@ -485,6 +533,7 @@ func (e *Engine) judgeDeltasAtTrip() {
 
 func (e *Engine) openMessage() {
 	e.msg = message{open: true, model: e.msg.model}
+	e.msgs++
 }
 
 // endMessage ends the open model message: its cost is committed, its stop
@@ -722,24 +771,30 @@ func (e *Engine) isWorld(name []byte) bool {
 	return ok
 }
 
-// spend folds a cost report and judges the cap.
+// spend folds a cost report and judges the cap. A report no model could
+// produce is not counted (plausible.go); one that would lower what was
+// counted already leaves it (notBelow).
 func (e *Engine) spend() bool {
 	ev := &e.ev
+	if why := e.implausible(); why != "" {
+		e.noteCost("line " + strconv.Itoa(e.lines) + ": " + why + ": not counted")
+		return false
+	}
 	switch ev.costKind {
 	case costMessage:
-		e.open = ev.cost
+		e.open = e.notBelow(e.open, ev.cost)
 	case costAdd:
 		e.seg = e.seg.Add(ev.cost)
 	case costSegment:
-		e.seg, e.open = ev.cost, 0
+		e.seg, e.open = e.notBelow(e.seg.Add(e.open), ev.cost), 0
 	case costTokens:
 		if len(ev.model) > 0 {
 			e.msg.model.set(ev.model)
 		}
 		e.msg.toks.merge(ev.toks, ev.toksSet)
-		e.open = e.priceTokens(e.msg.model.bytes(), e.msg.toks)
+		e.open = e.notBelow(e.open, e.priceTokens(e.msg.model.bytes(), e.msg.toks))
 	case costTokensTotal:
-		e.seg, e.open = e.priceTokens(nil, ev.toks), 0
+		e.seg, e.open = e.notBelow(e.seg.Add(e.open), e.priceTokens(nil, ev.toks)), 0
 	}
 	e.st.Cost = e.closed.Add(e.seg).Add(e.open).Add(e.otherOpen)
 	return e.evaluate(atCost, e.lines)

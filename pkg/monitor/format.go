@@ -64,8 +64,9 @@ func (e *Engine) parseLine(line []byte) bool {
 }
 
 // parseOnce parses line with the active format. auto, not decided yet,
-// settles the format only from a line that is valid JSON and that a format
-// claims (parseLine undoes it when the parser does not read the line).
+// settles the format only from a line that is valid JSON and an event of
+// exactly one format (parseLine undoes it when the parser does not read
+// the line); a line two formats claim decides nothing.
 func (e *Engine) parseOnce(line []byte) bool {
 	e.sc.Esc = false
 	if e.parse != nil {
@@ -74,14 +75,11 @@ func (e *Engine) parseOnce(line []byte) bool {
 	if !json.Valid(line) {
 		return false
 	}
-	f := sniff(line)
-	if f == "" && jsonscan.NeedsCanon(line) {
-		f = sniff(jsonscan.Canonicalize(e.canon, line))
-	}
-	if f == "" {
+	i := sniffIndex(line)
+	if i < 0 {
 		return false
 	}
-	e.setFormat(f)
+	e.setFormat(formatSniffs[i].format)
 	return e.parseWith(line)
 }
 
@@ -172,11 +170,12 @@ func topHas(line []byte, key string) bool {
 	}
 }
 
-// formatSniffs are auto's formats in the order they are asked: each
-// format recognises its own lines (its sniff, beside its parser) by event
-// types that only it uses, and by keys where two formats share a type
-// (tool_use: opencode has "part", gemini "tool_name"; result: claude has
-// "subtype", gemini "status"), so the first that claims a line decides.
+// formatSniffs are auto's formats: each format recognises its own lines
+// (its sniff, beside its parser) by event types that only it uses, and by
+// keys where two formats share a type (tool_use: opencode has "part",
+// gemini "tool_name"; result: claude has "subtype", gemini "status"). A
+// line exactly one of them claims decides; one that two claim (both keys)
+// decides nothing.
 var formatSniffs = []struct {
 	format string
 	sniff  func(typ string, line []byte) bool
@@ -185,18 +184,12 @@ var formatSniffs = []struct {
 	{FormatGemini, sniffGemini}, {FormatCodex, sniffCodex},
 }
 
-// sniff recognises the format of one line for auto. A line no format
+// sniff recognises the format of one line for auto: the one format that
+// claims it (sniffIndex), "" when none does or two do. A line no format
 // claims (a banner, an "error" event) decides nothing.
 func sniff(line []byte) string {
-	typ := topString(line, "type")
-	if typ == nil {
-		return ""
-	}
-	t := string(typ)
-	for _, f := range formatSniffs {
-		if f.sniff(t, line) {
-			return f.format
-		}
+	if i := sniffIndex(line); i >= 0 {
+		return formatSniffs[i].format
 	}
 	return ""
 }

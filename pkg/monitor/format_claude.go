@@ -23,7 +23,7 @@ import (
 //     when this was the last message (docs/design.md#stop-reasons).
 //   - user lines end the model message and carry tool_result blocks.
 //   - result is the final result event; total_cost_usd replaces the
-//     session's priced estimate.
+//     session's priced estimate unless it is lower (docs/design.md#a-cost-never-goes-down).
 //   - stream_event: content_block_start of a tool_use is a step at first
 //     sight; content_block_delta text_delta/thinking_delta are the deltas;
 //     message_start/message_delta usage updates the message's tokens;

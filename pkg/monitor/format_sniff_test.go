@@ -21,3 +21,10 @@ func TestEveryFormatSniffs(t *testing.T) {
 		}
 	}
 }
+
+// formatFit counts one bucket per format auto sniffs.
+func TestFormatFitHasABucketPerFormat(t *testing.T) {
+	if n := len(formatFit{}.Counts); n != len(formatSniffs) {
+		t.Errorf("formatFit counts %d formats, formatSniffs has %d", n, len(formatSniffs))
+	}
+}

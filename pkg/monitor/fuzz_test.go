@@ -110,8 +110,12 @@ func fuzzFormat(f *testing.F, format, dir string) {
 				oneObject = false
 			}
 			now = now.Add(time.Minute)
+			before := e.State().Cost
 			e.Feed(line, now)
 			e.Tick(now.Add(time.Second))
+			if c := e.State().Cost; c < before { // docs/design.md#a-cost-never-goes-down
+				t.Fatalf("line %d lowered the cost from %s to %s", n, before, c)
+			}
 		}
 		e.Finish()
 		r := e.Report()

@@ -54,6 +54,26 @@ func (e *Engine) Inspect() LineInfo {
 // inspectContent reads the calls and results of a content array the way
 // Engine.content folds them.
 func inspectContent(raw []byte, complete bool, info *LineInfo) {
+	eachContentItem(raw, func(it contentItem) {
+		if it.call {
+			info.Calls = append(info.Calls, LineCall{ID: string(it.id), Name: unescape(it.name), Args: string(it.args), Complete: complete})
+		} else {
+			info.Results = append(info.Results, LineResult{ID: string(it.id), IsError: it.isErr})
+		}
+	})
+}
+
+// contentItem is a tool call (call set: id, name, args) or a tool result
+// (id is its tool_use_id) of a content array, pointing into it.
+type contentItem struct {
+	call           bool
+	id, name, args []byte
+	isErr          bool
+}
+
+// eachContentItem calls fn with each tool call and tool result of a
+// content array, in order, without allocating; it stops at bad JSON.
+func eachContentItem(raw []byte, fn func(contentItem)) {
 	var s jsonscan.Scanner
 	s.Reset(raw)
 	if s.Peek() != '[' {
@@ -99,9 +119,9 @@ func inspectContent(raw []byte, complete bool, info *LineInfo) {
 		}
 		switch {
 		case string(typ) == "toolCall" || bytes.HasSuffix(typ, []byte("tool_use")):
-			info.Calls = append(info.Calls, LineCall{ID: string(id), Name: unescape(name), Args: string(args), Complete: complete})
+			fn(contentItem{call: true, id: id, name: name, args: args})
 		case string(typ) == "tool_result":
-			info.Results = append(info.Results, LineResult{ID: string(useID), IsError: isErr})
+			fn(contentItem{id: useID, isErr: isErr})
 		}
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unsafe"
@@ -31,8 +33,43 @@ type Prices struct {
 	DefaultModel map[string]string `json:"defaultModel,omitempty"`
 	// Models maps a model name (or name prefix) to its rates.
 	Models map[string]ModelPrice `json:"models"`
+	// MaxMessageTokens bounds what one model message can take in and
+	// write: a report beyond it, in tokens or in dollars at the model's
+	// rates, is no model's (docs/design.md#implausible-costs).
+	MaxMessageTokens TokenCeiling `json:"maxMessageTokens"`
 
 	sorted []string // model keys, longest first, for prefix lookup
+	// top are the highest rates of the table, bucket by bucket: what a
+	// model the table does not price may cost at most (ceilings only).
+	top ModelPrice
+}
+
+// TokenCount is a number of tokens. Its JSON form is a number in any
+// spelling (2000000, 2e+06: the chart's YAML renders big numbers so) or a
+// decimal string, of a whole number.
+type TokenCount int64
+
+// UnmarshalJSON reads a whole number of tokens.
+func (n *TokenCount) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" { // none set: the embedded table's
+		return nil
+	}
+	s := strings.Trim(string(b), `"`)
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != math.Trunc(f) || f < 0 || f > 1e15 {
+		return fmt.Errorf("%s is not a whole number of tokens up to 1e15", b)
+	}
+	*n = TokenCount(f)
+	return nil
+}
+
+// TokenCeiling is the most tokens one model message takes in (input,
+// cache reads and cache writes together) and writes (output).
+type TokenCeiling struct {
+	Input  TokenCount `json:"input"`
+	Output TokenCount `json:"output"`
+	// Why says where the figures come from.
+	Why string `json:"why,omitempty"`
 }
 
 // ModelPrice is one model's rates in USD per million tokens.
@@ -85,6 +122,12 @@ func ParsePrices(data []byte) (Prices, error) {
 	for k, v := range over.Models {
 		p.Models[k] = v
 	}
+	if over.MaxMessageTokens.Input > 0 {
+		p.MaxMessageTokens.Input = over.MaxMessageTokens.Input
+	}
+	if over.MaxMessageTokens.Output > 0 {
+		p.MaxMessageTokens.Output = over.MaxMessageTokens.Output
+	}
 	p.index()
 	return p, nil
 }
@@ -96,12 +139,13 @@ func parsePricesOnly(data []byte) (Prices, error) {
 		Note         string                     `json:"note"`
 		DefaultModel map[string]string          `json:"defaultModel"`
 		Models       map[string]json.RawMessage `json:"models"`
+		Max          TokenCeiling               `json:"maxMessageTokens"`
 	}
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return Prices{}, fmt.Errorf("prices: not a price table: %w", err)
 	}
 	p := Prices{ReadAt: raw.ReadAt, Unit: raw.Unit, Note: raw.Note,
-		DefaultModel: map[string]string{}, Models: map[string]ModelPrice{}}
+		DefaultModel: map[string]string{}, Models: map[string]ModelPrice{}, MaxMessageTokens: raw.Max}
 	for k, v := range raw.DefaultModel {
 		p.DefaultModel[k] = v
 	}
@@ -121,8 +165,11 @@ func parsePricesOnly(data []byte) (Prices, error) {
 
 func (p *Prices) index() {
 	p.sorted = make([]string, 0, len(p.Models)) // never the backing array of a copy
-	for k := range p.Models {
+	p.top = ModelPrice{}
+	for k, mp := range p.Models {
 		p.sorted = append(p.sorted, k)
+		p.top.Input, p.top.Output = max(p.top.Input, mp.Input), max(p.top.Output, mp.Output)
+		p.top.CacheRead, p.top.CacheWrite = max(p.top.CacheRead, mp.CacheRead), max(p.top.CacheWrite, mp.CacheWrite)
 	}
 	slices.SortFunc(p.sorted, func(a, b string) int {
 		if len(a) != len(b) {
@@ -160,6 +207,14 @@ func (t tokens) price(mp ModelPrice) Money {
 // priceTokens prices usage with the model named, else the session's model,
 // else the format's default model. Unknown models cost nothing.
 func (e *Engine) priceTokens(model []byte, t tokens) Money {
+	mp, _ := e.rates(model)
+	return t.price(mp)
+}
+
+// rates are the rates of the model named, else of the session's model,
+// else of the format's default model; ok is false for a model the table
+// does not price.
+func (e *Engine) rates(model []byte) (ModelPrice, bool) {
 	if len(model) == 0 {
 		model = e.sessionModel.bytes()
 	}
@@ -171,10 +226,10 @@ func (e *Engine) priceTokens(model []byte, t tokens) Money {
 	pc := &e.priceCache
 	if !pc.ok || !bytes.Equal(pc.model.bytes(), model) {
 		pc.model.set(model)
-		pc.price, _ = e.prices.lookup(model)
+		pc.price, pc.known = e.prices.lookup(model)
 		pc.ok = true
 	}
-	return t.price(pc.price)
+	return pc.price, pc.known
 }
 
 // merge folds a usage report into a message's tokens. Within one message

@@ -59,3 +59,25 @@ func TestParsePrices(t *testing.T) {
 		t.Errorf("error %v, want one naming models.m", err)
 	}
 }
+
+// The table's token ceilings read as the chart renders them (YAML turns
+// 2000000 into 2e+06) and as strings; a fraction, a negative or garbage is
+// an error; a table that sets none keeps the embedded ones.
+func TestMaxMessageTokens(t *testing.T) {
+	def := DefaultPrices().MaxMessageTokens
+	if def.Input <= 0 || def.Output <= 0 || def.Why == "" {
+		t.Fatalf("embedded ceilings %+v", def)
+	}
+	p, err := ParsePrices([]byte(`{"maxMessageTokens":{"input":4e+06,"output":"300000"},"models":{}}`))
+	if err != nil || p.MaxMessageTokens.Input != 4_000_000 || p.MaxMessageTokens.Output != 300_000 {
+		t.Errorf("%+v, %v", p.MaxMessageTokens, err)
+	}
+	if p, err := ParsePrices([]byte(`{"models":{}}`)); err != nil || p.MaxMessageTokens.Input != def.Input || p.MaxMessageTokens.Output != def.Output {
+		t.Errorf("no ceilings: %+v, %v", p.MaxMessageTokens, err)
+	}
+	for _, bad := range []string{`1.5`, `-1`, `"lots"`, `1e300`} {
+		if _, err := ParsePrices([]byte(`{"maxMessageTokens":{"input":` + bad + `},"models":{}}`)); err == nil {
+			t.Errorf("input %s accepted", bad)
+		}
+	}
+}

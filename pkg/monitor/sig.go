@@ -46,10 +46,18 @@ const (
 
 // callSig hashes a tool name (raw string contents) and its arguments (a raw
 // JSON value, or empty for none).
-func callSig(name, args []byte) uint64 {
-	h := hashString(name)
+func callSig(name, args []byte) uint64 { return combine(hashString(name), ArgsDigest(args)) }
+
+// ArgsDigest is the digest of a tool call's arguments, a raw JSON value, in
+// canonical JSON as callSig compares them (key order, spacing, escapes and
+// number spellings do not change it; what is not JSON is compared as
+// bytes; nothing for none). It reads the value once and allocates
+// nothing, whatever its size: the sidecar and the agent's hook name a call
+// by it (nudgefile.CallKey). It is not a cryptographic hash: both sides
+// count calls by it, so two arguments that collide are one call to both.
+func ArgsDigest(args []byte) uint64 {
 	if len(args) == 0 {
-		return combine(h, tagNull)
+		return tagNull
 	}
 	var s jsonscan.Scanner
 	s.Reset(args)
@@ -57,7 +65,7 @@ func callSig(name, args []byte) uint64 {
 	if !ok || !s.End() {
 		v = combine(tagRaw, hashBytes(fnvOffset, args)) // not JSON: compare bytes
 	}
-	return combine(h, v)
+	return v
 }
 
 func hashBytes(h uint64, b []byte) uint64 {

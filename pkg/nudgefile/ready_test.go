@@ -26,6 +26,28 @@ func TestReady(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		// A restarted sidecar finds what the agent planted meanwhile.
+		{"a directory", func(t *testing.T, dir, outside string) {
+			if err := os.Mkdir(filepath.Join(dir, ReadyFile), 0o777); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a directory with files in it", func(t *testing.T, dir, outside string) {
+			if err := os.MkdirAll(filepath.Join(dir, ReadyFile, "sub"), 0o777); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, ReadyFile, "sub", "f"), []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a symlink to a file in the volume", func(t *testing.T, dir, outside string) {
+			if err := os.WriteFile(filepath.Join(dir, "victim"), []byte("keep"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink("victim", filepath.Join(dir, ReadyFile)); err != nil {
+				t.Fatal(err)
+			}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,6 +67,12 @@ func TestReady(t *testing.T) {
 			}
 			if b, _ := os.ReadFile(outside); string(b) != "keep" {
 				t.Errorf("the file outside the volume now holds %q", b)
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, "victim")); err == nil && string(b) != "keep" {
+				t.Errorf("the file in the volume now holds %q", b)
+			}
+			if err := WriteReady(dir); err != nil { // and again: a restart
+				t.Fatal(err)
 			}
 		})
 	}

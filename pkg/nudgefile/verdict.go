@@ -1,12 +1,12 @@
 package nudgefile
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"unicode/utf8"
+
+	"turnwatch.dev/turnwatch/pkg/monitor"
 )
 
 // VerdictFile is where the sidecar writes its verdict on each tool call it
@@ -44,27 +44,18 @@ type Verdict struct {
 const CallAll = "*"
 
 // CallKey names the nth call (from 1) of the turn with this tool name and
-// these JSON arguments, whatever their spacing and key order: the sidecar
-// reads them from the stream, the hook from its CLI's event.
+// these JSON arguments, whatever their spacing, key order, escapes and
+// number spellings: the sidecar reads them from the stream, the hook from
+// its CLI's event. The arguments go in as their digest (monitor.ArgsDigest),
+// read once without a copy, so a call of many megabytes costs the sidecar
+// no memory (docs/nudges.md#refusing-the-tripping-call).
 func CallKey(name string, args []byte, n int) string {
-	sum := sha256.Sum256(canonical(args))
-	return name + " " + hex.EncodeToString(sum[:8]) + " " + strconv.Itoa(n)
+	return KeyOf(name, monitor.ArgsDigest(args), n)
 }
 
-// canonical is a JSON value with its object keys sorted and no spacing;
-// what is not JSON is itself.
-func canonical(raw []byte) []byte {
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	var v any
-	if d.Decode(&v) != nil {
-		return raw
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return raw
-	}
-	return b
+// KeyOf is CallKey of the arguments whose digest is args.
+func KeyOf(name string, args uint64, n int) string {
+	return name + " " + fmt.Sprintf("%016x", args) + " " + strconv.Itoa(n)
 }
 
 // EncodeVerdict is v as one line, newline included.

@@ -1,12 +1,28 @@
 package nudgefile
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"turnwatch.dev/turnwatch/pkg/monitor"
+)
 
 func TestCallKeyCanonical(t *testing.T) {
 	a := CallKey("run_shell_command", []byte(`{"command":"cat /etc/os-release","dir":"."}`), 1)
-	b := CallKey("run_shell_command", []byte("{ \"dir\": \".\",\n \"command\": \"cat /etc/os-release\" }"), 1)
-	if a != b {
-		t.Errorf("same arguments, other spacing and order: %q != %q", a, b)
+	for _, same := range []string{
+		"{ \"dir\": \".\",\n \"command\": \"cat /etc/os-release\" }", // spacing and order
+		`{"command":"cat \/etc\/os-release","dir":"\u002e"}`,         // escapes
+	} {
+		if b := CallKey("run_shell_command", []byte(same), 1); a != b {
+			t.Errorf("same arguments %s: %q != %q", same, a, b)
+		}
+	}
+	if a != "run_shell_command "+fmt.Sprintf("%016x", monitor.ArgsDigest([]byte(`{"dir":".","command":"cat /etc/os-release"}`)))+" 1" {
+		t.Errorf("key %q: want the tool, the arguments' digest, the count", a)
+	}
+	if x, y := CallKey("t", []byte(`{"n":1.0}`), 1), CallKey("t", []byte(`{"n":1}`), 1); x != y {
+		t.Errorf("number spellings: %q != %q", x, y)
 	}
 	for _, other := range []string{
 		CallKey("run_shell_command", []byte(`{"command":"cat /etc/os-release","dir":"."}`), 2),
@@ -44,5 +60,16 @@ func TestFindVerdict(t *testing.T) {
 				t.Errorf("FindVerdict = %+v %v", v, ok)
 			}
 		})
+	}
+}
+
+// The key of a call of many megabytes is built without copying its
+// arguments: a few small allocations, whatever their size.
+func TestCallKeyAllocates(t *testing.T) {
+	args := []byte(`{"file_path":"/w/a","content":"` + strings.Repeat(`<p>caf\u00e9 &amp; \"x\"</p>\n`, 12<<20/32) + `"}`)
+	var key string
+	allocs := testing.AllocsPerRun(2, func() { key = CallKey("Write", args, 1) })
+	if allocs > 8 || !strings.HasPrefix(key, "Write ") {
+		t.Errorf("key %q: %v allocations", key, allocs)
 	}
 }

@@ -12,12 +12,10 @@ import (
 	"time"
 )
 
-// Everything the sidecar does in the shared volume goes through an os.Root
-// on it: no name the agent planted (a symlink, "..") can lead a write out
-// of the volume, into the sidecar's own files. Within it, the last name is
-// never followed (O_NOFOLLOW), a fifo never blocks (O_NONBLOCK), and only a
-// regular file is written.
-const writeFlags = os.O_WRONLY | syscall.O_NOFOLLOW | syscall.O_NONBLOCK | syscall.O_CLOEXEC
+// Everything the sidecar does in the shared volume goes through a volume
+// (volume_linux.go): no name the agent planted (a symlink at any component,
+// into the volume or out of it, "..") is followed, a fifo never blocks, and
+// only a regular file with no other hard link is written.
 
 // Append writes r as one line at the end of dir/File. Anything but a
 // regular file at that name is moved aside and a fresh file is created
@@ -39,17 +37,17 @@ func AppendVerdicts(dir string, vs []Verdict) error {
 
 // appendLines appends lines (newline-terminated) to dir/name.
 func appendLines(dir, name string, lines []byte) error {
-	root, err := os.OpenRoot(dir)
+	vol, err := openVolume(dir)
 	if err != nil {
 		return err
 	}
-	defer root.Close()
-	f, err := openRegular(root, name, os.O_APPEND|os.O_CREATE, 0o644)
+	defer vol.Close()
+	f, err := openRegular(vol, name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
-		if aside := moveAside(root, name); aside != nil {
+		if aside := moveAside(vol, name); aside != nil {
 			return fmt.Errorf("%s: %w (and moving it aside: %v)", name, err, aside)
 		}
-		if f, err = openRegular(root, name, os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644); err != nil {
+		if f, err = openRegular(vol, name, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o644); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
@@ -61,17 +59,17 @@ func appendLines(dir, name string, lines []byte) error {
 	return err
 }
 
-// openRegular opens name for writing and refuses what is not a plain file.
-func openRegular(root *os.Root, name string, flag int, perm os.FileMode) (*os.File, error) {
-	f, err := root.OpenFile(name, writeFlags|flag, perm)
+// openRegular opens name and refuses what is not a plain file of its own.
+func openRegular(vol *volume, name string, flag int, perm os.FileMode) (*os.File, error) {
+	f, err := vol.openFile(name, flag, perm)
 	if err != nil {
 		return nil, err
 	}
 	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%s is a %s, not a regular file", name, fi.Mode().Type())
-	}
 	if err == nil {
+		err = notRegular(name, fi)
+	}
+	if err == nil && flag&(os.O_WRONLY|os.O_RDWR) != 0 {
 		err = readable(f, fi, perm)
 	}
 	if err != nil {
@@ -93,8 +91,8 @@ func readable(f *os.File, fi os.FileInfo, perm os.FileMode) error {
 
 // moveAside renames whatever is at name out of the way (a rename moves the
 // name, never what a symlink points to). Nothing there is fine.
-func moveAside(root *os.Root, name string) error {
-	err := root.Rename(name, name+".refused-"+strconv.FormatInt(time.Now().UnixNano(), 36))
+func moveAside(vol *volume, name string) error {
+	err := vol.rename(name, name+".refused-"+strconv.FormatInt(time.Now().UnixNano(), 36))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -106,12 +104,12 @@ func moveAside(root *os.Root, name string) error {
 // created exclusively, then renamed over the final name, so nothing the
 // agent planted is written through.
 func InstallHook(dir, src string) error {
-	root, err := os.OpenRoot(dir)
+	vol, err := openVolume(dir)
 	if err != nil {
 		return err
 	}
-	defer root.Close()
-	if err := ownDir(root, path.Dir(HookPath)); err != nil {
+	defer vol.Close()
+	if err := ownDir(vol, path.Dir(HookPath)); err != nil {
 		return err
 	}
 	in, err := os.Open(src)
@@ -119,7 +117,7 @@ func InstallHook(dir, src string) error {
 		return err
 	}
 	defer in.Close()
-	if err := install(root, HookPath, in, 0o755); err != nil {
+	if err := install(vol, HookPath, in, 0o755); err != nil {
 		return err
 	}
 	for _, name := range []string{OpencodePlugin, PiExtension} {
@@ -127,7 +125,7 @@ func InstallHook(dir, src string) error {
 		if err != nil {
 			return err
 		}
-		err = install(root, name, f, 0o644)
+		err = install(vol, name, f, 0o644)
 		f.Close()
 		if err != nil {
 			return err
@@ -137,40 +135,43 @@ func InstallHook(dir, src string) error {
 }
 
 // WriteReady writes ReadyFile in dir (mode 0644), as InstallHook writes
-// its files: what the agent planted at that name is replaced, never
-// written through.
+// its files: what the agent planted at that name (a symlink, a fifo, a
+// directory) is replaced or moved aside, never written through, and never
+// keeps the marker from being written.
 func WriteReady(dir string) error {
-	root, err := os.OpenRoot(dir)
+	vol, err := openVolume(dir)
 	if err != nil {
 		return err
 	}
-	defer root.Close()
-	return install(root, ReadyFile, strings.NewReader(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644)
+	defer vol.Close()
+	return install(vol, ReadyFile, strings.NewReader(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644)
 }
 
 // Ready says why dir holds no ReadyFile as a regular file (nil when it
 // does).
 func Ready(dir string) error {
-	root, err := os.OpenRoot(dir)
+	vol, err := openVolume(dir)
 	if err != nil {
 		return err
 	}
-	defer root.Close()
-	fi, err := root.Lstat(ReadyFile)
+	defer vol.Close()
+	typ, err := vol.lstat(ReadyFile)
 	if err != nil {
 		return err
 	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s is a %s, not a regular file", ReadyFile, fi.Mode().Type())
+	if !typ.IsRegular() {
+		return fmt.Errorf("%s is a %s, not a regular file", ReadyFile, typ.Type())
 	}
 	return nil
 }
 
-// install writes what in holds at name in root, by way of an exclusive
-// temporary file in the same directory.
-func install(root *os.Root, name string, in io.Reader, perm os.FileMode) error {
+// install writes what in holds at name in the volume, by way of an
+// exclusive temporary file in the same directory renamed over name. A
+// rename over a directory fails: what is at name is then moved aside, and
+// the rename tried again.
+func install(vol *volume, name string, in io.Reader, perm os.FileMode) error {
 	tmp := path.Join(path.Dir(name), "."+path.Base(name)+"."+strconv.FormatInt(time.Now().UnixNano(), 36))
-	out, err := openRegular(root, tmp, os.O_CREATE|os.O_EXCL, perm)
+	out, err := openRegular(vol, tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return err
 	}
@@ -179,53 +180,52 @@ func install(root *os.Root, name string, in io.Reader, perm os.FileMode) error {
 		err = cerr
 	}
 	if err == nil {
-		err = root.Rename(tmp, name)
+		if err = vol.rename(tmp, name); err != nil {
+			if err = moveAside(vol, name); err == nil {
+				err = vol.rename(tmp, name)
+			}
+		}
 	}
 	if err != nil {
-		_ = root.Remove(tmp)
+		_ = vol.remove(tmp)
 	}
 	return err
 }
 
-// ownDir makes name a directory in root; anything else there (a file, a
-// symlink the agent planted) is moved aside first.
-func ownDir(root *os.Root, name string) error {
+// ownDir makes name a directory in the volume; anything else there (a
+// file, a symlink the agent planted) is moved aside first.
+func ownDir(vol *volume, name string) error {
 	for range 3 {
-		fi, err := root.Lstat(name)
+		typ, err := vol.lstat(name)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
-			err := root.Mkdir(name, 0o755)
+			err := vol.mkdir(name, 0o755)
 			if err == nil || !errors.Is(err, os.ErrExist) {
 				return err
 			}
 			continue // planted in between: look again
 		case err != nil:
 			return err
-		case fi.IsDir():
+		case typ.IsDir():
 			return nil
 		}
-		if err := moveAside(root, name); err != nil {
+		if err := moveAside(vol, name); err != nil {
 			return err
 		}
 	}
 	return fmt.Errorf("%s: cannot make it a directory", name)
 }
 
-// readFlags open what the agent may have planted for reading without
-// following a last symlink or blocking on a fifo.
-const readFlags = os.O_RDONLY | syscall.O_NOFOLLOW | syscall.O_NONBLOCK | syscall.O_CLOEXEC
-
-// ReadAcks reads what the hook acknowledged in dir/AckFile, through an
-// os.Root on the volume: at most MaxAcks bytes of a regular file. A missing
-// file is no ack; anything else that cannot be read is an error (and no
-// ack).
+// ReadAcks reads what the hook acknowledged in dir/AckFile, following no
+// symlink: at most MaxAcks bytes of a regular file. A missing file is no
+// ack; anything else that cannot be read is an error (and no ack).
 func ReadAcks(dir string) (Acks, error) {
-	root, err := os.OpenRoot(dir)
+	vol, err := openVolume(dir)
 	if err != nil {
 		return Acks{}, err
 	}
-	defer root.Close()
-	f, err := root.OpenFile(AckFile, readFlags, 0)
+	defer vol.Close()
+	f, err := vol.openFile(AckFile, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return Acks{}, nil
 	}

@@ -35,6 +35,21 @@ const (
 	// hooks off, or not wired to the adapter): nudges cannot reach the
 	// model. Its reason is ReasonHooksNotRun.
 	ConditionHooksNotRun = "turnwatch.dev/HooksNotRun"
+	// ConditionCostMismatch is True once the stream reported a cost the
+	// engine did not take as it stood (docs/design.md#a-cost-never-goes-down):
+	// a total below what was counted already (the turn keeps the higher
+	// figure), or a cost or token count no model could produce (not
+	// counted). Its reason is ReasonCostMismatch, its message the engine's
+	// first note (monitor.Report.CostMismatch).
+	ConditionCostMismatch = "turnwatch.dev/CostMismatch"
+	// ConditionFormatMismatch is True once most of the stream's lines did
+	// not read as the run's format (docs/design.md#format-mismatch): the
+	// detectors cannot see such a stream. Its reason is
+	// ReasonFormatMismatch, its message how many lines did not read and
+	// the format they read as (monitor.Report.FormatMismatch). Unlike the
+	// other warnings it is written at once, not with the next write: the
+	// agent runs on unwatched.
+	ConditionFormatMismatch = "turnwatch.dev/FormatMismatch"
 	// ConditionLogRotated is True once the kubelet rotated the agent's log
 	// past the line the sidecar was reading: it lagged past a rotation, and
 	// lines may have been rotated away unread (the log API serves the
@@ -81,6 +96,8 @@ type Warning struct{ Condition, Reason string }
 var Warnings = []Warning{
 	{ConditionDeltasHidden, ReasonDeltasHidden},
 	{ConditionHooksNotRun, ReasonHooksNotRun},
+	{ConditionCostMismatch, ReasonCostMismatch},
+	{ConditionFormatMismatch, ReasonFormatMismatch},
 	{ConditionLogRotated, ReasonLogRotated},
 }
 
@@ -117,6 +134,10 @@ const (
 	ReasonDeltasHidden = "DeltasHidden"
 	// ReasonHooksNotRun is ConditionHooksNotRun's reason.
 	ReasonHooksNotRun = "HooksNotRun"
+	// ReasonCostMismatch is ConditionCostMismatch's reason.
+	ReasonCostMismatch = "CostMismatch"
+	// ReasonFormatMismatch is ConditionFormatMismatch's reason.
+	ReasonFormatMismatch = "FormatMismatch"
 	// ReasonLogRotated is ConditionLogRotated's reason.
 	ReasonLogRotated = "LogRotated"
 	ReasonNoResult   = "NoResult" // the output ended without one

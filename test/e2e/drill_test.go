@@ -36,7 +36,7 @@ func TestDrill(t *testing.T) {
 	needAgentImages(t)
 	bin := needTools(t)
 	ns := env.ns + "-drill"
-	if _, err := kubectl("create", "namespace", ns); err != nil {
+	if err := runNamespace(ns); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

@@ -48,8 +48,8 @@ const (
 // says BudgetExhausted, and the next run applied in the namespace stays
 // Pending with a BudgetExhausted condition naming the policy.
 //
-// The agent is the fake agent's overspend stream (0.36 USD a message), not
-// a drill: drills never count. Its 18.7 s at speed 0.35 play for about
+// The agent is the fake agent's overspend stream (0.36 USD a message): a
+// drill's scripted cents would take too long to spend the budget. Its 18.7 s at speed 0.35 play for about
 // 53 s; the sidecar reports the run's cost every e2e progress period
 // (15 s), so the budget is seen spent about 15 s in (about 1 USD), and the
 // turn must be stopped long before its stream ends.
@@ -282,7 +282,7 @@ func (v *userView) write() {
 func policyNamespace(t *testing.T, suffix string) string {
 	t.Helper()
 	ns := env.ns + "-" + suffix
-	if _, err := kubectl("create", "namespace", ns); err != nil {
+	if err := runNamespace(ns); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

@@ -131,6 +131,12 @@ func TestReadmeQuickstart(t *testing.T) {
 		t.Fatal(err)
 	}
 	clearOperator(t)
+	// The stand-in runs on the node's network, which the namespace the
+	// quickstart applies to consents to here (outside the commands: on a
+	// real cluster the sample needs no such label).
+	if err := consentHostNetwork("default"); err != nil {
+		t.Fatal(err)
+	}
 	before := snapshot(t)
 	work := quickstartDir(t, toolDir)
 

@@ -140,6 +140,7 @@ func playReal(t *testing.T, format string, sample *unstructured.Unstructured, sc
 	}
 	checkFreshTurns(t, name, model, turns)
 	checkDeltasHidden(t, format, scenario, name, turns)
+	checkStreamReadsAsItsFormat(t, name, turns)
 	checkRealHooks(t, format, scenario, name, sample, model, turns)
 	if want.class != "" && want.detector != "" {
 		for _, turn := range turns {
@@ -447,6 +448,27 @@ func checkDeltasHidden(t *testing.T, format, scenario, name string, turns []*uns
 	}
 	if n, _ := runEvents(name, "DeltasHidden"); want && n != int32(len(turns)) || !want && n != 0 {
 		t.Errorf("%d DeltasHidden Events on %s, want %d (one per blind turn)", n, name, map[bool]int{true: len(turns)}[want])
+	}
+}
+
+// checkStreamReadsAsItsFormat: a real agent's stream reads as its run's
+// format and reports costs the turn takes as they stand: no turn notes
+// FormatMismatch or CostMismatch (docs/design.md#format-mismatch), and no
+// Warning Event says so.
+func checkStreamReadsAsItsFormat(t *testing.T, name string, turns []*unstructured.Unstructured) {
+	t.Helper()
+	for _, turn := range turns {
+		conds, _, _ := unstructured.NestedSlice(turn.Object, "status", "conditions")
+		for _, c := range conds {
+			if m := c.(map[string]any); m["type"] == "FormatMismatch" || m["type"] == "CostMismatch" {
+				t.Errorf("turn %s: %s %q", turn.GetName(), m["type"], m["message"])
+			}
+		}
+	}
+	for _, reason := range []string{"FormatMismatch", "CostMismatch"} {
+		if n, _ := runEvents(name, reason); n != 0 {
+			t.Errorf("%d %s Events on %s, want none", n, reason, name)
+		}
 	}
 }
 

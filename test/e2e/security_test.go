@@ -51,6 +51,13 @@ func TestSecurityAttacks(t *testing.T) {
 				a["volumeMounts"] = []any{map[string]any{"name": "tok", "mountPath": "/tok"}}
 			}, "spec.template.spec.volumes[tok].projected.sources.serviceAccountToken"},
 			{"host PID", func(s, _ map[string]any) { s["hostPID"] = true }, "spec.template.spec.hostPID"},
+			// An AgentRun is no stronger than a Pod (Pod Security baseline).
+			{"add SYS_ADMIN", func(_, a map[string]any) {
+				a["securityContext"] = map[string]any{"capabilities": map[string]any{"add": []any{"SYS_ADMIN"}}}
+			}, "spec.template.spec.containers[agent].securityContext.capabilities.add"},
+			{"turn seccomp off", func(s, _ map[string]any) {
+				s["securityContext"] = map[string]any{"seccompProfile": map[string]any{"type": "Unconfined"}}
+			}, "spec.template.spec.securityContext.seccompProfile.type"},
 			{"the kubelet's directory", func(s, _ map[string]any) {
 				s["volumes"] = []any{map[string]any{"name": "kubelet", "hostPath": map[string]any{"path": "/var/lib/kubelet"}}}
 			}, "spec.template.spec.volumes[kubelet].hostPath"},
@@ -70,6 +77,25 @@ func TestSecurityAttacks(t *testing.T) {
 				t.Logf("kubectl apply: %s", strings.TrimSpace(out))
 			})
 		}
+		// The node's network is the administrator's to give: in a
+		// namespace without the label, the runs every other test makes
+		// here are refused.
+		t.Run("the node's network without the administrator's consent", func(t *testing.T) {
+			ns := env.ns + "-no-host-network"
+			if _, err := kubectl("create", "namespace", ns); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _, _ = kubectl("delete", "namespace", ns, "--wait=false") })
+			run := agentRun("host-network", runSpec{scenario: "healthy", format: "pi", speed: 4})
+			run.SetNamespace(ns)
+			out, err := kubectlApply(t, run)
+			if err == nil {
+				t.Fatalf("kubectl apply admitted it:\n%s", out)
+			}
+			if missing, ok := containsAll(out, "turnwatch-agentrun-template", "denied request", "spec.template.spec.hostNetwork", "turnwatch.dev/host-network=allowed"); !ok {
+				t.Errorf("kubectl apply refused it, but the message lacks %q:\n%s", missing, out)
+			}
+		})
 	})
 
 	// A template that names its own account, which the namespace gave the

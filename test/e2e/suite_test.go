@@ -25,6 +25,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 )
 
 // The images the harness builds with hack/image.sh and the node runs.
@@ -104,7 +106,7 @@ func setup() (int, error) {
 	env.kube = kubernetes.NewForConfigOrDie(env.cfg)
 	env.dyn = dynamic.NewForConfigOrDie(env.cfg)
 	env.ns = fmt.Sprintf("e2e-%d", time.Now().Unix())
-	if _, err := kubectl("create", "namespace", env.ns); err != nil {
+	if err := runNamespace(env.ns); err != nil {
 		return 0, err
 	}
 	env.obs = newObserver()
@@ -170,6 +172,23 @@ func script(dir, name string, args ...string) (string, error) {
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	return strings.TrimSpace(lines[len(lines)-1]), nil
+}
+
+// runNamespace creates a namespace for runs on the node, labelled with the
+// administrator's consent to the node's network (twv1.LabelHostNetwork):
+// every Pod here needs it, the node has no Pod network (docs/e2e.md).
+func runNamespace(name string) error {
+	if _, err := kubectl("create", "namespace", name); err != nil {
+		return err
+	}
+	return consentHostNetwork(name)
+}
+
+// consentHostNetwork labels a namespace as the administrator consents to
+// the node's network for its runs.
+func consentHostNetwork(ns string) error {
+	_, err := kubectl("label", "namespace", ns, twv1.LabelHostNetwork+"="+twv1.HostNetworkAllowed, "--overwrite")
+	return err
 }
 
 // kubectl runs the node's kubectl with the admin kubeconfig.

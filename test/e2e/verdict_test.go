@@ -32,7 +32,7 @@ func TestRefusedLogStream(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	ns := fmt.Sprintf("e2e-verdict-%d", time.Now().UnixNano()%1e9)
-	if _, err := env.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+	if err := runNamespace(ns); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })

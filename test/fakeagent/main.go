@@ -7,6 +7,7 @@
 //	fakeagent --file stream.log          replay any file ("-" for stdin)
 //	fakeagent --scenario silent --pad 24000 [--dump]   pad a pi stream (pad.go)
 //	fakeagent --rate 100 --for 5m        a healthy pi stream at 100 events a second (steady.go)
+//	fakeagent --scenario healthy --format claude --hostile-call 12582912   a hostile agent's stream (hostile.go)
 //	fakeagent --list                     which scenarios exist in which format
 //	fakeagent gen -out scenarios         regenerate the embedded streams
 //	fakeagent attack --namespace NS --pod NAME   play a hostile agent (attack.go)
@@ -67,6 +68,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	dump := fs.Bool("dump", false, "print the stream as it would be played, timestamps kept, without waiting (for replay)")
 	rate := fs.Int("rate", 0, "instead of a scenario, write a healthy pi stream at this many events a second (with --for)")
 	dur := fs.Duration("for", time.Minute, "how long --rate writes")
+	hostileCall := fs.Int("hostile-call", 0, "play a hostile agent (claude only): before the result, one call of this many bytes under a tool name with terminal escapes, and a result whose total_cost_usd is 0 (hostile.go)")
 	if err := fs.Parse(argv); err != nil {
 		return 2
 	}
@@ -90,6 +92,13 @@ func run(argv []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		stream = padded(in, *padBytes)
+	}
+	if *hostileCall > 0 {
+		if *format != "claude" {
+			fmt.Fprintln(stderr, "fakeagent: --hostile-call writes claude events: it needs --format claude")
+			return 2
+		}
+		stream = hostile(stream, *hostileCall)
 	}
 	if *dump {
 		if _, err := io.Copy(stdout, stream); err != nil {

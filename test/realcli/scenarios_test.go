@@ -59,6 +59,11 @@ func checkScenario(t *testing.T, c cli, sc scriptedmodel.Scenario) {
 	if cut := o.trip != nil && !strings.HasSuffix(o.stream, "\n"); r.Unparsed > 1 || (r.Unparsed == 1 && !cut) {
 		t.Errorf("unparsed lines: %d (last line cut: %v)", r.Unparsed, cut)
 	}
+	// The real CLI's stream reads as its format, and its costs are taken as
+	// they stand (docs/design.md#format-mismatch, #a-cost-never-goes-down).
+	if r.FormatMismatch != "" || r.CostMismatch != "" {
+		t.Errorf("formatMismatch %q, costMismatch %q", r.FormatMismatch, r.CostMismatch)
+	}
 	_, _, ex := sc.Verdict(c.format)
 	switch {
 	case ex.Own != "":

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -94,8 +95,10 @@ func TestCLISamples(t *testing.T) {
 }
 
 // TestSamplesAdmitted creates every AgentRun in config/samples, as a server-side
-// dry run, on a real API server with the generated CRDs: the schema and its
-// CEL rules must accept them.
+// dry run, on a real API server with the generated CRDs and turnwatch's
+// admission policies: the schema, its CEL rules and the policies must accept
+// them. The namespace consents to the node's network, as the local node's do
+// (the demo's samples use it; docs/e2e.md).
 func TestSamplesAdmitted(t *testing.T) {
 	_, cfg := testenv.StartT(t, filepath.Join("config", "crd", "bases"))
 	scheme := runtime.NewScheme()
@@ -109,9 +112,30 @@ func TestSamplesAdmitted(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "samples"}}
+	if err := testenv.InstallSidecarPolicy(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "samples", Labels: map[string]string{twv1.LabelHostNetwork: twv1.HostNetworkAllowed}}}
 	if err := c.Create(ctx, ns); err != nil {
 		t.Fatal(err)
+	}
+	// The policies take a moment to load: until then a demo sample is
+	// admitted in a namespace that does not consent to the node's network.
+	plain := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "no-host-network"}}
+	if err := c.Create(ctx, plain); err != nil {
+		t.Fatal(err)
+	}
+	hostNet := readRun(t, filepath.Join(samplesDir, "demo", "healthy.yaml"))
+	hostNet.Namespace = plain.Name
+	var refused error
+	if err := testenv.WaitFor(ctx, 30*time.Second, 200*time.Millisecond, "the admission policies", nil, func() (bool, error) {
+		refused = c.Create(ctx, hostNet.DeepCopy(), client.DryRunAll)
+		return refused != nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(refused.Error(), "spec.template.spec.hostNetwork") {
+		t.Errorf("the demo sample without consent: %v, want refused naming spec.template.spec.hostNetwork", refused)
 	}
 	paths, _ := filepath.Glob(filepath.Join(samplesDir, "*.yaml"))
 	demo, _ := filepath.Glob(filepath.Join(samplesDir, "demo", "*.yaml"))

@@ -1,0 +1,169 @@
+package monitor
+
+import (
+	"encoding/json"
+	"strconv"
+
+	"turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
+)
+
+// A stream that does not read as its format (docs/design.md#format-mismatch):
+// a wrong spec.format reads a looping claude stream as no steps, no cost
+// and no trips. So the engine judges its own reading: when most lines do
+// not parse (more than half, judged from the formatSample-th line on, and
+// at the end of a shorter stream that another format would read), the
+// turn notes FormatMismatch, naming the format the unparsed lines read as.
+// A stream of the right format parses nearly every line: the recorded
+// streams of every CLI parse all of theirs.
+
+// formatSample is how many lines the engine reads before it judges that a
+// stream does not read as its format.
+const formatSample = 20
+
+// fitSample is how many unparsed lines are sniffed for the format they
+// read as: enough to name it, few enough that a flood of garbage costs
+// nothing more than its counting. A line over fitLineMax is not sniffed
+// (an event is rarely that long, and a canonical copy of it would be).
+const (
+	fitSample  = 64
+	fitLineMax = 1 << 20
+)
+
+// formatFit counts, per format of formatSniffs, the unparsed lines that
+// are an event of that format alone.
+type formatFit struct {
+	Counts  [5]int
+	Sniffed int
+}
+
+// count sniffs an unparsed line, while the sample lasts.
+func (f *formatFit) count(line []byte) {
+	if f.Sniffed >= fitSample {
+		return
+	}
+	f.Sniffed++
+	if len(line) > fitLineMax || !json.Valid(line) {
+		return
+	}
+	if i := sniffIndex(line); i >= 0 {
+		f.Counts[i]++
+	}
+}
+
+// best is the format most unparsed lines read as, "" when none reads any.
+func (f *formatFit) best() string {
+	top := -1
+	for i, n := range f.Counts {
+		if n > 0 && (top < 0 || n > f.Counts[top]) {
+			top = i
+		}
+	}
+	if top < 0 {
+		return ""
+	}
+	return formatSniffs[top].format
+}
+
+// judgeFormat notes, once, that the stream does not read as its format.
+func (e *Engine) judgeFormat(atEnd bool) {
+	judged := e.parsed + e.unparsed
+	if e.formatNote != "" || e.unparsed*2 <= judged {
+		return
+	}
+	fit := e.fit.best()
+	if judged < formatSample && (!atEnd || fit == "") {
+		return
+	}
+	e.formatNote, e.formatFits = formatMismatchText(e.active, e.unparsed, judged, fit), fit
+}
+
+// formatMismatchText says which format the lines did not read as, and
+// which one they would.
+func formatMismatchText(active string, unparsed, judged int, fit string) string {
+	as := "format " + active
+	if active == "" {
+		as = "any format (auto)"
+	}
+	s := strconv.Itoa(unparsed) + " of " + strconv.Itoa(judged) + " lines do not read as " + as
+	if fit == "" {
+		return s + ", nor as any format turnwatch reads"
+	}
+	return s + "; they read as " + fit + ": set spec.format to " + fit + " (or auto)"
+}
+
+// FormatMismatch is the note that the stream does not read as its format
+// (Report.FormatMismatch); "" while it does.
+func (e *Engine) FormatMismatch() string { return e.formatNote }
+
+// sniffIndex is the index in formatSniffs of the one format whose event
+// line is, or -1 when no format or more than one claims it. A line whose
+// keys or type spell ASCII with escapes is sniffed canonical.
+func sniffIndex(line []byte) int {
+	typ := topString(line, "type")
+	if typ == nil {
+		if jsonscan.NeedsCanon(line) {
+			return sniffIndexOnce(jsonscan.Canonicalize(nil, line))
+		}
+		return -1
+	}
+	if i := sniffIndexOnce(line); i >= 0 || !jsonscan.NeedsCanon(line) {
+		return i
+	}
+	return sniffIndexOnce(jsonscan.Canonicalize(nil, line))
+}
+
+func sniffIndexOnce(line []byte) int {
+	typ := topString(line, "type")
+	if typ == nil {
+		return -1
+	}
+	t := string(typ)
+	found := -1
+	for i, f := range formatSniffs {
+		if !f.sniff(t, line) {
+			continue
+		}
+		if found >= 0 {
+			return -1 // two formats claim it: it decides nothing
+		}
+		found = i
+	}
+	return found
+}
+
+// rethink is auto changing its mind: when the format it decided on read
+// nothing after its deciding line (a leading line that looked like another
+// CLI's), and this line, which that format does not read, is an event of
+// exactly one other format, the engine starts over and decides again on
+// this line; the deciding line counts as unparsed. Only while nothing was
+// told from the wrong reading (a trip, a nudge, a would-trip).
+func (e *Engine) rethink(line []byte) bool {
+	if e.format != FormatAuto || e.active == "" || e.autoLines != 1 ||
+		len(e.trips) > 0 || len(e.nudges) > 0 || len(e.would) > 0 || !json.Valid(line) {
+		return false
+	}
+	i := sniffIndex(line)
+	if i < 0 || formatSniffs[i].format == e.active {
+		return false
+	}
+	e.restart()
+	e.ev = event{}
+	return e.parseLine(line)
+}
+
+// restart forgets everything the fold folded, keeping what New derived
+// from Options, the line counts, the clock and the notes (they may have
+// been told): the deciding line of a wrong reading counts as unparsed.
+// What it cost stays counted, as a closed session's: a turn's cost never
+// goes down, and a report of it may have gone out.
+func (e *Engine) restart() {
+	fresh, _ := New(e.opts) // the options were read once already
+	fresh.lines, fresh.unparsed, fresh.ignored, fresh.parsed = e.lines, e.unparsed+1, e.ignored, e.parsed-1
+	if e.autoIgnored {
+		fresh.ignored--
+	}
+	fresh.fit, fresh.formatNote, fresh.formatFits, fresh.costNote = e.fit, e.formatNote, e.formatFits, e.costNote
+	fresh.lastTime, fresh.canon, fresh.cur = e.lastTime, e.canon, e.cur
+	fresh.closed, fresh.st.Cost = e.st.Cost, e.st.Cost
+	*e = *fresh
+}
