@@ -36,8 +36,11 @@ const (
 	// EventHooksNotRun: a turn that delivers nudges ran tool calls and no
 	// turnwatch hook ran (a Warning, once per turn).
 	EventHooksNotRun = protocol.ReasonHooksNotRun
-	EventSucceeded   = "Succeeded" // a turn finished with a final result
-	EventAborted     = "Aborted"   // the run was cancelled or deleted
+	// EventLogRotated: a turn's sidecar lagged past a log rotation, and
+	// lines may have been rotated away unread (a Warning, once per turn).
+	EventLogRotated = protocol.ReasonLogRotated
+	EventSucceeded  = "Succeeded" // a turn finished with a final result
+	EventAborted    = "Aborted"   // the run was cancelled or deleted
 	// EventDrill prefixes a drill's result (docs/drill.md#results):
 	// DrillCaught, DrillCaughtOtherwise, DrillAsExpected (Normal),
 	// DrillMissed, DrillFalseAlarm (Warning).
@@ -70,8 +73,12 @@ type AgentRunReconciler struct {
 func (r *AgentRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	run := &twv1.AgentRun{}
 	if err := r.Get(ctx, req.NamespacedName, run); err != nil {
+		if apierrors.IsNotFound(err) {
+			forgetLagMetric(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	setLagMetric(run)
 	if r.written.stale(run.UID, memoStatus(run.Status), r.Clock.Now()) {
 		// Our last status write is not in the cache yet; its event brings us back.
 		return ctrl.Result{RequeueAfter: memoTTL}, nil

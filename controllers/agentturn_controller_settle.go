@@ -34,7 +34,7 @@ type verdict struct {
 	// wouldTrips are the audited detectors' would-trips the sidecar reported.
 	wouldTrips []protocol.WouldTrip
 	// warnings are the sidecar's protocol.Warnings on the Pod (reason ->
-	// message): DeltasHidden, HooksNotRun.
+	// message): DeltasHidden, HooksNotRun, CostMismatch, FormatMismatch, LogRotated.
 	warnings map[string]string
 	// recheck asks to look again after this long (waiting for the sidecar's
 	// Finished condition after the agent exited).

@@ -52,7 +52,7 @@ func TestMarkWarnings(t *testing.T) {
 // Every Pod warning the sidecar sets is a turn condition the API names.
 func TestWarningsNamed(t *testing.T) {
 	named := []string{twv1.TurnConditionDeltasHidden, twv1.TurnConditionHooksNotRun,
-		twv1.TurnConditionCostMismatch, twv1.TurnConditionFormatMismatch}
+		twv1.TurnConditionCostMismatch, twv1.TurnConditionFormatMismatch, twv1.TurnConditionLogRotated}
 	for _, w := range protocol.Warnings {
 		if !slices.Contains(named, w.Reason) {
 			t.Errorf("warning %s has no AgentTurn condition constant", w.Reason)
@@ -107,7 +107,7 @@ func TestRaiseCounts(t *testing.T) {
 }
 
 // Each of the sidecar's warnings (a stream that hides its deltas, no hook
-// run): the turn's condition and one Warning Event on the run, however
+// run, a lag past a log rotation): the turn's condition and one Warning Event on the run, however
 // often the sidecar's condition is read again; the run goes on.
 func TestWarningsTold(t *testing.T) {
 	needEnv(t)
@@ -119,6 +119,7 @@ func TestWarningsTold(t *testing.T) {
 		protocol.ReasonHooksNotRun:    hooksNotRunText,
 		protocol.ReasonCostMismatch:   "line 19: a total cost of $9223372.036854775807 or more is more than 9 model messages can cost ($510.30): not counted",
 		protocol.ReasonFormatMismatch: "20 of 20 lines do not read as format codex; they read as claude: set spec.format to claude (or auto)",
+		protocol.ReasonLogRotated:     "the kubelet rotated the agent's log past the line of 2026-12-06T22:00:00.1Z the sidecar was reading (12.5s behind; the log now starts at 2026-12-06T22:00:04Z): lines may have been rotated away unread",
 	}
 	for i, w := range protocol.Warnings {
 		name := fmt.Sprintf("warned-%d", i)

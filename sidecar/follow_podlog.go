@@ -25,9 +25,19 @@ import (
 // Counting positions rather than comparing timestamps keeps lines that share
 // a timestamp, and lines whose timestamps are slightly out of order (stdout
 // and stderr interleaved), exact.
+//
+// The count holds only while the log still holds the cursor's second from
+// its start: a log the kubelet rotated past the cursor does not
+// (follow_rotation.go). So the cursor also keeps the exact timestamps of the
+// first line it counted and of the newest line delivered, to tell a rotated
+// log and to skip by time there. These two are not checkpointed (a restarted
+// sidecar has only the second and the count).
 type logCursor struct {
 	since time.Time // a whole second; zero before the first line
 	seen  int       // delivered lines with timestamp >= since
+	first time.Time // the timestamp of the first line counted in seen
+	sum   uint64    // and a digest of that line, timestamp included
+	last  time.Time // the newest timestamp delivered
 }
 
 // advance records that a line with timestamp t was delivered.
@@ -35,11 +45,38 @@ func (c *logCursor) advance(t time.Time) {
 	sec := t.Truncate(time.Second)
 	switch {
 	case sec.After(c.since):
-		c.since, c.seen = sec, 1
+		c.since, c.seen, c.first = sec, 1, t
 	case !t.Before(c.since):
 		c.seen++
 	}
 	// A line older than the cursor's second is not resent on resume.
+	if t.After(c.last) {
+		c.last = t
+	}
+}
+
+// resumeSkip is how a resumed stream passes over the lines delivered
+// before: the cursor's count of its second's lines, or, in a log rotated
+// past the cursor, every line stamped up to the newest delivered.
+type resumeSkip struct {
+	count   int       // lines not before the cursor's second still to skip
+	through time.Time // with a rotated log: skip lines stamped up to this
+}
+
+// covers says whether the line stamped t, resent in a resumed stream, was
+// delivered before.
+func (k *resumeSkip) covers(t, since time.Time) bool {
+	switch {
+	case !k.through.IsZero():
+		if !t.After(k.through) {
+			return true
+		}
+		k.through = time.Time{} // the first newer line ends the skip
+	case k.count > 0 && !t.Before(since):
+		k.count--
+		return true
+	}
+	return false
 }
 
 // podLogSource follows a container's log through the pods/log API with
@@ -59,7 +96,11 @@ type podLogSource struct {
 	clock clock.PassiveClock
 
 	cursor    logCursor
+	last      time.Time // the timestamp of the last line delivered
 	connected atomic.Bool
+	// rotation is what the follower found out about log rotations
+	// (follow_rotation.go).
+	rotation rotationWatch
 
 	// Reopen support (a half-open stream looks like silence): the current
 	// stream's cancel, how many streams opened, and whether the current one
@@ -138,8 +179,7 @@ func (s *podLogSource) Follow(ctx context.Context, emit func(streamLine) error) 
 			if len(tail) == 0 && !res.cut {
 				return nil
 			}
-			skip := 0
-			_, err := s.deliver(tail, res.cut, &skip, emit)
+			_, err := s.deliver(tail, res.cut, &resumeSkip{}, emit)
 			return err
 		}
 		if !final {
@@ -210,9 +250,9 @@ func (s *podLogSource) stream(ctx context.Context, emit func(streamLine) error) 
 	s.connected.Store(true)
 	defer s.connected.Store(false)
 
-	skip := s.cursor.seen
+	skip := resumeSkip{count: s.cursor.seen}
 	lr := newLineReader(rc, s.maxLine)
-	for {
+	for first := true; ; first = false {
 		data, cut, err := lr.next()
 		switch {
 		case errors.Is(err, io.EOF):
@@ -224,32 +264,42 @@ func (s *podLogSource) stream(ctx context.Context, emit func(streamLine) error) 
 		case err != nil:
 			return res, err // a line cut off by the drop is sent again, whole
 		}
+		if first {
+			s.checkResume(data, &skip)
+		}
 		sent, err := s.deliver(data, cut, &skip, emit)
 		if err != nil {
 			return res, err
 		}
 		if sent {
 			res.delivered++
+			s.probeRotation(ctx, s.last)
 		}
 	}
 }
 
-// deliver emits one line unless the cursor says it was delivered before the
-// reconnect (the first skip lines not older than the cursor's second).
-func (s *podLogSource) deliver(data []byte, cut bool, skip *int, emit func(streamLine) error) (bool, error) {
+// deliver emits one line unless skip says it was delivered before the
+// reconnect (resumeSkip).
+func (s *podLogSource) deliver(data []byte, cut bool, skip *resumeSkip, emit func(streamLine) error) (bool, error) {
 	t, ok := parseLogTime(data)
 	if !ok {
 		// Without a timestamp the line cannot be placed; with follow and
 		// timestamps on the kubelet always sends one.
 		s.log.V(1).Info("log line without a timestamp", "bytes", len(data))
 	}
-	if ok && *skip > 0 && !t.Before(s.cursor.since) {
-		*skip--
+	if ok && skip.covers(t, s.cursor.since) {
 		return false, nil
 	}
 	next := s.cursor
 	if ok {
+		if s.last.IsZero() {
+			s.log.Info("read the first line", "line", t, "lag", s.clock.Now().Sub(t).String())
+		}
 		next.advance(t)
+		if !next.since.Equal(s.cursor.since) {
+			next.sum = lineSum(data)
+		}
+		s.last = t
 	}
 	l := newLine(data, t, cut)
 	l.Cursor = next

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -42,10 +43,20 @@ type fakeLogServer struct {
 	drops   []drop
 	noEOL   bool // the log's last line has no newline
 	exited  bool // the container has terminated from the start
+	// flushEach sends each line in its own write, as the API server
+	// relays the kubelet's flushes.
+	flushEach bool
+	// starts[i] is the first entry of the file the i-th connection reads:
+	// the kubelet rotated the ones before it away (default 0). current is
+	// the first entry of the file a request without follow reads (the
+	// rotation probe's).
+	starts  []int
+	current int
 
-	mu    sync.Mutex
-	conns int
-	since []string // sinceTime of each request, "" when none
+	mu     sync.Mutex
+	conns  int
+	since  []string // sinceTime of each request, "" when none
+	probes int      // requests without follow, with limitBytes
 }
 
 const kubeletTimeFormat = "2006-01-02T15:04:05.000000000Z07:00" // what the kubelet writes
@@ -55,6 +66,10 @@ func (s *fakeLogServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := s.path
 	if path == "" {
 		path = "/api/v1/namespaces/ns/pods/p/log"
+	}
+	if r.URL.Path == path && q.Get("follow") == "" && q.Get("limitBytes") != "" {
+		s.probe(w, q.Get("limitBytes"))
+		return
 	}
 	if r.URL.Path != path || q.Get("container") != "agent" ||
 		q.Get("follow") != "true" || q.Get("timestamps") != "true" {
@@ -76,11 +91,15 @@ func (s *fakeLogServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.since = append(s.since, q.Get("sinceTime"))
 	s.mu.Unlock()
 
+	start := 0
+	if i < len(s.starts) {
+		start = s.starts[i]
+	}
 	w.Header().Set("Content-Type", "text/plain")
 	w.WriteHeader(http.StatusOK)
 	var out []string
 	for j, e := range s.entries {
-		if e.ts.Before(since) {
+		if j < start || e.ts.Before(since) {
 			continue
 		}
 		line := e.ts.Format(kubeletTimeFormat) + " " + e.text
@@ -101,11 +120,35 @@ func (s *fakeLogServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		fmt.Fprint(w, line)
+		if s.flushEach {
+			w.(http.Flusher).Flush()
+		}
 	}
 	w.(http.Flusher).Flush()
 	if d != nil && d.abort {
 		panic(http.ErrAbortHandler) // the connection breaks without the chunked trailer
 	}
+}
+
+// probe serves the start of the current file, at most limit bytes.
+func (s *fakeLogServer) probe(w http.ResponseWriter, limit string) {
+	s.mu.Lock()
+	s.probes++
+	s.mu.Unlock()
+	n, err := strconv.Atoi(limit)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var b strings.Builder
+	for _, e := range s.entries[s.current:] {
+		if b.Len() >= n {
+			break
+		}
+		b.WriteString(e.ts.Format(kubeletTimeFormat) + " " + e.text + "\n")
+	}
+	out := b.String()
+	fmt.Fprint(w, out[:min(n, len(out))])
 }
 
 // terminated says whether the scripted drops are over (the agent exited).
@@ -194,6 +237,13 @@ func TestPodLogSourceResumes(t *testing.T) {
 // returns the delivered lines without their timestamp prefix.
 func followAll(t *testing.T, srv *fakeLogServer) []string {
 	t.Helper()
+	_, got := followSource(t, srv)
+	return got
+}
+
+// followSource is followAll that also returns the source it ran.
+func followSource(t *testing.T, srv *fakeLogServer) (*podLogSource, []string) {
+	t.Helper()
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	client := mustKubeClient(&rest.Config{Host: hs.URL})
@@ -218,7 +268,7 @@ func followAll(t *testing.T, srv *fakeLogServer) []string {
 	if src.Connected() {
 		t.Fatalf("still connected after the end")
 	}
-	return got
+	return src, got
 }
 
 func testLogger(t *testing.T) logr.Logger { return testr.New(t) }

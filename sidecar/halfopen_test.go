@@ -33,6 +33,12 @@ type halfOpenLogServer struct {
 }
 
 func (s *halfOpenLogServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Get("follow") != "true" {
+		// The lagging sidecar's look at the log's start
+		// (follow_rotation.go): the log was never rotated.
+		fmt.Fprintf(w, "%s %s\n", s.entries[0].ts.Format(kubeletTimeFormat), s.entries[0].text)
+		return
+	}
 	var since time.Time
 	if v := r.URL.Query().Get("sinceTime"); v != "" {
 		since, _ = time.Parse(time.RFC3339, v)

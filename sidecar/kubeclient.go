@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -122,6 +123,9 @@ func (c *kubeClient) podLog(ctx context.Context, namespace, pod string, o *corev
 	}
 	if o.Timestamps {
 		q.Set("timestamps", "true")
+	}
+	if o.LimitBytes != nil {
+		q.Set("limitBytes", strconv.FormatInt(*o.LimitBytes, 10))
 	}
 	if o.SinceTime != nil {
 		s, err := o.SinceTime.MarshalQueryParameter()

@@ -19,33 +19,56 @@ import (
 // read at most once per logReadPace: whatever the agent wrote meanwhile comes
 // in one read. Between two reads the socket's low-water mark is raised, so
 // the packets that arrive do not wake the runtime's poller either.
+//
+// The pace saves waking up for a trickle; it must never hold back a flood.
+// A read that comes back short of the buffer does not tell which it is: in
+// a flood the sender refills the socket a moment after each read, and half
+// the reads were short; sleeping out the pace after each of them read a
+// 98 MB backlog at 2 MB/s (issue 32). So the pace is not slept: the
+// follower waits until the pace is over or a full buffer's worth is queued,
+// whichever comes first. The low-water mark makes that wait free: the
+// socket wakes the poller only once that much is there.
 const (
 	// logReadPace is the least time between two reads of a live log
-	// stream's socket: a line waits at most about this long before the
-	// sidecar sees it, so a trip shows at most this much later. It does not
-	// slow a backlog down (a read that fills the buffer is followed by the
-	// next at once), and a line after a quiet spell is read as soon as it
-	// comes.
+	// stream's socket while less than logReadBuffer waits in it: a line
+	// waits at most about this long before the sidecar sees it, so a trip
+	// shows at most this much later. It does not slow a backlog down (a
+	// full buffer's worth is read at once), and a line after a quiet spell
+	// is read as soon as it comes.
 	logReadPace = 50 * time.Millisecond
-	// logReadBuffer is how much one read of the socket may take: while
-	// paced, at most logReadBuffer per logReadPace (1.3 MB/s); a faster
-	// stream fills the buffer, and the pace no longer applies.
+	// logReadBuffer is how much one read of the socket may take, and how
+	// much must be queued to end the pace early: a stream slower than
+	// logReadBuffer per logReadPace (1.3 MB/s) is read once per pace, a
+	// faster one each time logReadBuffer has come.
 	logReadBuffer = 64 << 10
 )
 
+// rcvQueue is a socket's receive queue, where the platform lets it be
+// watched (Linux: rcvlowat_linux.go).
+type rcvQueue interface {
+	// setLowWater sets how many bytes must be queued before the socket
+	// wakes a reader.
+	setLowWater(n int)
+	// await returns once n bytes are queued, or after d, without reading.
+	await(n int, d time.Duration)
+}
+
 // pacedConn is a connection whose reads from the network are at least every
-// apart, unless the previous one filled the buffer. Between network reads it
-// serves what it holds. Writes pass through.
+// apart, unless the previous one filled the buffer or a full buffer's worth
+// is waiting. Between network reads it serves what it holds. Writes pass
+// through.
 type pacedConn struct {
 	net.Conn
 	every time.Duration
-	// clock reads the time and sleeps out the pace.
+	// clock reads the time, and sleeps out the pace where the socket
+	// cannot be watched.
 	clock clock.Clock
-	// lowWater sets the socket's receive low-water mark (nil where the
-	// platform has none): up after a read, back to one byte before the
-	// next, so the packets of one pause wake nothing.
-	lowWater func(int)
-	raised   bool
+	// queue watches the socket's receive queue (nil where the platform
+	// cannot): its low-water mark is up after a short read and back to one
+	// byte before the next, so the packets of one pause wake nothing until
+	// a full buffer's worth has come.
+	queue  rcvQueue
+	raised bool
 
 	buf  []byte
 	r, w int       // buf[r:w] is read from the network, not yet served
@@ -54,7 +77,7 @@ type pacedConn struct {
 }
 
 func newPacedConn(c net.Conn, every time.Duration, clk clock.Clock) *pacedConn {
-	return &pacedConn{Conn: c, every: every, clock: clk, lowWater: lowWater(c),
+	return &pacedConn{Conn: c, every: every, clock: clk, queue: newRcvQueue(c),
 		buf: make([]byte, logReadBuffer)}
 }
 
@@ -72,24 +95,36 @@ func (c *pacedConn) Read(p []byte) (int, error) {
 // fill waits out the pace and reads the network once. An error that comes
 // with data is not returned: the next read brings it again.
 func (c *pacedConn) fill() error {
-	if wait := c.every - c.clock.Now().Sub(c.last); !c.full && wait > 0 {
-		c.clock.Sleep(wait)
-	}
+	c.pause()
 	if c.raised {
-		c.lowWater(1)
+		c.queue.setLowWater(1)
 		c.raised = false
 	}
 	n, err := c.Conn.Read(c.buf)
 	c.last, c.full = c.clock.Now(), n == len(c.buf)
 	c.r, c.w = 0, n
-	if n > 0 && !c.full && c.every > 0 && c.lowWater != nil {
-		c.lowWater(len(c.buf))
+	if n > 0 && !c.full && c.every > 0 && c.queue != nil {
+		c.queue.setLowWater(len(c.buf))
 		c.raised = true
 	}
 	if n == 0 {
 		return err
 	}
 	return nil
+}
+
+// pause waits before a network read: not after a full read, else until the
+// pace since the last read is over or, where the socket can be watched, a
+// full buffer's worth is queued.
+func (c *pacedConn) pause() {
+	wait := c.every - c.clock.Now().Sub(c.last)
+	switch {
+	case c.full || wait <= 0:
+	case c.raised:
+		c.queue.await(len(c.buf), wait)
+	default:
+		c.clock.Sleep(wait)
+	}
 }
 
 // pacedDialer dials TCP as client-go does by default and paces the

@@ -44,14 +44,33 @@ func (c *sleepRecorder) Sleep(d time.Duration) {
 	c.FakeClock.Sleep(d)
 }
 
+// fakeQueue is the receive queue of a scriptedConn: the script's next chunk
+// is what is queued. It records the low-water marks set, and a wait for
+// less than is queued sleeps out its time on the clock.
+type fakeQueue struct {
+	net   *scriptedConn
+	clock *sleepRecorder
+	marks []int
+}
+
+func (q *fakeQueue) setLowWater(n int) { q.marks = append(q.marks, n) }
+
+func (q *fakeQueue) await(n int, d time.Duration) {
+	if q.net.reads < len(q.net.chunks) && q.net.chunks[q.net.reads] >= n {
+		return
+	}
+	q.clock.Sleep(d)
+}
+
 func TestPacedConn(t *testing.T) {
 	const pace, B = 50 * time.Millisecond, logReadBuffer
 	for _, tc := range []struct {
-		name   string
-		chunks []int           // what the network brings, read by read (then EOF)
-		busy   time.Duration   // how long the consumer works on each chunk
-		sleeps []time.Duration // the waits before network reads
-		marks  []int           // the low-water marks set, in order
+		name    string
+		chunks  []int           // what the network brings, read by read (then EOF)
+		busy    time.Duration   // how long the consumer works on each chunk
+		noQueue bool            // the platform cannot watch the socket
+		sleeps  []time.Duration // the waits before network reads
+		marks   []int           // the low-water marks set, in order
 	}{
 		{name: "a live stream is read once per pace", chunks: []int{100, 100, 100}, busy: 20 * time.Millisecond,
 			sleeps: []time.Duration{30 * time.Millisecond, 30 * time.Millisecond, 30 * time.Millisecond},
@@ -62,13 +81,21 @@ func TestPacedConn(t *testing.T) {
 			sleeps: []time.Duration{49 * time.Millisecond}, marks: []int{B, 1}},
 		{name: "a backlog's end is paced again", chunks: []int{B, 100, 100}, busy: time.Millisecond,
 			sleeps: []time.Duration{49 * time.Millisecond, 49 * time.Millisecond}, marks: []int{B, 1, B, 1}},
+		// A flood's reads come back short whenever the sender is a moment
+		// behind: the next read waits only until a buffer's worth is there.
+		{name: "a short read in a flood does not pace the next", chunks: []int{B, 100, B, 5000, B, B, 100}, busy: time.Millisecond,
+			sleeps: []time.Duration{49 * time.Millisecond}, marks: []int{B, 1, B, 1, B, 1}},
+		{name: "without a watched socket the pace is slept", chunks: []int{100, 100, 100}, busy: 20 * time.Millisecond,
+			noQueue: true, sleeps: []time.Duration{30 * time.Millisecond, 30 * time.Millisecond, 30 * time.Millisecond}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := &sleepRecorder{FakeClock: clocktesting.NewFakeClock(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))}
-			var marks []int
 			net := &scriptedConn{chunks: tc.chunks}
-			c := &pacedConn{Conn: net, every: pace, buf: make([]byte, logReadBuffer), clock: clk,
-				lowWater: func(n int) { marks = append(marks, n) }}
+			q := &fakeQueue{net: net, clock: clk}
+			c := &pacedConn{Conn: net, every: pace, buf: make([]byte, logReadBuffer), clock: clk, queue: q}
+			if tc.noQueue {
+				c.queue = nil
+			}
 			p := make([]byte, logReadBuffer)
 			for i, size := range tc.chunks {
 				if n, err := io.ReadFull(c, p[:size]); n != size || err != nil {
@@ -82,8 +109,8 @@ func TestPacedConn(t *testing.T) {
 			if !slices.Equal(clk.sleeps, tc.sleeps) {
 				t.Errorf("waits %v, want %v", clk.sleeps, tc.sleeps)
 			}
-			if !slices.Equal(marks, tc.marks) {
-				t.Errorf("low-water marks %v, want %v", marks, tc.marks)
+			if !slices.Equal(q.marks, tc.marks) {
+				t.Errorf("low-water marks %v, want %v", q.marks, tc.marks)
 			}
 		})
 	}

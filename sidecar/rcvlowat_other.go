@@ -4,5 +4,6 @@ package sidecar
 
 import "net"
 
-// lowWater: pacing by the low-water mark is Linux's (rcvlowat_linux.go).
-func lowWater(net.Conn) func(int) { return nil }
+// newRcvQueue: watching the receive queue is Linux's (rcvlowat_linux.go);
+// elsewhere the pace is slept out.
+func newRcvQueue(net.Conn) rcvQueue { return nil }

@@ -212,6 +212,28 @@ func (r *reporter) deltasHidden(message string) {
 	r.warn(protocol.ConditionDeltasHidden, protocol.ReasonDeltasHidden, message)
 }
 
+// logRotated reports at once that the kubelet rotated the log past the line
+// the sidecar was reading (follow_rotation.go): a warning that should not
+// wait for the turn's end. One try; a failed write leaves it to ride with
+// the next one. A restarted sidecar that finds it on the Pod already says
+// nothing more: once per turn is enough.
+func (r *reporter) logRotated(ctx context.Context, message string) {
+	c := desired{Type: protocol.ConditionLogRotated, Reason: protocol.ReasonLogRotated, Message: message}
+	if p, ok := r.present[c.Type]; ok && p.Status == corev1.ConditionTrue {
+		return
+	}
+	body, n := r.body(append([]desired{c}, r.riders...))
+	if n == 0 {
+		return
+	}
+	if err := r.write(ctx, body); err != nil {
+		r.log.Info("writing the rotation warning failed; it goes with the next write", "err", err.Error())
+		r.warn(c.Type, c.Reason, c.Message)
+		return
+	}
+	r.riders = nil
+}
+
 // warn reports one of protocol.Warnings with the next write.
 func (r *reporter) warn(condition, reason, message string) {
 	r.riders = append(r.riders, desired{Type: condition, Reason: reason, Message: message})
@@ -240,6 +262,14 @@ func (r *reporter) finished(ctx context.Context, s protocol.Summary, lengthStop 
 // and on every tick, so a value held back by the throttle goes out at the
 // next call after the period. A failed write is not retried here: the next
 // call carries a newer value anyway.
+// readLag notes when the sidecar read a line stamped at: its lag rides on
+// the run's progress reports (run_progress.go).
+func (r *reporter) readLag(at, now time.Time) {
+	if r.run != nil && !at.IsZero() {
+		r.run.readLag(at, now)
+	}
+}
+
 func (r *reporter) progress(ctx context.Context, p protocol.Progress) {
 	if r.run != nil {
 		r.progressToRun(ctx, p)

@@ -259,6 +259,7 @@ func (w *watchState) line(l streamLine) error {
 	}
 	r, eng := w.r, w.eng
 	w.lastSeen = r.clock.Now()
+	r.rep.readLag(l.Time, w.lastSeen)
 	w.probe.reset()
 	n, fp := eng.Lines()+1, lineFingerprint(l.Data, l.Cut)
 	feed, parsed := eng.Feed, !l.Cut
@@ -353,6 +354,7 @@ func (w *watchState) tick() bool {
 		return false
 	}
 	r.progress(w.writeCtx, eng)
+	r.tellRotated(w.writeCtx)
 	r.rep.drillServed(w.writeCtx)
 	w.res.check(w.writeCtx, r.rep, eng, w.lastSeen, now)
 	return true
@@ -403,6 +405,21 @@ func (r *runner) tellBlind(eng *monitor.Engine) {
 	r.rep.deltasHidden(monitor.DeltasHiddenMessage(format))
 }
 
+// rotationSource is a source that can tell that the log was rotated past
+// the line it was reading (the pods/log source: follow_rotation.go).
+type rotationSource interface{ LogRotated() string }
+
+// tellRotated reports, once and at once, that the log was rotated past the
+// line the sidecar was reading: lines may have been lost.
+func (r *runner) tellRotated(ctx context.Context) {
+	if rs, ok := r.src.(rotationSource); ok {
+		if msg := rs.LogRotated(); msg != "" {
+			r.log.Info("lagged past a log rotation", "message", msg)
+			r.rep.logRotated(ctx, msg)
+		}
+	}
+}
+
 // progress writes the engine's progress when the throttle allows.
 func (r *runner) progress(ctx context.Context, eng *monitor.Engine) {
 	if r.rep.progressDue() {
@@ -419,6 +436,7 @@ func (r *runner) finish(ctx context.Context, eng *monitor.Engine, followErr erro
 	}
 	v := eng.Finish()
 	r.tellBlind(eng)
+	r.tellRotated(ctx)
 	if err := r.tellNotes(ctx, eng); err != nil {
 		return err
 	}

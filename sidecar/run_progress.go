@@ -35,6 +35,34 @@ type runProgress struct {
 	runUID    string            // the run's UID: the policy takes a report only with it
 	prior     protocol.Progress // what the run's earlier turns counted
 	last      protocol.Progress // the last report the run took
+	// lag is how far behind the agent's log the sidecar read its last line
+	// (noLag before a line with a timestamp); lastLag is the one the run
+	// took.
+	lag, lastLag time.Duration
+}
+
+// noLag is a lag not known.
+const noLag time.Duration = -1
+
+// readLag notes that the sidecar read a line at now whose log timestamp is
+// at: the lag its reports carry. One clock serves both, the node's: the
+// kubelet stamps the lines. A line stamped ahead of now counts as no lag.
+func (rp *runProgress) readLag(at, now time.Time) {
+	rp.lag = max(now.Sub(at), 0)
+}
+
+// due says whether a report of p is worth writing: its counts moved, or
+// they did not go back and the lag moved to another whole second (a sidecar
+// that falls behind, or catches up, tells within a period even while the
+// agent counts no step).
+func (rp *runProgress) due(p protocol.Progress) bool {
+	if p.Ahead(rp.last) {
+		return true
+	}
+	if p.Behind(rp.last) || rp.lag == noLag {
+		return false
+	}
+	return rp.lastLag == noLag || rp.lag.Truncate(time.Second) != rp.lastLag.Truncate(time.Second)
 }
 
 // runStatusPatch is the merge patch of a run's status that reports a turn's
@@ -57,6 +85,9 @@ func (rp *runProgress) body(p protocol.Progress, now time.Time) []byte {
 	patch.Status.Steps, patch.Status.CostUSD = total.Steps, total.CostUSD()
 	at := metav1.NewTime(now.Truncate(time.Second))
 	patch.Status.Progress = &twv1.RunProgress{Turn: rp.turn, RunUID: rp.runUID, Steps: p.Steps, CostUSD: p.CostUSD(), Time: &at}
+	if rp.lag != noLag {
+		patch.Status.Progress.Lag = &metav1.Duration{Duration: rp.lag.Round(time.Millisecond)}
+	}
 	b, _ := json.Marshal(patch)
 	return b
 }
@@ -66,7 +97,7 @@ func (rp *runProgress) write(ctx context.Context, p protocol.Progress, now time.
 	if err := rp.client.patchRunStatus(ctx, rp.namespace, rp.run, rp.body(p, now)); err != nil {
 		return err
 	}
-	rp.last = p
+	rp.last, rp.lastLag = p, rp.lag
 	return nil
 }
 
@@ -82,7 +113,8 @@ func runProgressOf(cfg Options, client *kubeClient) *runProgress {
 	if err != nil {
 		prior = protocol.Progress{Steps: cfg.PriorSteps}
 	}
-	return &runProgress{client: client, namespace: cfg.Namespace, run: cfg.RunName, runUID: cfg.RunUID, turn: cfg.PodName, prior: prior}
+	return &runProgress{client: client, namespace: cfg.Namespace, run: cfg.RunName, runUID: cfg.RunUID, turn: cfg.PodName, prior: prior,
+		lag: noLag, lastLag: noLag}
 }
 
 // patchRunStatus applies a JSON merge patch to an AgentRun's status. The
@@ -110,14 +142,14 @@ func (c *kubeClient) patchRunStatus(ctx context.Context, namespace, run string, 
 	return err
 }
 
-// progressToRun writes p to the run when the period allows and p moved
-// since the run's last report. A failed write is not retried here: the next
+// progressToRun writes p (and the lag) to the run when the period allows
+// and p or the lag moved since the run's last report (due). A failed write is not retried here: the next
 // call after the period carries a newer value anyway. A sidecar restarted
 // mid-turn replays from its checkpoint or the start: until it passes what
 // its predecessor reported, the policy refuses the lower figures, and the
 // run keeps the higher ones.
 func (r *reporter) progressToRun(ctx context.Context, p protocol.Progress) {
-	if !r.progressDue() || !p.Ahead(r.run.last) {
+	if !r.progressDue() || !r.run.due(p) {
 		return
 	}
 	r.lastProgress = r.clock.Now()

@@ -122,3 +122,46 @@ func TestRunProgressOfNoRun(t *testing.T) {
 		t.Fatal("a run writer without a run name")
 	}
 }
+
+// The lag rides on the progress reports: written with the counts, and on
+// its own when it moves to another whole second while the counts stand
+// still (a sidecar falling behind a flood of text that counts no step).
+func TestProgressToRunLag(t *testing.T) {
+	srv := &runStatusServer{}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	c := clocktesting.NewFakeClock(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))
+	r := newTestReporter(t, &podPatcher{t: t}, c)
+	r.run = runProgressOf(Options{RunName: "fix", RunUID: "u", PodName: "fix-0", Namespace: "team"}, mustKubeClient(&rest.Config{Host: ts.URL}))
+	ctx := context.Background()
+	for i, s := range []struct {
+		lag    time.Duration // of the line read just before the report; -1 for none
+		p      protocol.Progress
+		writes int
+		want   any // the last report's progress.lag
+	}{
+		{-1, counts(0, "0"), 0, nil}, // no line, no count: nothing to tell
+		{-1, counts(1, "0"), 1, nil}, // counts moved; no lag known yet
+		{40 * time.Millisecond, counts(1, "0"), 2, "40ms"},
+		{300 * time.Millisecond, counts(1, "0"), 2, "40ms"},  // the same whole second: held
+		{3500 * time.Millisecond, counts(1, "0"), 3, "3.5s"}, // behind by seconds: told without a step
+		{3900 * time.Millisecond, counts(2, "0"), 4, "3.9s"}, // with the counts
+		{2 * time.Second, counts(1, "0"), 4, "3.9s"},         // counts behind: never
+	} {
+		c.Step(15 * time.Second)
+		if s.lag >= 0 {
+			r.readLag(c.Now().Add(-s.lag), c.Now())
+		}
+		r.progress(ctx, s.p)
+		if len(srv.bodies) != s.writes {
+			t.Fatalf("step %d: %d writes, want %d", i, len(srv.bodies), s.writes)
+		}
+		if s.writes == 0 {
+			continue
+		}
+		progress := srv.bodies[len(srv.bodies)-1]["status"].(map[string]any)["progress"].(map[string]any)
+		if got := progress["lag"]; got != s.want {
+			t.Errorf("step %d: lag %v, want %v", i, got, s.want)
+		}
+	}
+}

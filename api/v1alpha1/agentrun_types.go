@@ -193,6 +193,13 @@ type RunProgress struct {
 	// Time is when the sidecar made the report.
 	// +optional
 	Time *metav1.Time `json:"time,omitempty"`
+	// Lag is how far behind the agent's log the sidecar read when it made
+	// the report: the time it read its last line less that line's log
+	// timestamp (docs/protocol.md). The manager serves it as the metric
+	// turnwatch_sidecar_lag_seconds. Absent before the first line, and
+	// for a sidecar that reads a file rather than the log.
+	// +optional
+	Lag *metav1.Duration `json:"lag,omitempty"`
 }
 
 // AgentRunStatus is what became of the run.

@@ -207,6 +207,11 @@ const TurnConditionDeltasHidden = "DeltasHidden"
 // (docs/nudges.md): its nudges could not reach the model.
 const TurnConditionHooksNotRun = "HooksNotRun"
 
+// TurnConditionLogRotated is the AgentTurn condition set when the turn's
+// sidecar lagged past a rotation of the agent's log (docs/protocol.md): lines
+// may have been rotated away unread.
+const TurnConditionLogRotated = "LogRotated"
+
 // TurnConditionCostMismatch is the AgentTurn condition set when the turn
 // did not take a cost report as it stood (docs/design.md#a-cost-never-goes-down):
 // one below what was counted already (the turn keeps the higher figure),

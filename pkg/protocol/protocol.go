@@ -50,6 +50,12 @@ const (
 	// other warnings it is written at once, not with the next write: the
 	// agent runs on unwatched.
 	ConditionFormatMismatch = "turnwatch.dev/FormatMismatch"
+	// ConditionLogRotated is True once the kubelet rotated the agent's log
+	// past the line the sidecar was reading: it lagged past a rotation, and
+	// lines may have been rotated away unread (the log API serves the
+	// current file only). Its reason is ReasonLogRotated, its message the
+	// line's time and how it was seen.
+	ConditionLogRotated = "turnwatch.dev/LogRotated"
 	// ConditionProgress carries a Progress JSON object in its message,
 	// throttled by the sidecar.
 	ConditionProgress = "turnwatch.dev/Progress"
@@ -92,6 +98,7 @@ var Warnings = []Warning{
 	{ConditionHooksNotRun, ReasonHooksNotRun},
 	{ConditionCostMismatch, ReasonCostMismatch},
 	{ConditionFormatMismatch, ReasonFormatMismatch},
+	{ConditionLogRotated, ReasonLogRotated},
 }
 
 // Reasons of ConditionFailed, and prefixes of the sidecar's termination
@@ -131,7 +138,9 @@ const (
 	ReasonCostMismatch = "CostMismatch"
 	// ReasonFormatMismatch is ConditionFormatMismatch's reason.
 	ReasonFormatMismatch = "FormatMismatch"
-	ReasonNoResult       = "NoResult" // the output ended without one
+	// ReasonLogRotated is ConditionLogRotated's reason.
+	ReasonLogRotated = "LogRotated"
+	ReasonNoResult   = "NoResult" // the output ended without one
 	// ReasonDrillServed is ConditionDrill's reason.
 	ReasonDrillServed = "Served"
 	// ReasonCallRefused is ConditionCallRefused's reason.

@@ -10,6 +10,12 @@
 //
 // With -drill SCENARIO the sidecar serves a drill's scripted model too, and
 // sidecarload plays the scenario through it once, as an agent would (drill.go).
+//
+// With -flood the agent's whole output is logged before the sidecar starts,
+// and sidecarload times how long the sidecar takes to read it all, as one
+// backlog (flood.go):
+//
+//	go run ./test/sidecarload -sidecar /tmp/sidecar -flood -- cat /tmp/flood.jsonl
 package main
 
 import (
@@ -22,6 +28,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -32,18 +39,19 @@ func main() {
 	sidecar := flag.String("sidecar", "turnwatch-sidecar", "the sidecar binary")
 	d := flag.Duration("for", time.Minute, "how long to sample the sidecar (after a 3 s start)")
 	drill := flag.String("drill", "", "serve this drill scenario and play it through once, as an agent would")
+	flood := flag.Bool("flood", false, "log the agent's whole output first, then time the sidecar's read of it")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: sidecarload [-sidecar BIN] [-for D] -- AGENT ARGS...")
 		os.Exit(2)
 	}
-	if err := run(*sidecar, *d, *drill, flag.Args()); err != nil {
+	if err := run(*sidecar, *d, *drill, *flood, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "sidecarload:", err)
 		os.Exit(1)
 	}
 }
 
-func run(sidecar string, d time.Duration, drill string, agent []string) error {
+func run(sidecar string, d time.Duration, drill string, flood bool, agent []string) error {
 	dir, err := os.MkdirTemp("", "sidecarload")
 	if err != nil {
 		return err
@@ -68,6 +76,10 @@ current-context: c
 	if err := l.start(agent); err != nil {
 		return err
 	}
+	if flood {
+		l.flood = newFloodTimer()
+		l.wait()
+	}
 	sc := exec.Command(sidecar, "run", "--kubeconfig", kubeconfig, "--termination-log", "")
 	sc.Env = append(os.Environ(), "TURNWATCH_FORMAT=pi", `TURNWATCH_GUARDS={"stepBudget":0}`, "TURNWATCH_POD_NAME=p",
 		"TURNWATCH_POD_NAMESPACE=ns", "TURNWATCH_AGENT_CONTAINER=agent", "TURNWATCH_STATE_DIR="+dir)
@@ -83,6 +95,12 @@ current-context: c
 		return err
 	}
 	defer func() { _ = sc.Process.Kill(); _ = sc.Wait() }()
+	if flood {
+		if err := l.flood.report(sc.Process.Pid, d); err != nil {
+			return err
+		}
+		return l.flood.summary(30 * time.Second)
+	}
 	time.Sleep(3 * time.Second)
 	if drill != "" {
 		go func() {
@@ -120,6 +138,16 @@ type agentLog struct {
 	lines [][]byte
 	times []time.Time
 	done  bool
+	flood *floodTimer // with -flood
+}
+
+// wait returns once the agent's output ended.
+func (l *agentLog) wait() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for !l.done {
+		l.cond.Wait()
+	}
 }
 
 // start runs the agent and logs its stdout, line by line, with the time read.
@@ -155,7 +183,12 @@ func (l *agentLog) start(argv []string) error {
 
 func (l *agentLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPatch {
+		l.flood.patched(r)
 		l.pod(w)
+		return
+	}
+	if r.URL.Query().Get("follow") != "true" {
+		l.head(w, r.URL.Query().Get("limitBytes"))
 		return
 	}
 	var since time.Time
@@ -166,6 +199,7 @@ func (l *agentLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	f := w.(http.Flusher)
 	f.Flush()
+	timed := l.flood.request()
 	for i := 0; ; i++ {
 		l.mu.Lock()
 		for i >= len(l.lines) && !l.done {
@@ -180,10 +214,32 @@ func (l *agentLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if t.Before(since) {
 			continue
 		}
-		if _, err := fmt.Fprintf(w, "%s %s", t.Format("2006-01-02T15:04:05.000000000Z07:00"), line); err != nil {
+		n, err := fmt.Fprintf(w, "%s %s", t.Format("2006-01-02T15:04:05.000000000Z07:00"), line)
+		if err != nil {
 			return
 		}
+		if timed {
+			l.flood.wrote(n)
+		}
 		f.Flush() // as the kubelet does: one write per line
+	}
+}
+
+// head answers a request without follow (the sidecar's look at the start
+// of the log: docs/protocol.md): the log's first limitBytes.
+func (l *agentLog) head(w http.ResponseWriter, limitBytes string) {
+	limit, err := strconv.Atoi(limitBytes)
+	if err != nil {
+		limit = 1 << 20
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := 0; i < len(l.lines) && limit > 0; i++ {
+		b := fmt.Appendf(nil, "%s %s", l.times[i].Format("2006-01-02T15:04:05.000000000Z07:00"), l.lines[i])
+		b = b[:min(len(b), limit)]
+		limit -= len(b)
+		_, _ = w.Write(b)
 	}
 }
 
