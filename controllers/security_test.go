@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -25,6 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/internal/testenv"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -145,19 +145,8 @@ func TestTurnPodStatusProtected(t *testing.T) {
 	create(t, newRun(ns, "theirs", named))
 	mine, theirs := waitPod(t, ns, "mine-0"), waitPod(t, ns, "theirs-0")
 
-	cs := kubernetes.NewForConfigOrDie(restConfig)
 	token := func(pod *corev1.Pod) *kubernetes.Clientset {
-		req := &authenticationv1.TokenRequest{}
-		if pod != nil {
-			req.Spec.BoundObjectRef = &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}
-		}
-		tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "agent-sa", req, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg := rest.AnonymousClientConfig(restConfig)
-		cfg.BearerToken = tr.Status.Token
-		return kubernetes.NewForConfigOrDie(cfg)
+		return kubernetes.NewForConfigOrDie(testenv.TokenConfig(restConfig, podToken(t, ns, "agent-sa", pod, 0)))
 	}
 	forged := []byte(fmt.Sprintf(`{"status":{"conditions":[{"type":%q,"status":"True","reason":"Result","message":%q}]}}`,
 		protocol.ConditionFinished, `{"steps":1,"costUSD":"0","stopReason":"end","result":true,"lines":1,"unparsed":0}`))
