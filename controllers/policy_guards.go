@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -235,16 +236,32 @@ func (r *AgentRunReconciler) setTurnGuards(ctx context.Context, run *twv1.AgentR
 
 // podGuards are the guards a turn's Pod runs with: its spec.guards, or for
 // a turn created before policies the run's over the manager's defaults
-// (turnGuards); with the drill's scenario, if the run is one.
-func podGuards(run *twv1.AgentRun, turn *twv1.AgentTurn, defaults twv1.Guards) (twv1.Guards, scriptedmodel.Scenario, bool, error) {
-	if len(turn.Spec.Guards) == 0 {
-		return turnGuards(run, defaults)
-	}
+// (turnGuards); capped to the limits of policies, those in force when the
+// Pod is rendered; with the drill's scenario on top, if the run is one, as
+// resolveGuards has it. The cap holds a turn to the limits whoever wrote it
+// and whenever: one written by hand before turnwatch-agentturn-manager
+// refused that, or one made before a limit was lowered.
+func podGuards(run *twv1.AgentRun, turn *twv1.AgentTurn, defaults twv1.Guards, policies []appliedPolicy) (twv1.Guards, scriptedmodel.Scenario, bool, error) {
+	settings := turn.Spec.Guards
 	sc, drill, err := drillScenario(run)
+	if len(settings) == 0 {
+		var merged twv1.Guards
+		merged, sc, drill, err = turnGuards(run, defaults)
+		settings = mergeLevels([]guardLevel{{SourceDefault, &merged}})
+	}
 	if err != nil {
 		return twv1.Guards{}, sc, drill, err
 	}
-	g, err := settingsGuards(turn.Spec.Guards)
+	settings = slices.Clone(settings)
+	capToLimits(settings, policies)
+	if drill {
+		over, err := drillGuards(sc)
+		if err != nil {
+			return twv1.Guards{}, sc, drill, err
+		}
+		overDrill(settings, over)
+	}
+	g, err := settingsGuards(settings)
 	return g, sc, drill, err
 }
 

@@ -202,7 +202,7 @@ func TestPodGuardsWithoutPolicyUnchanged(t *testing.T) {
 			}
 			turn := &twv1.AgentTurn{}
 			turn.Spec.Guards, turn.Spec.Audit = resolveGuards(in)
-			got, _, drill, err := podGuards(run, turn, defaults)
+			got, _, drill, err := podGuards(run, turn, defaults, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,0 +1,224 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/internal/testenv"
+	"turnwatch.dev/turnwatch/pkg/protocol"
+)
+
+// A namespace's editor (exactly the built-in `edit` role, bound by a
+// RoleBinding) attacks the sidecar's identity the way docs/security.md
+// lists it: a TokenRequest of the sidecar's account bound to a victim's
+// turn Pod (whose pod-name claim every turnwatch policy trusts), the same
+// for a template's own account holding the sidecar's rights, and
+// impersonating either account to write a turn Pod's status or a run's
+// progress. Every path is refused; a node still mints the sidecar's token,
+// and the editor still mints tokens of accounts without those rights.
+func TestEditorCannotActAsSidecar(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	if err := installPolicy(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ns := newNamespace(t)
+	// The administrator gave a template's own account the sidecar's rights
+	// (docs/security.md); "plain" holds none.
+	for _, sa := range []string{"agent-sa", "plain"} {
+		create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns}})
+	}
+	create(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "agent-sa-sidecar", Namespace: ns},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: SidecarClusterRole},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "agent-sa", Namespace: ns}}})
+	startManager(t, ns, managerOpts{})
+	victim := runningRun(t, newRun(ns, "victim"))
+	victimSA := runningRun(t, newRun(ns, "victim-sa", func(r *twv1.AgentRun) { r.Spec.Template.Spec.ServiceAccountName = "agent-sa" }))
+	run, err := getRun(ns, "victim")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	editorCfg := editorOf(t, ns)
+	editor := kubernetes.NewForConfigOrDie(editorCfg)
+	as := func(user string, extra map[string][]string) *kubernetes.Clientset {
+		cfg := rest.CopyConfig(editorCfg)
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Extra: extra}
+		return kubernetes.NewForConfigOrDie(cfg)
+	}
+	sidecarUser := "system:serviceaccount:" + ns + ":" + SidecarServiceAccount
+	bound := func(pod *corev1.Pod) *authenticationv1.TokenRequest {
+		req := &authenticationv1.TokenRequest{}
+		if pod != nil {
+			req.Spec.BoundObjectRef = &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}
+		}
+		return req
+	}
+	mint := func(c *kubernetes.Clientset, account string, req *authenticationv1.TokenRequest) error {
+		_, err := c.CoreV1().ServiceAccounts(ns).CreateToken(ctx, account, req, metav1.CreateOptions{})
+		return err
+	}
+	forged := []byte(fmt.Sprintf(`{"status":{"conditions":[{"type":%q,"status":"True","reason":%q,"message":%q}]}}`,
+		protocol.ConditionFinished, protocol.ReasonResult, protocol.Marshal(protocol.Summary{Progress: protocol.Progress{Steps: 1}, StopReason: "end", Result: true, Lines: 1})))
+	podStatus := func(c *kubernetes.Clientset, pod string) error {
+		_, err := c.CoreV1().Pods(ns).Patch(ctx, pod, types.StrategicMergePatchType, forged, metav1.PatchOptions{}, "status")
+		return err
+	}
+	progress := []byte(withRunUID(progressBody(99, "5000.00", victim.Name, 99, "5000.00"), string(run.UID)))
+	runStatus := func(c *kubernetes.Clientset) error {
+		return c.RESTClient().Patch(types.MergePatchType).AbsPath("/apis/turnwatch.dev/v1alpha1/namespaces", ns, "agentruns", "victim", "status").
+			Body(progress).Do(ctx).Error()
+	}
+
+	// The editor's rights are real: `edit` creates tokens, and one of an
+	// account without the sidecar's rights, bound to the victim's Pod, is
+	// minted; so is one of agent-sa bound to no Pod (it carries no pod-name
+	// claim). The refusals below are the policies', not RBAC's.
+	eventually(t, "the editor's RoleBinding in force", func() error { return mint(editor, "plain", bound(victim)) })
+	if err := mint(editor, "agent-sa", bound(nil)); err != nil {
+		t.Errorf("a token of agent-sa bound to no Pod: %v, want minted", err)
+	}
+
+	refused := []struct {
+		name string
+		do   func() error
+		want string // a text the refusal holds; "" for any Forbidden
+	}{
+		{"a token of turnwatch-sidecar bound to the victim's Pod", func() error { return mint(editor, SidecarServiceAccount, bound(victim)) },
+			"turnwatch-sidecar-token"},
+		{"a token of turnwatch-sidecar bound to no Pod", func() error { return mint(editor, SidecarServiceAccount, bound(nil)) },
+			"is the kubelet's to mint"},
+		{"a token of the template's account bound to its Pod", func() error { return mint(editor, "agent-sa", bound(victimSA)) },
+			"holds the turnwatch sidecar's rights"},
+		{"a token of the template's account bound to another Pod", func() error { return mint(editor, "agent-sa", bound(victim)) },
+			"holds the turnwatch sidecar's rights"},
+		{"a token, impersonating turnwatch-sidecar", func() error { return mint(as(sidecarUser, nil), SidecarServiceAccount, bound(victim)) },
+			`cannot create resource "serviceaccounts/token"`},
+		{"the victim Pod's status, impersonating turnwatch-sidecar", func() error { return podStatus(as(sidecarUser, nil), victim.Name) },
+			"turnwatch-sidecar may only write its own Pod (no pod-name claim in its token)"},
+		{"the victim run's progress, impersonating turnwatch-sidecar", func() error { return runStatus(as(sidecarUser, nil)) },
+			"holds a token bound to no Pod"},
+		{"the Pod's status, impersonating the template's account", func() error {
+			return podStatus(as("system:serviceaccount:"+ns+":agent-sa", nil), victimSA.Name)
+		}, "is written only by its own sidecar"},
+		{"the Pod's status, impersonating turnwatch-sidecar with a pod-name claim", func() error {
+			return podStatus(as(sidecarUser, map[string][]string{
+				"authentication.kubernetes.io/pod-name": {victim.Name}, "authentication.kubernetes.io/pod-uid": {string(victim.UID)}}), victim.Name)
+		}, `cannot impersonate resource "userextras/authentication.kubernetes.io/pod-name"`},
+		{"a token, impersonating a node", func() error {
+			cfg := rest.CopyConfig(editorCfg)
+			cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:node:" + testenv.NodeName, Groups: []string{"system:nodes"}}
+			return mint(kubernetes.NewForConfigOrDie(cfg), SidecarServiceAccount, bound(victim))
+		}, "cannot impersonate"},
+	}
+	for _, c := range refused {
+		t.Run(c.name, func(t *testing.T) {
+			// The policies take a moment to load after installPolicy.
+			eventually(t, "refused", func() error {
+				err := c.do()
+				if !apierrors.IsForbidden(err) {
+					return fmt.Errorf("want Forbidden, got %v", err)
+				}
+				return containsAll(err.Error(), c.want)
+			})
+		})
+	}
+
+	// Nothing of the victim's changed.
+	pod, err := getPod(ns, victim.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cond := range pod.Status.Conditions {
+		if string(cond.Type) == protocol.ConditionFinished {
+			t.Errorf("the victim's Pod carries a Finished condition: %+v", cond)
+		}
+	}
+	if run, err := getRun(ns, "victim"); err != nil || run.Status.CostUSD == "5000.00" || run.Status.Steps == 99 {
+		t.Errorf("the victim's run: %+v, %v", run.Status, err)
+	}
+
+	// The kubelet's path: the node mints the sidecar's token bound to the
+	// Pod, and with it the sidecar writes that Pod's status.
+	sidecar := kubernetes.NewForConfigOrDie(testenv.TokenConfig(restConfig, podToken(t, ns, SidecarServiceAccount, victim, 0)))
+	eventually(t, "the sidecar writes its own Pod's status", func() error { return podStatus(sidecar, victim.Name) })
+	templated := kubernetes.NewForConfigOrDie(testenv.TokenConfig(restConfig, podToken(t, ns, "agent-sa", victimSA, 0)))
+	eventually(t, "the template account's sidecar writes its own Pod's status", func() error { return podStatus(templated, victimSA.Name) })
+}
+
+// editorOf is a user holding exactly the built-in ClusterRole edit in ns,
+// bound by a RoleBinding, authenticated by a client certificate.
+func editorOf(t testing.TB, ns string) *rest.Config {
+	t.Helper()
+	user := "editor@" + ns
+	create(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "editor", Namespace: ns},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "edit"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}})
+	u, err := testEnv.AddUser(envtest.User{Name: user}, restConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Config()
+}
+
+// The policy recognises a node as the kubelet authenticates: a user
+// system:node:NAME in the group system:nodes, both; neither part alone.
+func TestSidecarTokenNodeIdentity(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	if err := installPolicy(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ns := newNamespace(t)
+	create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: SidecarServiceAccount, Namespace: ns}})
+	if _, err := testenv.Node(ctx, testEnv, restConfig); err != nil { // the node's RBAC
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name   string
+		user   string
+		groups []string
+		minted bool
+	}{
+		{"a node", "system:node:" + testenv.NodeName, []string{"system:nodes"}, true},
+		{"a node's name outside the group", "system:node:" + testenv.NodeName, []string{"system:masters"}, false},
+		{"the group with another name", "system:nodes-impostor", []string{"system:nodes"}, false},
+		{"a cluster administrator", "admin@" + ns, []string{"system:masters"}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			u, err := testEnv.AddUser(envtest.User{Name: c.user, Groups: c.groups}, restConfig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs := kubernetes.NewForConfigOrDie(u.Config())
+			eventually(t, "decided", func() error {
+				_, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, SidecarServiceAccount, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+				switch {
+				case c.minted:
+					return err
+				case err == nil:
+					return fmt.Errorf("%s minted a token of %s", c.user, SidecarServiceAccount)
+				case !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "turnwatch-sidecar-token"):
+					return fmt.Errorf("want Forbidden by turnwatch-sidecar-token, got %v", err)
+				}
+				return nil
+			})
+		})
+	}
+}
