@@ -3,6 +3,8 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/internal/testenv"
@@ -236,4 +241,107 @@ func TestSidecarTokenNodeIdentity(t *testing.T) {
 			})
 		})
 	}
+}
+
+// An AgentTurn is the manager's (turnwatch-agentturn-manager): an editor
+// granted every turnwatch.dev resource (agentturns/status included) may
+// not create one (a pre-made RUN-0 with guards the limits forbid) nor move
+// one to another run; deleting one stays allowed, for cleanup. An account
+// bound to the manager's ClusterRole (config/rbac/role.yaml, as the chart
+// binds it) creates one.
+func TestEditorCannotWriteTurns(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	if err := installPolicy(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ns := newNamespace(t)
+	create(t, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "turnwatch-all", Namespace: ns}, Rules: []rbacv1.PolicyRule{{
+		APIGroups: []string{twv1.GroupVersion.Group}, Resources: []string{"*"}, Verbs: []string{"*"}}}})
+	editorCfg := editorOf(t, ns)
+	create(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "editor-turnwatch", Namespace: ns},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "turnwatch-all"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "editor@" + ns}}})
+	editor, err := client.New(editorCfg, client.Options{Scheme: testScheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manager := managerClient(t, ns)
+
+	run := newRun(ns, "mine")
+	eventually(t, "the editor creates a run", func() error { return editor.Create(ctx, run.DeepCopy()) })
+	if err := k8s.Get(ctx, client.ObjectKeyFromObject(run), run); err != nil {
+		t.Fatal(err)
+	}
+	premade := func(name string) *twv1.AgentTurn {
+		turn := &twv1.AgentTurn{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: turnLabels(run, 0)},
+			Spec: twv1.AgentTurnSpec{RunName: run.Name, Prompt: run.Spec.Prompt, Guards: []twv1.GuardSetting{
+				{Name: "stepBudget", Value: "0", Source: SourceRun}}},
+		}
+		if err := controllerutil.SetControllerReference(run, turn, testScheme); err != nil {
+			t.Fatal(err)
+		}
+		return turn
+	}
+	eventually(t, "a pre-made turn refused", func() error {
+		err := editor.Create(ctx, premade(turnName(run.Name, 0)))
+		if !apierrors.IsForbidden(err) {
+			return fmt.Errorf("want Forbidden, got %v", err)
+		}
+		return containsAll(err.Error(), "turnwatch-agentturn-manager", "is the turnwatch manager's to create", "editor@"+ns)
+	})
+
+	// The manager's account creates one (no manager runs here to render it).
+	turn := premade("by-the-manager")
+	eventually(t, "the manager creates a turn", func() error { return manager.Create(ctx, turn) })
+	relabel := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"turnwatch.dev/run":"another"}}}`))
+	if err := editor.Patch(ctx, turn.DeepCopy(), relabel); !apierrors.IsForbidden(err) || containsAll(err.Error(), "turnwatch-agentturn-manager", "to relabel") != nil {
+		t.Errorf("moving a turn to another run: %v, want Forbidden by turnwatch-agentturn-manager", err)
+	}
+	spec := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"guards":[{"name":"stepBudget","value":"100000","source":"AgentRun"}]}}`))
+	if err := editor.Patch(ctx, turn.DeepCopy(), spec); !apierrors.IsInvalid(err) || containsAll(err.Error(), "an AgentTurn's spec is immutable") != nil {
+		t.Errorf("changing a turn's spec: %v, want Invalid (the CRD's rule)", err)
+	}
+	note := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"team":"a"}}}`))
+	if err := editor.Patch(ctx, turn.DeepCopy(), note); err != nil {
+		t.Errorf("annotating a turn: %v", err)
+	}
+	if err := editor.Delete(ctx, turn.DeepCopy()); err != nil {
+		t.Errorf("deleting a turn: %v, want allowed (cleanup)", err)
+	}
+}
+
+// managerClient is a client of an account bound to the manager's
+// ClusterRole (config/rbac/role.yaml) as the chart binds it, made for one
+// test (the API server is shared).
+func managerClient(t testing.TB, ns string) client.Client {
+	t.Helper()
+	ctx := context.Background()
+	b, err := os.ReadFile(filepath.Join("..", "config", "rbac", "role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	role := &rbacv1.ClusterRole{}
+	if err := yaml.UnmarshalStrict(b, role); err != nil {
+		t.Fatal(err)
+	}
+	role.Name = "turnwatch-manager-" + ns
+	create(t, role)
+	create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "turnwatch-manager", Namespace: ns}})
+	create(t, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "turnwatch-manager", Namespace: ns}}})
+	t.Cleanup(func() {
+		_ = k8s.Delete(ctx, role)
+		_ = k8s.Delete(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name}})
+	})
+	as := rest.CopyConfig(restConfig)
+	as.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":turnwatch-manager"}
+	c, err := client.New(as, client.Options{Scheme: testScheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
