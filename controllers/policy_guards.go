@@ -16,7 +16,8 @@ import (
 
 // A turn's effective guards (docs/policies.md#precedence) are resolved once,
 // when the run controller creates the turn, and written on its spec with
-// the source of each value; the turn controller renders the Pod from them.
+// the source of each value; the turn controller renders the Pod from them,
+// capped to the limits in force then (podGuards).
 
 // Sources of a guard's value (twv1.GuardSetting.Source) besides a policy's
 // "TurnPolicy/NAME" or "ClusterTurnPolicy/NAME".
