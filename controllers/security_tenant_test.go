@@ -313,9 +313,10 @@ func TestEditorCannotWriteTurns(t *testing.T) {
 	}
 }
 
-// managerClient is a client of an account bound to the manager's
-// ClusterRole (config/rbac/role.yaml) as the chart binds it, made for one
-// test (the API server is shared).
+// managerClient is a client of an account turnwatch-manager in ns, bound
+// to the manager's ClusterRole (config/rbac/role.yaml) as the chart binds
+// it; the ClusterRole is named after ns (the API server is shared between
+// tests).
 func managerClient(t testing.TB, ns string) client.Client {
 	t.Helper()
 	ctx := context.Background()
@@ -338,7 +339,10 @@ func managerClient(t testing.TB, ns string) client.Client {
 		_ = k8s.Delete(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name}})
 	})
 	as := rest.CopyConfig(restConfig)
-	as.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":turnwatch-manager"}
+	as.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:" + ns + ":turnwatch-manager",
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+	}
 	c, err := client.New(as, client.Options{Scheme: testScheme})
 	if err != nil {
 		t.Fatal(err)

@@ -18,10 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/internal/testenv"
@@ -181,35 +179,8 @@ func TestManagerEffectivePermissions(t *testing.T) {
 	needEnv(t)
 	t.Parallel()
 	ctx := context.Background()
-	b, err := os.ReadFile(filepath.Join("..", "config", "rbac", "role.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	role := &rbacv1.ClusterRole{}
-	if err := yaml.UnmarshalStrict(b, role); err != nil {
-		t.Fatal(err)
-	}
 	ns := newNamespace(t)
-	role.Name = "turnwatch-manager-" + ns // the API server is shared between tests
-	create(t, role)
-	create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "turnwatch-manager", Namespace: ns}})
-	create(t, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "turnwatch-manager", Namespace: ns}}})
-	t.Cleanup(func() {
-		_ = k8s.Delete(ctx, role)
-		_ = k8s.Delete(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name}})
-	})
-
-	as := rest.CopyConfig(restConfig)
-	as.Impersonate = rest.ImpersonationConfig{
-		UserName: "system:serviceaccount:" + ns + ":turnwatch-manager",
-		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
-	}
-	manager, err := client.New(as, client.Options{Scheme: testScheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	manager := managerClient(t, ns)
 	// A namespace where no turn ran yet, and one where turns run: there the
 	// sidecar's RoleBinding names the manager as its second subject
 	// (manager_identity.go), which the list must show too.
