@@ -244,9 +244,10 @@ func TestSidecarTokenNodeIdentity(t *testing.T) {
 }
 
 // An AgentTurn is the manager's (turnwatch-agentturn-manager): an editor
-// granted every turnwatch.dev resource (agentturns/status included) may
-// not create one (a pre-made RUN-0 with guards the limits forbid) nor move
-// one to another run; deleting one stays allowed, for cleanup. An account
+// granted every turnwatch.dev resource (the status subresources included)
+// may not create one (a pre-made RUN-0 with guards the limits forbid), move
+// one to another run, or write its status, nor write a run's status but as
+// its turn's sidecar; deleting a turn stays allowed, for cleanup. An account
 // bound to the manager's ClusterRole (config/rbac/role.yaml, as the chart
 // binds it) creates one.
 func TestEditorCannotWriteTurns(t *testing.T) {
@@ -290,14 +291,14 @@ func TestEditorCannotWriteTurns(t *testing.T) {
 		if !apierrors.IsForbidden(err) {
 			return fmt.Errorf("want Forbidden, got %v", err)
 		}
-		return containsAll(err.Error(), "turnwatch-agentturn-manager", "is the turnwatch manager's to create", "editor@"+ns)
+		return containsAll(err.Error(), "turnwatch-agentturn-manager", "may not create it", "editor@"+ns)
 	})
 
 	// The manager's account creates one (no manager runs here to render it).
 	turn := premade("by-the-manager")
 	eventually(t, "the manager creates a turn", func() error { return manager.Create(ctx, turn) })
 	relabel := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"labels":{"turnwatch.dev/run":"another"}}}`))
-	if err := editor.Patch(ctx, turn.DeepCopy(), relabel); !apierrors.IsForbidden(err) || containsAll(err.Error(), "turnwatch-agentturn-manager", "to relabel") != nil {
+	if err := editor.Patch(ctx, turn.DeepCopy(), relabel); !apierrors.IsForbidden(err) || containsAll(err.Error(), "turnwatch-agentturn-manager", "may not move it to another run") != nil {
 		t.Errorf("moving a turn to another run: %v, want Forbidden by turnwatch-agentturn-manager", err)
 	}
 	spec := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"guards":[{"name":"stepBudget","value":"100000","source":"AgentRun"}]}}`))
@@ -308,16 +309,28 @@ func TestEditorCannotWriteTurns(t *testing.T) {
 	if err := editor.Patch(ctx, turn.DeepCopy(), note); err != nil {
 		t.Errorf("annotating a turn: %v", err)
 	}
+
+	// The grant includes the status subresources; a turn's status and a
+	// run's are the manager's too (a run's takes its sidecars' progress,
+	// turnwatch-sidecar-run-progress).
+	outcome := client.RawPatch(types.MergePatchType, []byte(`{"status":{"outcome":"Succeeded"}}`))
+	if err := editor.Status().Patch(ctx, turn.DeepCopy(), outcome); !apierrors.IsForbidden(err) || containsAll(err.Error(), "turnwatch-agentturn-manager", "may not write its status") != nil {
+		t.Errorf("a turn's outcome: %v, want Forbidden by turnwatch-agentturn-manager", err)
+	}
+	phase := client.RawPatch(types.MergePatchType, []byte(`{"status":{"phase":"Succeeded"}}`))
+	if err := editor.Status().Patch(ctx, run.DeepCopy(), phase); !apierrors.IsForbidden(err) || containsAll(err.Error(), "turnwatch-sidecar-run-progress") != nil {
+		t.Errorf("a run's phase: %v, want Forbidden by turnwatch-sidecar-run-progress", err)
+	}
 	if err := editor.Delete(ctx, turn.DeepCopy()); err != nil {
 		t.Errorf("deleting a turn: %v, want allowed (cleanup)", err)
 	}
 }
 
-// managerClient is a client of an account turnwatch-manager in ns, bound
+// managerConfig is a config of an account turnwatch-manager in ns, bound
 // to the manager's ClusterRole (config/rbac/role.yaml) as the chart binds
 // it; the ClusterRole is named after ns (the API server is shared between
 // tests).
-func managerClient(t testing.TB, ns string) client.Client {
+func managerConfig(t testing.TB, ns string) *rest.Config {
 	t.Helper()
 	ctx := context.Background()
 	b, err := os.ReadFile(filepath.Join("..", "config", "rbac", "role.yaml"))
@@ -343,9 +356,44 @@ func managerClient(t testing.TB, ns string) client.Client {
 		UserName: "system:serviceaccount:" + ns + ":turnwatch-manager",
 		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
 	}
-	c, err := client.New(as, client.Options{Scheme: testScheme})
+	return as
+}
+
+// managerClient is a client of managerConfig's account.
+func managerClient(t testing.TB, ns string) client.Client {
+	t.Helper()
+	c, err := client.New(managerConfig(t, ns), client.Options{Scheme: testScheme})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// The manager, with the rights the chart gives it and no more, runs a turn
+// to the end through every admission policy: it creates the turn
+// (turnwatch-agentturn-manager), writes the turn's status and the run's
+// (turnwatch-sidecar-run-progress), while the sidecar reports with the
+// token a node minted for it.
+func TestManagerPassesPolicies(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	if err := installPolicy(); err != nil {
+		t.Fatal(err)
+	}
+	ns := newNamespace(t)
+	startManager(t, ns, managerOpts{rest: managerConfig(t, ns)})
+	pod := runningRun(t, newRun(ns, "through"))
+	sidecar := sidecarOf(t, ns, SidecarServiceAccount, pod)
+	run, err := getRun(ns, "through")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the sidecar's progress report", func() error {
+		return reportProgress(sidecar, ns, "through", withRunUID(progressBody(2, "0.01", pod.Name, 2, "0.01"), string(run.UID)))
+	})
+	playSidecar(t, ns, pod.Name, finishedCond(protocol.Summary{Progress: counts(2, "0.01"), StopReason: "end", Result: true}))
+	runPhase(t, ns, "through", twv1.RunSucceeded)
+	if turn := turnSettled(t, ns, pod.Name); turn.Status.Outcome != twv1.TurnSucceeded {
+		t.Errorf("the turn: %+v", turn.Status)
+	}
 }
