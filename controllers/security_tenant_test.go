@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -396,4 +397,52 @@ func TestManagerPassesPolicies(t *testing.T) {
 	if turn := turnSettled(t, ns, pod.Name); turn.Status.Outcome != twv1.TurnSucceeded {
 		t.Errorf("the turn: %+v", turn.Status)
 	}
+}
+
+// managerCheck is how the admission policies recognise the manager: the
+// right config/rbac/role.yaml gives it alone.
+const managerCheck = "authorizer.group('rbac.authorization.k8s.io').resource('clusterroles').name('" + SidecarClusterRole + "').check('bind').allowed()"
+
+// The policies that trust the manager recognise it alike, by a right the
+// manager's ClusterRole holds: bind on the sidecar's ClusterRole.
+func TestPoliciesRecogniseTheManager(t *testing.T) {
+	policies := admissionPolicies(t)
+	for _, name := range []string{"turnwatch-agentturn-manager", "turnwatch-sidecar-run-progress"} {
+		p, ok := policies[name]
+		if !ok {
+			t.Fatalf("no admission policy %s", name)
+		}
+		var exprs []string
+		for _, c := range p.Spec.MatchConditions {
+			exprs = append(exprs, c.Expression)
+		}
+		for _, v := range p.Spec.Validations {
+			exprs = append(exprs, v.Expression)
+		}
+		found := false
+		for _, e := range exprs {
+			found = found || strings.Contains(e, managerCheck)
+			if strings.Contains(e, "check(") && !strings.Contains(e, managerCheck) {
+				t.Errorf("%s: %q asks the authorizer something else than %s", name, e, managerCheck)
+			}
+		}
+		if !found {
+			t.Errorf("%s does not recognise the manager by %s", name, managerCheck)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join("..", "config", "rbac", "role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	role := &rbacv1.ClusterRole{}
+	if err := yaml.UnmarshalStrict(b, role); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range role.Rules {
+		if slices.Contains(r.APIGroups, rbacv1.GroupName) && slices.Contains(r.Resources, "clusterroles") &&
+			slices.Contains(r.Verbs, "bind") && slices.Equal(r.ResourceNames, []string{SidecarClusterRole}) {
+			return
+		}
+	}
+	t.Errorf("config/rbac/role.yaml gives the manager no bind on ClusterRole %s alone", SidecarClusterRole)
 }
