@@ -97,10 +97,19 @@ func TestEditorCannotActAsSidecar(t *testing.T) {
 	// pod-name claim). The refusals below are the policies', not RBAC's.
 	// (The API server binds a token only to a Pod that runs as its
 	// account.)
+	// The editor's own Pod, running as an account of the namespace.
 	plain := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "plain", Namespace: ns}, Spec: corev1.PodSpec{
 		ServiceAccountName: "plain", Containers: []corev1.Container{{Name: "app", Image: "app:test"}}}}
-	create(t, plain)
-	eventually(t, "the editor's RoleBinding in force", func() error { return mint(editor, "plain", bound(plain)) })
+	eventually(t, "the editor's RoleBinding in force", func() error {
+		made, err := editor.CoreV1().Pods(ns).Create(ctx, plain, metav1.CreateOptions{})
+		if err == nil {
+			plain = made
+		}
+		return err
+	})
+	if err := mint(editor, "plain", bound(plain)); err != nil {
+		t.Errorf("a token of plain bound to the editor's Pod: %v, want minted", err)
+	}
 	if err := mint(editor, "agent-sa", bound(nil)); err != nil {
 		t.Errorf("a token of agent-sa bound to no Pod: %v, want minted", err)
 	}
@@ -131,6 +140,11 @@ func TestEditorCannotActAsSidecar(t *testing.T) {
 			return podStatus(as(sidecarUser, map[string][]string{
 				"authentication.kubernetes.io/pod-name": {victim.Name}, "authentication.kubernetes.io/pod-uid": {string(victim.UID)}}), victim.Name)
 		}, `cannot impersonate resource "userextras/authentication.kubernetes.io/pod-name"`},
+		{"a Pod of its own running as turnwatch-sidecar (the kubelet would mint it the token)", func() error {
+			_, err := editor.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "mine"}, Spec: corev1.PodSpec{
+				ServiceAccountName: SidecarServiceAccount, Containers: []corev1.Container{{Name: "app", Image: "app:test"}}}}, metav1.CreateOptions{})
+			return err
+		}, "turnwatch-sidecar-account"},
 		{"a token, impersonating a node", func() error {
 			cfg := rest.CopyConfig(editorCfg)
 			cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:node:" + testenv.NodeName, Groups: []string{"system:nodes"}}
@@ -407,7 +421,7 @@ const managerCheck = "authorizer.group('rbac.authorization.k8s.io').resource('cl
 // manager's ClusterRole holds: bind on the sidecar's ClusterRole.
 func TestPoliciesRecogniseTheManager(t *testing.T) {
 	policies := admissionPolicies(t)
-	for _, name := range []string{"turnwatch-agentturn-manager", "turnwatch-sidecar-run-progress"} {
+	for _, name := range []string{"turnwatch-agentturn-manager", "turnwatch-sidecar-run-progress", "turnwatch-sidecar-account"} {
 		p, ok := policies[name]
 		if !ok {
 			t.Fatalf("no admission policy %s", name)
