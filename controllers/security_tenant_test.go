@@ -113,6 +113,10 @@ func TestEditorCannotActAsSidecar(t *testing.T) {
 	if err := mint(editor, "agent-sa", bound(nil)); err != nil {
 		t.Errorf("a token of agent-sa bound to no Pod: %v, want minted", err)
 	}
+	if _, err := editor.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "plain-token",
+		Annotations: map[string]string{corev1.ServiceAccountNameKey: "plain"}}, Type: corev1.SecretTypeServiceAccountToken}, metav1.CreateOptions{}); err != nil {
+		t.Errorf("a token Secret of plain: %v, want created", err)
+	}
 
 	refused := []struct {
 		name string
@@ -145,6 +149,11 @@ func TestEditorCannotActAsSidecar(t *testing.T) {
 				ServiceAccountName: SidecarServiceAccount, Containers: []corev1.Container{{Name: "app", Image: "app:test"}}}}, metav1.CreateOptions{})
 			return err
 		}, "turnwatch-sidecar-account"},
+		{"a long-lived token Secret of turnwatch-sidecar", func() error {
+			_, err := editor.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "sidecar-token",
+				Annotations: map[string]string{corev1.ServiceAccountNameKey: SidecarServiceAccount}}, Type: corev1.SecretTypeServiceAccountToken}, metav1.CreateOptions{})
+			return err
+		}, "would hold a long-lived token"},
 		{"a token, impersonating a node", func() error {
 			cfg := rest.CopyConfig(editorCfg)
 			cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:node:" + testenv.NodeName, Groups: []string{"system:nodes"}}
