@@ -242,6 +242,7 @@ func (r *AgentTurnReconciler) podMissing(ctx context.Context, run *twv1.AgentRun
 		return r.createRefused(ctx, turn, pod.Name, err)
 	}
 	r.graceRaised(run, turn, pod)
+	r.guardsCapped(run, turn, pod, policies)
 	return ctrl.Result{}, r.recordPod(ctx, turn, pod.Name)
 }
 

@@ -243,27 +243,65 @@ func (r *AgentRunReconciler) setTurnGuards(ctx context.Context, run *twv1.AgentR
 // and whenever: one written by hand before turnwatch-agentturn-manager
 // refused that, or one made before a limit was lowered.
 func podGuards(run *twv1.AgentRun, turn *twv1.AgentTurn, defaults twv1.Guards, policies []appliedPolicy) (twv1.Guards, scriptedmodel.Scenario, bool, error) {
-	settings := turn.Spec.Guards
-	sc, drill, err := drillScenario(run)
-	if len(settings) == 0 {
-		var merged twv1.Guards
-		merged, sc, drill, err = turnGuards(run, defaults)
-		settings = mergeLevels([]guardLevel{{SourceDefault, &merged}})
-	}
+	settings, sc, drill, err := podSettings(run, turn, defaults)
 	if err != nil {
 		return twv1.Guards{}, sc, drill, err
 	}
-	settings = slices.Clone(settings)
-	capToLimits(settings, policies)
+	capped, err := capRender(settings, sc, drill, policies)
+	if err != nil {
+		return twv1.Guards{}, sc, drill, err
+	}
+	g, err := settingsGuards(capped)
+	return g, sc, drill, err
+}
+
+// podSettings are a turn's guard settings before the render caps them: its
+// spec.guards, or for a turn created before policies the run's over the
+// manager's defaults (turnGuards, the drill's scenario included).
+func podSettings(run *twv1.AgentRun, turn *twv1.AgentTurn, defaults twv1.Guards) ([]twv1.GuardSetting, scriptedmodel.Scenario, bool, error) {
+	if len(turn.Spec.Guards) == 0 {
+		merged, sc, drill, err := turnGuards(run, defaults)
+		return mergeLevels([]guardLevel{{SourceDefault, &merged}}), sc, drill, err
+	}
+	sc, drill, err := drillScenario(run)
+	return turn.Spec.Guards, sc, drill, err
+}
+
+// capRender is a copy of settings capped to policies' limits, with a
+// drill's scenario guards on top.
+func capRender(settings []twv1.GuardSetting, sc scriptedmodel.Scenario, drill bool, policies []appliedPolicy) ([]twv1.GuardSetting, error) {
+	out := slices.Clone(settings)
+	capToLimits(out, policies)
 	if drill {
 		over, err := drillGuards(sc)
 		if err != nil {
-			return twv1.Guards{}, sc, drill, err
+			return nil, err
 		}
-		overDrill(settings, over)
+		overDrill(out, over)
 	}
-	g, err := settingsGuards(settings)
-	return g, sc, drill, err
+	return out, nil
+}
+
+// renderCaps describes each guard of the turn that the limits in force cap
+// when its Pod is rendered ("stepBudget 1000 to 100 (limit of
+// TurnPolicy/team)"); none for a turn the run controller made under the
+// same limits.
+func renderCaps(run *twv1.AgentRun, turn *twv1.AgentTurn, defaults twv1.Guards, policies []appliedPolicy) []string {
+	settings, sc, drill, err := podSettings(run, turn, defaults)
+	if err != nil {
+		return nil
+	}
+	capped, err := capRender(settings, sc, drill, policies)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for i, s := range capped {
+		if s.Value != settings[i].Value && strings.HasPrefix(s.Source, SourceLimitOf) {
+			out = append(out, fmt.Sprintf("%s %s to %s (%s)", s.Name, settings[i].Value, s.Value, s.Source))
+		}
+	}
+	return out
 }
 
 // guardsRefusedError is a turn whose spec.guards the engine refuses (a

@@ -146,6 +146,11 @@ func TestPremadeTurnCappedAtRender(t *testing.T) {
 	if g.StepBudget == nil || *g.StepBudget != 100 || g.StallTimeout == nil || *g.StallTimeout != "5m" {
 		t.Errorf("the sidecar's guards: %s, want stepBudget 100 and stallTimeout 5m (TurnPolicy/caps)", sidecarEnv(pod)[protocol.EnvGuards])
 	}
+	// A Warning says so, naming each guard, the values and the policy.
+	evs := waitEvents(t, ns, run.Name, EventGuardsCapped, 1)
+	if err := containsAll(evs[0].Note, "stepBudget 100000 to 100 (limit of TurnPolicy/caps)", `stallTimeout "0s" to "5m" (limit of TurnPolicy/caps)`); err != nil || evs[0].Type != corev1.EventTypeWarning {
+		t.Errorf("%s Event: %v (%s)", EventGuardsCapped, err, evs[0].Type)
+	}
 	// The turn's spec is immutable: it still says what was written.
 	if got, err := getTurn(ns, turn.Name); err != nil || got.Spec.Guards[0].Value != "100000" {
 		t.Errorf("the turn: %+v, %v", got, err)

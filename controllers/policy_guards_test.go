@@ -311,3 +311,36 @@ func TestPodGuardsCappedAtRender(t *testing.T) {
 		})
 	}
 }
+
+// renderCaps names each guard the render capped, from what to what and by
+// which policy; none for a turn under the limits, and none for a drill's
+// scenario guards, which stay on top.
+func TestRenderCaps(t *testing.T) {
+	defaults := DefaultConfig().Guards
+	limits := orderPolicies(nil, []twv1.TurnPolicy{turnPolicy("caps", time.Hour, twv1.TurnPolicySpec{Limits: &twv1.GuardLimits{
+		StepBudget: ptr.To[int32](100), CycleRepeats: ptr.To[int32](3)}})}, nil)
+	turn := func(settings ...twv1.GuardSetting) *twv1.AgentTurn {
+		tt := &twv1.AgentTurn{}
+		tt.Spec.Guards = settings
+		return tt
+	}
+	for _, c := range []struct {
+		name string
+		run  *twv1.AgentRun
+		turn *twv1.AgentTurn
+		want []string
+	}{
+		{"over a limit", newRun("ns", "r"), turn(twv1.GuardSetting{Name: "stepBudget", Value: "1000", Source: SourceRun}),
+			[]string{"stepBudget 1000 to 100 (limit of TurnPolicy/caps)"}},
+		{"under the limits", newRun("ns", "r"), turn(twv1.GuardSetting{Name: "stepBudget", Value: "50", Source: SourceRun}), nil},
+		{"capped already, by the same limit", newRun("ns", "r"), turn(twv1.GuardSetting{Name: "stepBudget", Value: "100", Source: "limit of TurnPolicy/caps"}), nil},
+		{"a drill's scenario guard", newRun("ns", "r", func(r *twv1.AgentRun) { r.Spec.Drill = &twv1.Drill{Scenario: "cycle"} }),
+			turn(twv1.GuardSetting{Name: "cycleRepeats", Value: "4", Source: SourceDrill}), nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := renderCaps(c.run, c.turn, defaults, limits); !slices.Equal(got, c.want) {
+				t.Errorf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+}
