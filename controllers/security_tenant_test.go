@@ -32,10 +32,12 @@ import (
 // RoleBinding) attacks the sidecar's identity the way docs/security.md
 // lists it: a TokenRequest of the sidecar's account bound to a victim's
 // turn Pod (whose pod-name claim every turnwatch policy trusts), the same
-// for a template's own account holding the sidecar's rights, and
-// impersonating either account to write a turn Pod's status or a run's
-// progress. Every path is refused; a node still mints the sidecar's token,
-// and the editor still mints tokens of accounts without those rights.
+// for a template's own account holding the sidecar's rights, a Pod of its
+// own running as the sidecar's account (the kubelet would mint it the
+// token), a long-lived token Secret of that account, impersonating either
+// account to write a turn Pod's status or a run's progress, or a node.
+// Every path is refused; a node still mints the sidecar's token, and the
+// editor still mints tokens of accounts without those rights.
 func TestEditorCannotActAsSidecar(t *testing.T) {
 	needEnv(t)
 	t.Parallel()
