@@ -212,6 +212,11 @@ func TestPolicyBadInput(t *testing.T) {
 		{"budget without a window", map[string]any{"budget": map[string]any{"maxCostUSD": "10"}}, []string{"spec.budget.window", "Required"}},
 		{"window under a minute", map[string]any{"budget": map[string]any{"maxCostUSD": "10", "window": "30s"}}, []string{"spec.budget.window", "window must be at least 1m"}},
 		{"malformed window", map[string]any{"budget": map[string]any{"maxCostUSD": "10", "window": "1d"}}, []string{"spec.budget.window", `"1d"`}},
+		// Past int64 nanoseconds: neither Go nor CEL reads it, and the
+		// limits policies fail open; the CRD refuses it (DurationPattern).
+		{"a limit no one can read", map[string]any{"limits": map[string]any{"toolTimeout": "2562048h"}}, []string{"spec.limits.toolTimeout", `"2562048h"`}},
+		{"a guard no one can read", map[string]any{"guards": map[string]any{"stallTimeout": "2562048h"}}, []string{"spec.guards.stallTimeout", `"2562048h"`}},
+		{"a window no one can read", map[string]any{"budget": map[string]any{"maxCostUSD": "10", "window": "2562048h"}}, []string{"spec.budget.window", `"2562048h"`}},
 		{"unknown detector", map[string]any{"detectors": map[string]any{"loops": map[string]any{"enforcement": "audit"}}}, []string{"spec.detectors", "every key must name a detector"}},
 		{"unknown enforcement", map[string]any{"enforcement": "warn"}, []string{"spec.enforcement", `Unsupported value: "warn"`}},
 		{"unknown detector enforcement", map[string]any{"detectors": map[string]any{"spend": map[string]any{"enforcement": "warn"}}}, []string{"spec.detectors.spend.enforcement", `Unsupported value: "warn"`}},
@@ -233,5 +238,42 @@ func TestPolicyBadInput(t *testing.T) {
 				t.Errorf("%s %s: %v", kind, c.name, e)
 			}
 		}
+	}
+}
+
+// A run's guard duration that no one can read (past int64 nanoseconds:
+// Go's time.ParseDuration and CEL's duration() fail on it) is refused at
+// apply by the CRD, naming the field, though the limits policy that would
+// judge it fails open; the largest duration the API admits is read by both
+// and judged against the limit.
+func TestUnreadableDurationRefused(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	if err := installPolicy(); err != nil {
+		t.Fatal(err)
+	}
+	ns := newNamespace(t)
+	create(t, &twv1.TurnPolicy{ObjectMeta: metav1.ObjectMeta{Name: "caps", Namespace: ns},
+		Spec: twv1.TurnPolicySpec{Limits: &twv1.GuardLimits{StallTimeout: ptr.To("10m"), ToolTimeout: ptr.To("99999h")}}})
+	waitRefused(t, ns, twv1.Guards{StallTimeout: ptr.To("11m")}, "spec.guards.stallTimeout", "TurnPolicy/caps")
+	for _, field := range []string{"stallTimeout", "toolTimeout"} {
+		g := twv1.Guards{}
+		for _, v := range []string{"2562048h", "100000h", "1h1m1s1ms1us"} {
+			if field == "stallTimeout" {
+				g.StallTimeout = ptr.To(v)
+			} else {
+				g.ToolTimeout = ptr.To(v)
+			}
+			err := admitted(ns, g)
+			if e := refusedFor(err, "spec.guards."+field, `"`+v+`"`, "should match"); e != nil {
+				t.Errorf("%s %s: %v", field, v, e)
+			}
+		}
+	}
+	if err := admitted(ns, twv1.Guards{ToolTimeout: ptr.To("99999h")}); err != nil {
+		t.Errorf("the largest readable duration at the limit: %v", err)
+	}
+	if err := refusedFor(admitted(ns, twv1.Guards{StallTimeout: ptr.To("99999h")}), "spec.guards.stallTimeout", "over the limit 10m"); err != nil {
+		t.Errorf("the largest readable duration over the limit: %v", err)
 	}
 }

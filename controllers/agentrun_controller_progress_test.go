@@ -9,17 +9,15 @@ import (
 	"testing"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/internal/testenv"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -28,22 +26,28 @@ import (
 // token of that account bound to nothing).
 func sidecarOf(t testing.TB, ns, account string, pod *corev1.Pod) client.Client {
 	t.Helper()
-	req := &authenticationv1.TokenRequest{}
-	if pod != nil {
-		req.Spec.BoundObjectRef = &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}
-	}
-	cs := kubernetes.NewForConfigOrDie(restConfig)
-	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(context.Background(), account, req, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := rest.AnonymousClientConfig(restConfig)
-	cfg.BearerToken = tr.Status.Token
-	c, err := client.New(cfg, client.Options{Scheme: testScheme})
+	c, err := client.New(testenv.TokenConfig(restConfig, podToken(t, ns, account, pod, 0)), client.Options{Scheme: testScheme})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// podToken is the token the kubelet would project into pod (nil: a token
+// bound to nothing) running as account: only a node mints it
+// (turnwatch-sidecar-token); seconds 0 is the API server's default.
+func podToken(t testing.TB, ns, account string, pod *corev1.Pod, seconds int64) string {
+	t.Helper()
+	node, err := testenv.Node(context.Background(), testEnv, restConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var token string
+	eventually(t, "the node mints a token of "+account, func() (err error) {
+		token, err = testenv.PodToken(context.Background(), node, ns, account, pod, seconds)
+		return err
+	})
+	return token
 }
 
 // reportProgress sends what the sidecar sends: one merge patch of the run's

@@ -205,8 +205,12 @@ func (r *AgentTurnReconciler) podMissing(ctx context.Context, run *twv1.AgentRun
 		return ctrl.Result{}, err
 	}
 	turn.Spec.Prompt = prompt // the cache does not keep it (cache_trim.go)
+	policies, err := policiesFor(ctx, r.Client, turn.Namespace)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	o := renderOptions{SidecarImage: r.SidecarImage, Guards: r.Config.Guards, Prices: r.Config.Prices,
-		Resources: r.Config.Sidecar.Resources, Freshness: r.Config.freshness()}
+		Resources: r.Config.Sidecar.Resources, Freshness: r.Config.freshness(), Policies: policies}
 	if run.Spec.Drill != nil {
 		if o.DrillPort, err = r.drillPort(ctx, turn); err != nil {
 			return ctrl.Result{}, err
@@ -238,6 +242,7 @@ func (r *AgentTurnReconciler) podMissing(ctx context.Context, run *twv1.AgentRun
 		return r.createRefused(ctx, turn, pod.Name, err)
 	}
 	r.graceRaised(run, turn, pod)
+	r.guardsCapped(run, turn, pod, policies)
 	return ctrl.Result{}, r.recordPod(ctx, turn, pod.Name)
 }
 

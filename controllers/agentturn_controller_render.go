@@ -57,6 +57,9 @@ type renderOptions struct {
 	// Freshness sets the sidecar's Progress period (status_freshness.go); 0 leaves
 	// the sidecar's default.
 	Freshness time.Duration
+	// Policies are the policies in force for the turn's namespace when the
+	// Pod is rendered: their limits cap the turn's guards (podGuards).
+	Policies []appliedPolicy
 	// DrillPort is the loopback port of a drill turn's scripted model
 	// (drill_ports.go); unused for a run that is no drill.
 	DrillPort int32
@@ -112,7 +115,7 @@ func renderPod(run *twv1.AgentRun, turn *twv1.AgentTurn, o renderOptions) (*core
 	if p := podSecurityProblems(&tmpl.ObjectMeta, &tmpl.Spec, o.PodSecurity); len(p) > 0 {
 		return nil, &templateRefusedError{why: "does not meet " + o.PodSecurity.String(), hazards: p}
 	}
-	merged, sc, drill, err := podGuards(run, turn, o.Guards)
+	merged, sc, drill, err := podGuards(run, turn, o.Guards, o.Policies)
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,11 @@ const (
 	// EventGraceRaised: the template's terminationGracePeriodSeconds was
 	// too short for the sidecar to drain and report, and was raised.
 	EventGraceRaised = "GraceRaised"
+	// EventGuardsCapped: a turn's spec.guards asked more than the limits in
+	// force when its Pod was rendered, and the Pod runs with the limits
+	// (podGuards): the turn was made before a limit was lowered, or written
+	// by someone other than the run controller.
+	EventGuardsCapped = "GuardsCapped"
 	// EventStoppedAfterResult: the agent printed its final result but did
 	// not exit within exitGrace, so its Pod was stopped.
 	EventStoppedAfterResult = "StoppedAfterResult"
@@ -100,6 +105,16 @@ func raiseGrace(spec *corev1.PodSpec) {
 }
 
 // graceRaised tells the run's owner that its template's grace was raised.
+// guardsCapped says which of the turn's guards its Pod runs capped.
+func (r *AgentTurnReconciler) guardsCapped(run *twv1.AgentRun, turn *twv1.AgentTurn, pod *corev1.Pod, policies []appliedPolicy) {
+	caps := renderCaps(run, turn, r.Config.Guards, policies)
+	if len(caps) == 0 {
+		return
+	}
+	r.Recorder.Eventf(run, turn, corev1.EventTypeWarning, EventGuardsCapped, "RenderPod",
+		"pod %s runs with the limits in force, not the turn's spec.guards: %s", pod.Name, strings.Join(caps, "; "))
+}
+
 func (r *AgentTurnReconciler) graceRaised(run *twv1.AgentRun, turn *twv1.AgentTurn, pod *corev1.Pod) {
 	from := run.Spec.Template.Spec.TerminationGracePeriodSeconds
 	to := pod.Spec.TerminationGracePeriodSeconds

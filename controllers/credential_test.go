@@ -6,14 +6,9 @@ import (
 	"fmt"
 	"testing"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"turnwatch.dev/turnwatch/internal/testenv"
@@ -42,20 +37,7 @@ func TestSidecarCredential(t *testing.T) {
 	other := waitPod(t, ns, "other-0")
 
 	// The token the kubelet would project into the sidecar of own-0.
-	cs := kubernetes.NewForConfigOrDie(restConfig)
-	var tok *authenticationv1.TokenRequest
-	eventually(t, "token for the sidecar account", func() (err error) {
-		tok, err = cs.CoreV1().ServiceAccounts(ns).CreateToken(context.Background(), SidecarServiceAccount, &authenticationv1.TokenRequest{
-			Spec: authenticationv1.TokenRequestSpec{
-				ExpirationSeconds: ptr.To[int64](600),
-				BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: own.Name, UID: own.UID},
-			},
-		}, metav1.CreateOptions{})
-		return err
-	})
-	sidecarCfg := rest.AnonymousClientConfig(restConfig)
-	sidecarCfg.BearerToken = tok.Status.Token
-	sidecar, err := client.New(sidecarCfg, client.Options{Scheme: testScheme})
+	sidecar, err := client.New(testenv.TokenConfig(restConfig, podToken(t, ns, SidecarServiceAccount, own, 600)), client.Options{Scheme: testScheme})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,7 +16,8 @@ import (
 
 // A turn's effective guards (docs/policies.md#precedence) are resolved once,
 // when the run controller creates the turn, and written on its spec with
-// the source of each value; the turn controller renders the Pod from them.
+// the source of each value; the turn controller renders the Pod from them,
+// capped to the limits in force then (podGuards).
 
 // Sources of a guard's value (twv1.GuardSetting.Source) besides a policy's
 // "TurnPolicy/NAME" or "ClusterTurnPolicy/NAME".
@@ -235,17 +237,71 @@ func (r *AgentRunReconciler) setTurnGuards(ctx context.Context, run *twv1.AgentR
 
 // podGuards are the guards a turn's Pod runs with: its spec.guards, or for
 // a turn created before policies the run's over the manager's defaults
-// (turnGuards); with the drill's scenario, if the run is one.
-func podGuards(run *twv1.AgentRun, turn *twv1.AgentTurn, defaults twv1.Guards) (twv1.Guards, scriptedmodel.Scenario, bool, error) {
-	if len(turn.Spec.Guards) == 0 {
-		return turnGuards(run, defaults)
-	}
-	sc, drill, err := drillScenario(run)
+// (turnGuards); capped to the limits of policies, those in force when the
+// Pod is rendered; with the drill's scenario on top, if the run is one, as
+// resolveGuards has it. The cap holds a turn to the limits whoever wrote it
+// and whenever: one written by hand before turnwatch-agentturn-manager
+// refused that, or one made before a limit was lowered.
+func podGuards(run *twv1.AgentRun, turn *twv1.AgentTurn, defaults twv1.Guards, policies []appliedPolicy) (twv1.Guards, scriptedmodel.Scenario, bool, error) {
+	settings, sc, drill, err := podSettings(run, turn, defaults)
 	if err != nil {
 		return twv1.Guards{}, sc, drill, err
 	}
-	g, err := settingsGuards(turn.Spec.Guards)
+	capped, err := capRender(settings, sc, drill, policies)
+	if err != nil {
+		return twv1.Guards{}, sc, drill, err
+	}
+	g, err := settingsGuards(capped)
 	return g, sc, drill, err
+}
+
+// podSettings are a turn's guard settings before the render caps them: its
+// spec.guards, or for a turn created before policies the run's over the
+// manager's defaults (turnGuards, the drill's scenario included).
+func podSettings(run *twv1.AgentRun, turn *twv1.AgentTurn, defaults twv1.Guards) ([]twv1.GuardSetting, scriptedmodel.Scenario, bool, error) {
+	if len(turn.Spec.Guards) == 0 {
+		merged, sc, drill, err := turnGuards(run, defaults)
+		return mergeLevels([]guardLevel{{SourceDefault, &merged}}), sc, drill, err
+	}
+	sc, drill, err := drillScenario(run)
+	return turn.Spec.Guards, sc, drill, err
+}
+
+// capRender is a copy of settings capped to policies' limits, with a
+// drill's scenario guards on top.
+func capRender(settings []twv1.GuardSetting, sc scriptedmodel.Scenario, drill bool, policies []appliedPolicy) ([]twv1.GuardSetting, error) {
+	out := slices.Clone(settings)
+	capToLimits(out, policies)
+	if drill {
+		over, err := drillGuards(sc)
+		if err != nil {
+			return nil, err
+		}
+		overDrill(out, over)
+	}
+	return out, nil
+}
+
+// renderCaps describes each guard of the turn that the limits in force cap
+// when its Pod is rendered ("stepBudget 1000 to 100 (limit of
+// TurnPolicy/team)"); none for a turn the run controller made under the
+// same limits.
+func renderCaps(run *twv1.AgentRun, turn *twv1.AgentTurn, defaults twv1.Guards, policies []appliedPolicy) []string {
+	settings, sc, drill, err := podSettings(run, turn, defaults)
+	if err != nil {
+		return nil
+	}
+	capped, err := capRender(settings, sc, drill, policies)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for i, s := range capped {
+		if s.Value != settings[i].Value && strings.HasPrefix(s.Source, SourceLimitOf) {
+			out = append(out, fmt.Sprintf("%s %s to %s (%s)", s.Name, settings[i].Value, s.Value, s.Source))
+		}
+	}
+	return out
 }
 
 // guardsRefusedError is a turn whose spec.guards the engine refuses (a

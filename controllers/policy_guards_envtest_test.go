@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/pkg/protocol"
@@ -109,5 +110,49 @@ func TestTurnGuardsFromPolicies(t *testing.T) {
 	}
 	if testing.Verbose() {
 		t.Logf("%s", describe)
+	}
+}
+
+// A turn written ahead of its run controller (a pre-made RUN-0, as a
+// cluster administrator can still write one; turnwatch-agentturn-manager
+// refuses everyone else) asks guards over a TurnPolicy's limits: the turn
+// controller renders its Pod with the guards capped to the limits in force
+// then, whatever the turn's spec says.
+func TestPremadeTurnCappedAtRender(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	ns := newNamespace(t)
+	create(t, &twv1.TurnPolicy{ObjectMeta: metav1.ObjectMeta{Name: "caps", Namespace: ns},
+		Spec: twv1.TurnPolicySpec{Limits: &twv1.GuardLimits{StepBudget: ptrTo[int32](100), StallTimeout: ptrTo("5m")}}})
+	run := newRun(ns, "premade")
+	create(t, run)
+	turn := &twv1.AgentTurn{
+		ObjectMeta: metav1.ObjectMeta{Name: turnName(run.Name, 0), Namespace: ns, Labels: turnLabels(run, 0)},
+		Spec: twv1.AgentTurnSpec{RunName: run.Name, Prompt: run.Spec.Prompt, Guards: []twv1.GuardSetting{
+			{Name: "stepBudget", Value: "100000", Source: SourceRun},
+			{Name: "stallTimeout", Value: `"0s"`, Source: SourceRun},
+		}},
+	}
+	if err := controllerutil.SetControllerReference(run, turn, testScheme); err != nil {
+		t.Fatal(err)
+	}
+	create(t, turn)
+	startManager(t, ns, managerOpts{})
+	pod := waitPod(t, ns, turn.Name)
+	var g twv1.Guards
+	if err := json.Unmarshal([]byte(sidecarEnv(pod)[protocol.EnvGuards]), &g); err != nil {
+		t.Fatal(err)
+	}
+	if g.StepBudget == nil || *g.StepBudget != 100 || g.StallTimeout == nil || *g.StallTimeout != "5m" {
+		t.Errorf("the sidecar's guards: %s, want stepBudget 100 and stallTimeout 5m (TurnPolicy/caps)", sidecarEnv(pod)[protocol.EnvGuards])
+	}
+	// A Warning says so, naming each guard, the values and the policy.
+	evs := waitEvents(t, ns, run.Name, EventGuardsCapped, 1)
+	if err := containsAll(evs[0].Note, "stepBudget 100000 to 100 (limit of TurnPolicy/caps)", `stallTimeout "0s" to "5m" (limit of TurnPolicy/caps)`); err != nil || evs[0].Type != corev1.EventTypeWarning {
+		t.Errorf("%s Event: %v (%s)", EventGuardsCapped, err, evs[0].Type)
+	}
+	// The turn's spec is immutable: it still says what was written.
+	if got, err := getTurn(ns, turn.Name); err != nil || got.Spec.Guards[0].Value != "100000" {
+		t.Errorf("the turn: %+v, %v", got, err)
 	}
 }

@@ -202,7 +202,7 @@ func TestPodGuardsWithoutPolicyUnchanged(t *testing.T) {
 			}
 			turn := &twv1.AgentTurn{}
 			turn.Spec.Guards, turn.Spec.Audit = resolveGuards(in)
-			got, _, drill, err := podGuards(run, turn, defaults)
+			got, _, drill, err := podGuards(run, turn, defaults, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -246,5 +246,101 @@ func TestLimitsAreOrderedGuards(t *testing.T) {
 		if kind != monitor.GuardCount && kind != monitor.GuardDuration && kind != monitor.GuardCost {
 			t.Errorf("GuardLimits.%s limits a guard of kind %d, which has no more", name, kind)
 		}
+	}
+}
+
+// The turn controller caps a turn's guards to the limits in force when it
+// renders the Pod, whatever the turn's spec says and whoever wrote it; a
+// drill's scenario guards stay on top, as resolveGuards puts them.
+func TestPodGuardsCappedAtRender(t *testing.T) {
+	defaults := DefaultConfig().Guards
+	limits := orderPolicies(nil, []twv1.TurnPolicy{turnPolicy("caps", time.Hour, twv1.TurnPolicySpec{Limits: &twv1.GuardLimits{
+		StepBudget: ptr.To[int32](100), StallTimeout: ptr.To("5m"), MaxCostUSD: ptr.To("2.00"), CycleRepeats: ptr.To[int32](3)}})}, nil)
+	spec := func(settings ...twv1.GuardSetting) *twv1.AgentTurn {
+		turn := &twv1.AgentTurn{}
+		turn.Spec.Guards, _ = resolveGuards(guardInputs{Defaults: defaults})
+		for _, s := range settings {
+			for i := range turn.Spec.Guards {
+				if turn.Spec.Guards[i].Name == s.Name {
+					turn.Spec.Guards[i] = s
+				}
+			}
+		}
+		return turn
+	}
+	tests := []struct {
+		name string
+		run  *twv1.AgentRun
+		turn *twv1.AgentTurn
+		want twv1.Guards // the fields checked; others are the defaults'
+	}{
+		{"a hand-written turn over every limit", newRun("ns", "r"), spec(
+			twv1.GuardSetting{Name: "stepBudget", Value: "100000", Source: SourceRun},
+			twv1.GuardSetting{Name: "stallTimeout", Value: `"0s"`, Source: SourceRun},
+			twv1.GuardSetting{Name: "maxCostUSD", Value: "null", Source: SourceRun},
+			twv1.GuardSetting{Name: "cycleRepeats", Value: "0", Source: SourceRun}),
+			twv1.Guards{StepBudget: ptr.To[int32](100), StallTimeout: ptr.To("5m"), MaxCostUSD: ptr.To("2.00"), CycleRepeats: ptr.To[int32](3)}},
+		{"a value no one can read is over the limit", newRun("ns", "r"), spec(
+			twv1.GuardSetting{Name: "stallTimeout", Value: `"2562048h"`, Source: SourceRun}),
+			twv1.Guards{StallTimeout: ptr.To("5m")}},
+		{"under the limits: unchanged", newRun("ns", "r"), spec(
+			twv1.GuardSetting{Name: "stepBudget", Value: "50", Source: SourceRun}),
+			twv1.Guards{StepBudget: ptr.To[int32](50)}},
+		{"a turn made before policies: the run's guards, capped", newRun("ns", "r", func(r *twv1.AgentRun) {
+			r.Spec.Guards = &twv1.Guards{StepBudget: ptr.To[int32](900)}
+		}), &twv1.AgentTurn{}, twv1.Guards{StepBudget: ptr.To[int32](100)}},
+		{"a drill's scenario guards stay on top", newRun("ns", "r", func(r *twv1.AgentRun) {
+			r.Spec.Drill = &twv1.Drill{Scenario: "cycle"}
+		}), spec(twv1.GuardSetting{Name: "cycleRepeats", Value: "4", Source: SourceDrill},
+			twv1.GuardSetting{Name: "stepBudget", Value: "100000", Source: SourceDrill}),
+			twv1.Guards{CycleRepeats: ptr.To[int32](4), StepBudget: ptr.To[int32](100)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, _, _, err := podGuards(tt.run, tt.turn, defaults, limits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := setFields(&tt.want)
+			have := setFields(&got)
+			for name, w := range want {
+				if string(have[name]) != string(w) {
+					t.Errorf("%s = %s, want %s", name, have[name], w)
+				}
+			}
+		})
+	}
+}
+
+// renderCaps names each guard the render capped, from what to what and by
+// which policy; none for a turn under the limits, and none for a drill's
+// scenario guards, which stay on top.
+func TestRenderCaps(t *testing.T) {
+	defaults := DefaultConfig().Guards
+	limits := orderPolicies(nil, []twv1.TurnPolicy{turnPolicy("caps", time.Hour, twv1.TurnPolicySpec{Limits: &twv1.GuardLimits{
+		StepBudget: ptr.To[int32](100), CycleRepeats: ptr.To[int32](3)}})}, nil)
+	turn := func(settings ...twv1.GuardSetting) *twv1.AgentTurn {
+		tt := &twv1.AgentTurn{}
+		tt.Spec.Guards = settings
+		return tt
+	}
+	for _, c := range []struct {
+		name string
+		run  *twv1.AgentRun
+		turn *twv1.AgentTurn
+		want []string
+	}{
+		{"over a limit", newRun("ns", "r"), turn(twv1.GuardSetting{Name: "stepBudget", Value: "1000", Source: SourceRun}),
+			[]string{"stepBudget 1000 to 100 (limit of TurnPolicy/caps)"}},
+		{"under the limits", newRun("ns", "r"), turn(twv1.GuardSetting{Name: "stepBudget", Value: "50", Source: SourceRun}), nil},
+		{"capped already, by the same limit", newRun("ns", "r"), turn(twv1.GuardSetting{Name: "stepBudget", Value: "100", Source: "limit of TurnPolicy/caps"}), nil},
+		{"a drill's scenario guard", newRun("ns", "r", func(r *twv1.AgentRun) { r.Spec.Drill = &twv1.Drill{Scenario: "cycle"} }),
+			turn(twv1.GuardSetting{Name: "cycleRepeats", Value: "4", Source: SourceDrill}), nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := renderCaps(c.run, c.turn, defaults, limits); !slices.Equal(got, c.want) {
+				t.Errorf("got %q, want %q", got, c.want)
+			}
+		})
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -19,12 +18,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/internal/testenv"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -145,19 +143,8 @@ func TestTurnPodStatusProtected(t *testing.T) {
 	create(t, newRun(ns, "theirs", named))
 	mine, theirs := waitPod(t, ns, "mine-0"), waitPod(t, ns, "theirs-0")
 
-	cs := kubernetes.NewForConfigOrDie(restConfig)
 	token := func(pod *corev1.Pod) *kubernetes.Clientset {
-		req := &authenticationv1.TokenRequest{}
-		if pod != nil {
-			req.Spec.BoundObjectRef = &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}
-		}
-		tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "agent-sa", req, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg := rest.AnonymousClientConfig(restConfig)
-		cfg.BearerToken = tr.Status.Token
-		return kubernetes.NewForConfigOrDie(cfg)
+		return kubernetes.NewForConfigOrDie(testenv.TokenConfig(restConfig, podToken(t, ns, "agent-sa", pod, 0)))
 	}
 	forged := []byte(fmt.Sprintf(`{"status":{"conditions":[{"type":%q,"status":"True","reason":"Result","message":%q}]}}`,
 		protocol.ConditionFinished, `{"steps":1,"costUSD":"0","stopReason":"end","result":true,"lines":1,"unparsed":0}`))
@@ -192,35 +179,8 @@ func TestManagerEffectivePermissions(t *testing.T) {
 	needEnv(t)
 	t.Parallel()
 	ctx := context.Background()
-	b, err := os.ReadFile(filepath.Join("..", "config", "rbac", "role.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	role := &rbacv1.ClusterRole{}
-	if err := yaml.UnmarshalStrict(b, role); err != nil {
-		t.Fatal(err)
-	}
 	ns := newNamespace(t)
-	role.Name = "turnwatch-manager-" + ns // the API server is shared between tests
-	create(t, role)
-	create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "turnwatch-manager", Namespace: ns}})
-	create(t, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "turnwatch-manager", Namespace: ns}}})
-	t.Cleanup(func() {
-		_ = k8s.Delete(ctx, role)
-		_ = k8s.Delete(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name}})
-	})
-
-	as := rest.CopyConfig(restConfig)
-	as.Impersonate = rest.ImpersonationConfig{
-		UserName: "system:serviceaccount:" + ns + ":turnwatch-manager",
-		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
-	}
-	manager, err := client.New(as, client.Options{Scheme: testScheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	manager := managerClient(t, ns)
 	// A namespace where no turn ran yet, and one where turns run: there the
 	// sidecar's RoleBinding names the manager as its second subject
 	// (manager_identity.go), which the list must show too.

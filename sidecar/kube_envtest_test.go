@@ -124,16 +124,23 @@ func agentPod(t *testing.T, ctx context.Context, ns, name string) *corev1.Pod {
 }
 
 // sidecarToken is the credential the kubelet projects into the sidecar: a
-// token of turnwatch-sidecar bound to pod (nil: bound to nothing).
+// token of turnwatch-sidecar bound to pod (nil: bound to nothing), minted
+// by a node as only a node may (turnwatch-sidecar-token).
 func sidecarToken(t *testing.T, ctx context.Context, ns string, pod *corev1.Pod) string {
 	t.Helper()
-	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{}}
-	if pod != nil {
-		req.Spec.BoundObjectRef = &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID}
-	}
-	tr, err := admin.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "turnwatch-sidecar", req, metav1.CreateOptions{})
+	node, err := testenv.Node(ctx, testEnv, apiCfg)
 	must(t, err)
-	return tr.Status.Token
+	var token string
+	var last error
+	// The authorizer may not have the node's RBAC yet.
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		token, last = testenv.PodToken(ctx, node, ns, "turnwatch-sidecar", pod, 0)
+		return last == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("the node mints a token of turnwatch-sidecar: %v", last)
+	}
+	return token
 }
 
 // tokenConfig is apiCfg with the token as the only credential.

@@ -18,8 +18,9 @@ const (
 	TurnAborted TurnOutcome = "Aborted"
 )
 
-// AgentTurnSpec is one attempt of an AgentRun. The controller creates it; it
-// is not meant to be written by hand.
+// AgentTurnSpec is one attempt of an AgentRun. The controller creates it;
+// the admission policy turnwatch-agentturn-manager refuses a turn anyone
+// else writes.
 // +kubebuilder:validation:XValidation:rule="self == oldSelf",message="an AgentTurn's spec is immutable"
 type AgentTurnSpec struct {
 	// RunName is the owning AgentRun's name.

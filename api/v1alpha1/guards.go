@@ -25,15 +25,17 @@ type Guards struct {
 
 	// StallTimeout is the longest silence while the model is generating, in
 	// Go duration syntax ("10m"); longer trips stall (class stalled).
-	// Cluster default "10m". "0s" switches it off.
-	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// Cluster default "10m". "0s" switches it off. At most 4 numbers of at
+	// most 5 digits before the point, each with its unit ("1h30m"), so that
+	// every value admitted is one the admission policies can read.
+	// +kubebuilder:validation:Pattern=`^([0-9]{1,5}(\.[0-9]+)?(ns|us|µs|ms|s|m|h)){1,4}$`
 	// +kubebuilder:validation:MaxLength=32
 	// +optional
 	StallTimeout *string `json:"stallTimeout,omitempty"`
 
 	// ToolTimeout is the longest silence while a tool call is outstanding,
-	// in Go duration syntax ("30m"). Cluster default "30m".
-	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// in Go duration syntax ("30m"), as StallTimeout. Cluster default "30m".
+	// +kubebuilder:validation:Pattern=`^([0-9]{1,5}(\.[0-9]+)?(ns|us|µs|ms|s|m|h)){1,4}$`
 	// +kubebuilder:validation:MaxLength=32
 	// +optional
 	ToolTimeout *string `json:"toolTimeout,omitempty"`

@@ -49,14 +49,14 @@ type GuardLimits struct {
 
 	// StallTimeout is the longest stallTimeout a run may ask, in Go
 	// duration syntax.
-	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:Pattern=`^([0-9]{1,5}(\.[0-9]+)?(ns|us|µs|ms|s|m|h)){1,4}$`
 	// +kubebuilder:validation:MaxLength=32
 	// +optional
 	StallTimeout *string `json:"stallTimeout,omitempty"`
 
 	// ToolTimeout is the longest toolTimeout a run may ask, in Go duration
 	// syntax.
-	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:Pattern=`^([0-9]{1,5}(\.[0-9]+)?(ns|us|µs|ms|s|m|h)){1,4}$`
 	// +kubebuilder:validation:MaxLength=32
 	// +optional
 	ToolTimeout *string `json:"toolTimeout,omitempty"`
@@ -105,7 +105,7 @@ type Budget struct {
 	// Window is the budget's period in Go duration syntax ("24h"), at least
 	// "1m". A window starts when the last one ends; the first starts when
 	// the policy is first seen.
-	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:Pattern=`^([0-9]{1,5}(\.[0-9]+)?(ns|us|µs|ms|s|m|h)){1,4}$`
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m')",message="window must be at least 1m"
 	// +required

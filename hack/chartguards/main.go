@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/pkg/monitor"
 )
 
@@ -207,7 +208,7 @@ type schema struct {
 // written in seconds at most; a decimal cost, or a number as --set writes
 // one; at most 64 world tools of at most 256 bytes.
 const (
-	durationPattern = `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	durationPattern = twv1.DurationPattern
 	secondsPattern  = `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s))+$`
 	costPattern     = `^([0-9]{1,9}(\.[0-9]{1,9})?)?$`
 )

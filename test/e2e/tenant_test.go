@@ -83,7 +83,9 @@ func TestTenantAttacks(t *testing.T) {
 	asSidecar := clientsFor(sidecarCfg)
 	t.Run("act as the sidecar by impersonation", func(t *testing.T) {
 		_, err := asSidecar.kube.CoreV1().Pods(env.ns).Patch(ctx, victim, types.StrategicMergePatchType, forged, metav1.PatchOptions{}, "status")
-		refused(t, "forge the neighbour's Finished as the sidecar", err, "turnwatch-turn-pod-status")
+		// turnwatch-turn-pod-status and turnwatch-sidecar-own-pod both
+		// refuse it (no pod-name claim); either may answer first.
+		refused(t, "forge the neighbour's Finished as the sidecar", err, "ValidatingAdmissionPolicy 'turnwatch-")
 		_, err = asSidecar.dyn.Resource(agentRunGVR).Namespace(env.ns).Patch(ctx, "tenant-victim", types.MergePatchType,
 			[]byte(`{"status":{"costUSD":"5000.00","steps":1}}`), metav1.PatchOptions{}, "status")
 		refused(t, "raise the neighbour's progress as the sidecar", err, "")
@@ -91,7 +93,9 @@ func TestTenantAttacks(t *testing.T) {
 			Spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{
 				Kind: "Pod", APIVersion: "v1", Name: p.Name, UID: p.UID}},
 		}, metav1.CreateOptions{})
-		refused(t, "mint its own token as the sidecar", err, "turnwatch-sidecar-token")
+		// RBAC refuses it before admission: the sidecar's account may not
+		// create tokens (turnwatch-sidecar-token would refuse it too).
+		refused(t, "mint its own token as the sidecar", err, `cannot create resource "serviceaccounts/token"`)
 	})
 
 	t.Run("write an AgentTurn by hand", func(t *testing.T) {
