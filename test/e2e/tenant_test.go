@@ -118,6 +118,19 @@ func TestTenantAttacks(t *testing.T) {
 		refused(t, "AgentRun adding SYS_ADMIN", err, "turnwatch-agentrun-template")
 	})
 
+	t.Run("have the kubelet mint the sidecar's token", func(t *testing.T) {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "tenant-as-sidecar"}, Spec: corev1.PodSpec{
+			ServiceAccountName: "turnwatch-sidecar", HostNetwork: true,
+			Containers: []corev1.Container{{Name: "c", Image: fakeAgentImage, ImagePullPolicy: corev1.PullNever}}}}
+		_, err := tenant.kube.CoreV1().Pods(env.ns).Create(ctx, pod, metav1.CreateOptions{})
+		refused(t, "a Pod of the tenant's running as turnwatch-sidecar", err, "turnwatch-sidecar-account")
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tenant-sidecar-token",
+			Annotations: map[string]string{corev1.ServiceAccountNameKey: "turnwatch-sidecar"}},
+			Type: corev1.SecretTypeServiceAccountToken}
+		_, err = tenant.kube.CoreV1().Secrets(env.ns).Create(ctx, secret, metav1.CreateOptions{})
+		refused(t, "a token Secret of turnwatch-sidecar", err, "turnwatch-sidecar-account")
+	})
+
 	t.Run("set their own policy or consent", func(t *testing.T) {
 		pol := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "turnwatch.dev/v1alpha1", "kind": "TurnPolicy",
