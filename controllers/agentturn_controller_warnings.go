@@ -48,13 +48,18 @@ func markWarnings(st *twv1.AgentTurnStatus, warnings map[string]string, generati
 }
 
 // raiseCounts raises the turn's counts with the sidecar's reports, oldest
-// first: what its run's status showed (held back while it ran), its Pod's
+// first: what its run's status showed (held back while it ran; once it
+// settles), its Pod's
 // Progress, its latest (the summary). A report below what the turn counted
 // leaves the higher figure and is noted as CostMismatch, unless the
 // sidecar noted one itself.
 func (r *AgentTurnReconciler) raiseCounts(uid types.UID, st *twv1.AgentTurnStatus, v *verdict) {
 	var note string
-	if held, ok := r.counts.held(uid); ok {
+	// What the run's status showed is raised into the turn only as it
+	// settles: while it runs, the run's status carries it already, and a
+	// write of the turn per report is what the throttle saves
+	// (status_freshness.go).
+	if held, ok := r.counts.held(uid); ok && v.outcome != "" {
 		setTurnCounts(st, held)
 	}
 	for _, p := range []*protocol.Progress{v.progress, v.counts} {

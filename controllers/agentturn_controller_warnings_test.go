@@ -62,7 +62,8 @@ func TestWarningsNamed(t *testing.T) {
 
 // A turn's counts only grow: a report below what the turn counted (its
 // own status, its run's progress, its Pod's Progress) leaves the higher
-// figure, and the turn notes CostMismatch unless the sidecar did.
+// figure, and the turn notes CostMismatch unless the sidecar did. The
+// run's progress is raised into the turn as it settles, not per report.
 func TestRaiseCounts(t *testing.T) {
 	const uid = "turn-uid"
 	tests := []struct {
@@ -83,6 +84,7 @@ func TestRaiseCounts(t *testing.T) {
 		{"a summary below the turn's own", twv1.AgentTurnStatus{Steps: 2, CostUSD: "50.00"}, nil, nil, ptrTo(counts(1, "0.5")), "", 2, "50.00",
 			"the sidecar reported $0.50 for the turn, below the $50.00 reported before: the turn keeps $50.00"},
 		{"fewer steps, more cost", twv1.AgentTurnStatus{Steps: 5, CostUSD: "1"}, nil, nil, ptrTo(counts(4, "2")), "", 5, "2.00", ""},
+		{"while it runs, the run's progress stays in the run's status", twv1.AgentTurnStatus{}, ptrTo(counts(3, "50")), nil, nil, "", 0, "", ""},
 		{"the sidecar's own note stands", twv1.AgentTurnStatus{}, nil, ptrTo(counts(3, "50")), ptrTo(counts(3, "0")), "line 9 reported $0.00", 3, "50.00",
 			"line 9 reported $0.00"},
 	}
@@ -92,6 +94,9 @@ func TestRaiseCounts(t *testing.T) {
 			r.counts.observe(uid, tt.held)
 			st := tt.had.DeepCopy()
 			v := verdict{progress: tt.progress, counts: tt.latest}
+			if tt.latest != nil {
+				v.outcome = twv1.TurnSucceeded // a summary settles the turn
+			}
 			if tt.sidecarNote != "" {
 				v.warnings = map[string]string{protocol.ReasonCostMismatch: tt.sidecarNote}
 			}
