@@ -12,7 +12,9 @@ import (
 // and no trips. So the engine judges its own reading: when most lines do
 // not parse (more than half, judged from the formatSample-th line on, and
 // at the end of a shorter stream that another format would read), the
-// turn notes FormatMismatch, naming the format the unparsed lines read as.
+// turn notes FormatMismatch, naming the format the unparsed lines read as;
+// when they read as no format, only if no line parsed at all (a CLI's
+// stderr beside events that parse is noise, not a mismatch).
 // A stream of the right format parses nearly every line: the recorded
 // streams of every CLI parse all of theirs.
 
@@ -72,6 +74,12 @@ func (e *Engine) judgeFormat(atEnd bool) {
 	}
 	fit := e.fit.best()
 	if judged < formatSample && (!atEnd || fit == "") {
+		return
+	}
+	if fit == "" && e.parsed > 0 {
+		// Events of the format parse, and the rest reads as no format:
+		// noise beside the stream (a CLI's stderr in its container log,
+		// Gemini CLI's error trace), counted unparsed, not a mismatch.
 		return
 	}
 	e.formatNote, e.formatFits = formatMismatchText(e.active, e.unparsed, judged, fit), fit

@@ -177,3 +177,41 @@ func TestFormatMismatchSurvivesACheckpoint(t *testing.T) {
 		}
 	}
 }
+
+// Noise beside a stream that parses (a CLI's stderr in its container log:
+// Gemini CLI prints its error trace there) is counted unparsed, and is no
+// mismatch: only a stream that reads as another format, or as nothing at
+// all, notes one.
+func TestFormatNoiseIsNoMismatch(t *testing.T) {
+	e, err := New(Options{Format: FormatGemini})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Feed([]byte(`{"type":"init","timestamp":"2026-01-05T09:00:00Z","session_id":"s1","model":"gemini-2.5-pro"}`), time.Time{})
+	for i := 0; i < 30; i++ {
+		e.Feed([]byte("    at processTicksAndRejections (node:internal/process/task_queues:95:5)"), time.Time{})
+	}
+	e.Finish()
+	if r := e.Report(); r.FormatMismatch != "" || r.Unparsed != 30 {
+		t.Errorf("formatMismatch %q, unparsed %d: want no mismatch, 30 unparsed", r.FormatMismatch, r.Unparsed)
+	}
+}
+
+// A lower report within a price table's difference keeps the higher figure
+// without a note; one below half of it is noted.
+func TestCostNoteBelowHalf(t *testing.T) {
+	for _, c := range []struct {
+		reported string
+		noted    bool
+	}{{"0.0104", false}, {"0.0064", true}, {"0", true}} {
+		e, _ := New(Options{Format: FormatClaude})
+		was, _ := ParseMoney("0.013")
+		rep, _ := ParseMoney(c.reported)
+		if got := e.notBelow(was, rep); got != was {
+			t.Errorf("%s: kept %s, want %s", c.reported, got, was)
+		}
+		if noted := e.CostMismatch() != ""; noted != c.noted {
+			t.Errorf("%s: noted %v, want %v", c.reported, noted, c.noted)
+		}
+	}
+}

@@ -149,6 +149,13 @@ func tokensText(t tokens) string {
 	return string(b)
 }
 
+// costNoteBelow: a lower report is noted only when it is below 1/costNoteBelow
+// of what was counted. A CLI's own price table may differ from turnwatch's
+// (on the local node, Claude Code 2.1.328's final totals came to 0.8 of what
+// turnwatch priced the same messages at), and every turn of it would be
+// noted otherwise; the higher figure is kept either way.
+const costNoteBelow = 2
+
 // notBelow is a cost that stood at was after a report of reported: the
 // report, unless it is lower (docs/design.md#a-cost-never-goes-down). Counts
 // only grow within a turn, so a lower report is no correction (claude's
@@ -157,6 +164,9 @@ func tokensText(t tokens) string {
 func (e *Engine) notBelow(was, reported Money) Money {
 	if reported >= was {
 		return reported
+	}
+	if reported >= was/costNoteBelow {
+		return was // a price table's difference, not a forgery: kept, not noted
 	}
 	e.noteCost("line " + strconv.Itoa(e.lines) + " reported $" + reported.String() + " where $" + was.String() +
 		" was counted already: the turn keeps $" + was.String())
