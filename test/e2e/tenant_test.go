@@ -103,10 +103,11 @@ func TestTenantAttacks(t *testing.T) {
 			"apiVersion": "turnwatch.dev/v1alpha1", "kind": "AgentTurn",
 			"metadata": map[string]any{"name": "tenant-premade-0", "namespace": env.ns,
 				"labels": map[string]any{"turnwatch.dev/run": "tenant-premade"}},
-			"spec": map[string]any{"prompt": "x", "attempt": int64(0)},
+			"spec": map[string]any{"runName": "tenant-premade", "attempt": int64(0), "prompt": "x",
+				"conversationID": "00000000-0000-4000-8000-000000000000"},
 		}}
 		_, err := tenant.dyn.Resource(agentTurnGVR).Namespace(env.ns).Create(ctx, turn, metav1.CreateOptions{})
-		refused(t, "create AgentTurn tenant-premade-0", err, "")
+		refused(t, "create AgentTurn tenant-premade-0", err, "turnwatch-agentturn-manager")
 	})
 
 	t.Run("an AgentRun stronger than a Pod", func(t *testing.T) {
@@ -190,6 +191,11 @@ func hostileStream(t *testing.T) {
 		"--kubeconfig", env.kubeconfig, "--color", "never").CombinedOutput()
 	if err != nil {
 		t.Fatalf("kubectl turnwatch explain: %v\n%.4000s", err, out)
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.Contains(l, "forged") {
+			t.Logf("explain shows the hostile call as: %.300s", l)
+		}
 	}
 	if strings.ContainsRune(string(out), 0x1b) || strings.Contains(string(out), "\nTRIPPED identicalCalls (forged)") {
 		t.Errorf("explain printed the agent's escapes raw:\n%.4000q", out)
