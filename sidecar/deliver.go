@@ -84,9 +84,17 @@ func (r *runner) nudges(ctx context.Context, eng *monitor.Engine, ns []monitor.N
 	return r.settleDeliveries(ctx, eng, false)
 }
 
+// deliverySlack is how many tool calls may begin after the one a nudge was
+// said at before its delivery is known to have failed: the stream shows
+// the sidecar a call's line after the CLI ran that call's hook, by up to a
+// read pace and the log's own path; with one call of slack, a real Codex
+// CLI's nudge on the local node was judged not delivered in one run of
+// three (docs/nudges.md#delivery-confirmed).
+const deliverySlack = 2
+
 // pendingNudge is a nudge written for the agent whose Pod condition waits
 // for its delivery to be known: the hook acknowledged it (delivered), or
-// the call after the next one began without that (not delivered), or the
+// deliverySlack calls began after it without that (not delivered), or the
 // turn ended.
 type pendingNudge struct {
 	n         monitor.Nudge
@@ -126,11 +134,12 @@ func (r *runner) settleDeliveries(ctx context.Context, eng *monitor.Engine, fina
 			word = wordDelivered
 		case final:
 			word = wordNotDelivered + ": no hook acknowledged it before the turn ended"
-		case steps > p.steps+1:
-			// The hook of the call the nudge was said at may have run
-			// before the sidecar read that call's line: the next call's
-			// hook is the last chance.
-			word = wordNotDelivered + ": no hook acknowledged it by the next tool call"
+		case steps > p.steps+deliverySlack:
+			// The hooks of the calls after the nudge may have run before
+			// the sidecar read their lines (it reads at most once per
+			// logReadPace; a CLI whose model answers at once makes a call
+			// every 50 ms): the second call after it is the last chance.
+			word = wordNotDelivered + ": no hook acknowledged it by the second tool call after it"
 		default:
 			return nil
 		}

@@ -48,7 +48,7 @@ func TestRunDeliversNudges(t *testing.T) {
 		{name: "not delivered: no warning, no file", lines: loopTurn(6), warnFirst: true, delivery: "none", settled: protocol.ConditionTripped,
 			trippedMsg: "repeated an identical tool call 4 times"},
 		{name: "written, no hook ran: not delivered, and said once", lines: loopTurn(12), warnFirst: true, delivery: "file", noHook: true, settled: protocol.ConditionTripped,
-			silent:   "IdenticalCalls/streak 1: warning (identicalCalls): " + warning + " [not delivered to the agent: no hook acknowledged it by the next tool call]",
+			silent:   "IdenticalCalls/streak 1: warning (identicalCalls): " + warning + " [not delivered to the agent: no hook acknowledged it by the second tool call after it]",
 			wantRecs: []string{"1 identicalCalls true " + warning}, trippedMsg: "repeated an identical tool call 4 times", hooksNotRun: true},
 		{name: "no nudge, no hook ran", lines: healthyTurn(), delivery: "file", noHook: true, settled: protocol.ConditionFinished, hooksNotRun: true},
 	}

@@ -28,7 +28,7 @@ func TestNudgeDelivery(t *testing.T) {
 		delivered, known bool
 	}{
 		{"streak 1: 12 tool calls without a word [delivered to the agent]", true, true},
-		{"streak 1: warning (identicalCalls): same call [not delivered to the agent: no hook acknowledged it by the next tool call]", false, true},
+		{"streak 1: warning (identicalCalls): same call [not delivered to the agent: no hook acknowledged it by the second tool call after it]", false, true},
 		{"streak 2: 12 tool calls without a word", false, false},
 		{"", false, false},
 	} {
