@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"time"
 
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/nudgefile"
@@ -60,7 +61,7 @@ func (r *runner) ready() {
 func (r *runner) nudges(ctx context.Context, eng *monitor.Engine, ns []monitor.Nudge) error {
 	first := eng.NudgeCount() - len(ns) + 1
 	for i, n := range ns {
-		p := pendingNudge{n: n, seq: first + i, warning: n.Detector != monitor.DetectorSilentRun, steps: eng.State().Steps}
+		p := pendingNudge{n: n, seq: first + i, warning: n.Detector != monitor.DetectorSilentRun, written: r.clock.Now()}
 		if !r.cfg.delivers() {
 			r.logNudge(p, "")
 			if err := r.rep.silent(ctx, n.Detector, conditionText(n, p.warning, "")); err != nil {
@@ -68,13 +69,14 @@ func (r *runner) nudges(ctx context.Context, eng *monitor.Engine, ns []monitor.N
 			}
 			continue
 		}
-		rec := nudgefile.Record{Seq: p.seq, Time: r.clock.Now(), Detector: n.Detector, Message: n.Message, Line: n.Line, Warning: p.warning}
+		rec := nudgefile.Record{Seq: p.seq, Time: p.written, Detector: n.Detector, Message: n.Message, Line: n.Line, Warning: p.warning}
 		if err := nudgefile.Append(r.cfg.NudgeDir, rec); err != nil {
 			r.log.Error(err, "cannot deliver a nudge to the agent", "seq", rec.Seq)
 			p.unwritten = true
 		}
 		r.pending = append(r.pending, p)
 	}
+	r.countCalls(eng)
 	// Per line, the ack file is read only when a call began since the last
 	// look: that is when a pending nudge's delivery can become known (the
 	// tick looks too, once per period).
@@ -84,12 +86,14 @@ func (r *runner) nudges(ctx context.Context, eng *monitor.Engine, ns []monitor.N
 	return r.settleDeliveries(ctx, eng, false)
 }
 
-// deliverySlack is how many tool calls may begin after the one a nudge was
-// said at before its delivery is known to have failed: the stream shows
-// the sidecar a call's line after the CLI ran that call's hook, by up to a
-// read pace and the log's own path; with one call of slack, a real Codex
-// CLI's nudge on the local node was judged not delivered in one run of
-// three (docs/nudges.md#delivery-confirmed).
+// deliverySlack is how many tool calls must begin after a nudge was
+// written, as the log's timestamps of their lines tell, before its
+// delivery is known to have failed: the first such call's hook may have
+// run before its line was printed (a Codex CLI's), the second's ran after
+// the first's line, so after the nudge. Counting calls as the sidecar
+// reads them instead misjudged a real Codex CLI on the local node, which
+// makes a call every 50 ms, faster than the sidecar reads its lines
+// (docs/nudges.md#delivery-confirmed).
 const deliverySlack = 2
 
 // pendingNudge is a nudge written for the agent whose Pod condition waits
@@ -97,11 +101,25 @@ const deliverySlack = 2
 // deliverySlack calls began after it without that (not delivered), or the
 // turn ended.
 type pendingNudge struct {
-	n         monitor.Nudge
-	seq       int
-	warning   bool
-	steps     int  // the turn's tool calls when it was said
+	n       monitor.Nudge
+	seq     int
+	warning bool
+	written time.Time // when it was written to the nudges file
+	// after is how many calls began whose lines the log wrote after it.
+	after     int
 	unwritten bool // the nudges file could not be written
+}
+
+// countCalls counts, for each pending nudge, the calls begun since the
+// last count if the line that brought them was written after the nudge.
+func (r *runner) countCalls(eng *monitor.Engine) {
+	steps := eng.State().Steps
+	for i := range r.pending {
+		if r.lineTime.After(r.pending[i].written) {
+			r.pending[i].after += steps - r.stepsSeen
+		}
+	}
+	r.stepsSeen = steps
 }
 
 // Delivery words on the nudge's Pod condition and Event; the controller
@@ -134,11 +152,7 @@ func (r *runner) settleDeliveries(ctx context.Context, eng *monitor.Engine, fina
 			word = wordDelivered
 		case final:
 			word = wordNotDelivered + ": no hook acknowledged it before the turn ended"
-		case steps > p.steps+deliverySlack:
-			// The hooks of the calls after the nudge may have run before
-			// the sidecar read their lines (it reads at most once per
-			// logReadPace; a CLI whose model answers at once makes a call
-			// every 50 ms): the second call after it is the last chance.
+		case p.after >= deliverySlack:
 			word = wordNotDelivered + ": no hook acknowledged it by the second tool call after it"
 		default:
 			return nil

@@ -92,6 +92,48 @@ func TestRunDeliversNudges(t *testing.T) {
 	}
 }
 
+// A sidecar that reads a fast CLI's lines late does not judge a nudge
+// undelivered by calls whose lines the log wrote before the nudge was
+// written (their hooks ran before it too): only calls begun after it
+// count, so the hook that runs later is still heard.
+func TestLateLinesDoNotCountAgainstDelivery(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		late    bool // the lines were written long before the sidecar read them
+		message string
+	}{
+		{"lines read late: the later ack is heard", true, "[delivered to the agent]"},
+		{"lines read as written: the second call after it settles it", false,
+			"[not delivered to the agent: no hook acknowledged it by the second tool call after it]"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			lines := silentTurn(20, true)
+			p := &syncPatcher{p: &podPatcher{t: t}}
+			start := time.Now()
+			src := &scriptedSource{lines: lines, stamped: func(int) time.Time {
+				if tt.late {
+					return start
+				}
+				return time.Now()
+			}}
+			i := 0
+			src.before = func() { // the hook runs only before the turn's last line
+				if i++; i == len(lines) {
+					ackAll(t, dir)
+				}
+			}
+			r := testRunner(t, src, p, clock.RealClock{})
+			r.cfg.Guards.NudgeDelivery, r.cfg.NudgeDir = "file", dir
+			runUntil(t, r, p, has(protocol.ConditionFinished))
+			got, _ := p.conditions()
+			if s := got[protocol.ConditionSilent]; !strings.HasSuffix(s.Message, tt.message) {
+				t.Errorf("Silent = %q, want it to end %q", s.Message, tt.message)
+			}
+		})
+	}
+}
+
 // ackAll is a hook run by the agent: it acknowledges every nudge in dir.
 func ackAll(t *testing.T, dir string) {
 	b, _ := os.ReadFile(filepath.Join(dir, nudgefile.File))

@@ -45,6 +45,11 @@ type runner struct {
 	// FormatMismatch went out (tellNotes).
 	costTold, formatTold bool
 	lookedAt             int // the turn's tool calls when the ack file was last read
+	// stepsSeen is the turn's tool calls when countCalls last counted;
+	// lineTime is the log's time of the line being fed (the sidecar's
+	// clock for a source without one).
+	stepsSeen int
+	lineTime  time.Time
 	// calls are the tool calls judged for the pre-tool hook.
 	calls Calls
 	// drill is the scripted model of a drill turn (nil for none);
@@ -260,6 +265,10 @@ func (w *watchState) line(l streamLine) error {
 	r, eng := w.r, w.eng
 	w.lastSeen = r.clock.Now()
 	r.rep.readLag(l.Time, w.lastSeen)
+	r.lineTime = l.Time
+	if r.lineTime.IsZero() {
+		r.lineTime = w.lastSeen
+	}
 	w.probe.reset()
 	n, fp := eng.Lines()+1, lineFingerprint(l.Data, l.Cut)
 	feed, parsed := eng.Feed, !l.Cut

@@ -28,6 +28,8 @@ type scriptedSource struct {
 	// before, when set, runs before each line is emitted (the agent's side:
 	// a hook run between two tool calls).
 	before func()
+	// stamped, when set, gives each line (by index) its log timestamp.
+	stamped func(i int) time.Time
 }
 
 func (s *scriptedSource) Connected() bool { return s.connected.Load() }
@@ -35,11 +37,15 @@ func (s *scriptedSource) Connected() bool { return s.connected.Load() }
 func (s *scriptedSource) Follow(ctx context.Context, emit func(streamLine) error) error {
 	s.connected.Store(true)
 	defer s.connected.Store(false)
-	for _, l := range s.lines {
+	for i, l := range s.lines {
 		if s.before != nil {
 			s.before()
 		}
-		if err := emit(streamLine{Data: []byte(l)}); err != nil {
+		line := streamLine{Data: []byte(l)}
+		if s.stamped != nil {
+			line.Time = s.stamped(i)
+		}
+		if err := emit(line); err != nil {
 			return err
 		}
 	}

@@ -65,10 +65,10 @@ var Scenarios = []Scenario{
 			}
 			return text(answer)
 		}},
-	{Name: "silentRun", Plays: "makes 16 different shell calls without a word",
+	{Name: "silentRun", Plays: "makes 16 different shell calls without a word, and more until told of the nudge (at most 16 more)",
 		Detector: "silentRun",
 		reply: func(c *Conversation, p *play) Reply {
-			if s := c.Step(); s < p.silentCalls() {
+			if s := c.Step(); s < p.silentCalls() || s < p.silentCalls()+silentWait && !c.Contains(silentNudge) {
 				return shell(c, fmt.Sprintf("echo step %d", s+1))
 			}
 			return text(answer)

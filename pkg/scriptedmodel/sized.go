@@ -67,10 +67,18 @@ func (d duration) D() time.Duration { return time.Duration(d) }
 
 // Today's lengths: the least each scenario plays.
 const (
-	leastLoop      = loopCalls // identicalLoop, subagentLoop, repeatedErrors, cycle's alternations
-	leastSilent    = 16        // silentRun's calls
-	loopMargin     = 2         // calls past the guard's limit
-	silentMargin   = 4         // silentRun's tool-only messages past silentTurns
+	leastLoop    = loopCalls // identicalLoop, subagentLoop, repeatedErrors, cycle's alternations
+	leastSilent  = 16        // silentRun's calls
+	loopMargin   = 2         // calls past the guard's limit
+	silentMargin = 4         // silentRun's tool-only messages past silentTurns
+	// silentWait is how many more calls silentRun makes while its nudge has
+	// not reached the model: a CLI whose model answers at once makes a call
+	// every 50 ms, faster than the sidecar reads the nudge's line, and a
+	// real model told to report stops; one never told stops here.
+	silentWait = 16
+	// silentNudge is how the nudge reads to the model, as turnwatch-hook
+	// prints it (cmd/turnwatch-hook/hook.go).
+	silentNudge    = "turnwatch nudge (silentRun"
 	sentence       = "All work and no play makes a dull agent. "
 	leastSentences = 120 // repetition: 4920 bytes, past the default 4096
 	// leastSpace* are whitespace's deltas: 256 of 2 bytes, twice the

@@ -51,8 +51,9 @@ func TestParseGuards(t *testing.T) {
 }
 
 // played is how many tool calls scenario makes before its final answer,
-// driven with a conversation that answers every call.
-func played(t *testing.T, scenario string, p *play) int {
+// driven with a conversation that answers every call (with result, from
+// the first call on, when it is not empty).
+func played(t *testing.T, scenario string, p *play, result string) int {
 	t.Helper()
 	sc, err := Lookup(scenario)
 	if err != nil {
@@ -69,7 +70,7 @@ func played(t *testing.T, scenario string, p *play) int {
 			return n
 		}
 		c.Messages = append(c.Messages, Message{Role: "assistant", Calls: r.Calls},
-			Message{Role: "user", Results: []Result{{CallID: "x", Text: "answer"}}})
+			Message{Role: "user", Results: []Result{{CallID: "x", Text: "answer" + result}}})
 	}
 	t.Fatalf("%s never answered", scenario)
 	return 0
@@ -87,12 +88,12 @@ func TestLoopsPlayPastTheGuards(t *testing.T) {
 		// calls each scenario makes (cycle: two per alternation)
 		identical, cycle, errors, silent int
 	}{
-		{"no guards: as always", monitor.Guards{}, 8, 16, 8, 16},
-		{"defaults: as always", defaults, 8, 16, 8, 16},
-		{"cycleRepeats 4 (the scenario's own)", func() monitor.Guards { g := defaults; g.CycleRepeats = 4; return g }(), 8, 16, 8, 16},
-		{"raised", raised, 12, 16, 11, 24},
-		{"raised, warnFirst", warned, 22, 28, 20, 44},
-		{"warnFirst at the defaults", func() monitor.Guards { g := defaults; g.WarnFirst = true; return g }(), 10, 16, 14, 28},
+		{"no guards: as always", monitor.Guards{}, 8, 16, 8, 32},
+		{"defaults: as always", defaults, 8, 16, 8, 32},
+		{"cycleRepeats 4 (the scenario's own)", func() monitor.Guards { g := defaults; g.CycleRepeats = 4; return g }(), 8, 16, 8, 32},
+		{"raised", raised, 12, 16, 11, 40},
+		{"raised, warnFirst", warned, 22, 28, 20, 60},
+		{"warnFirst at the defaults", func() monitor.Guards { g := defaults; g.WarnFirst = true; return g }(), 10, 16, 14, 44},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,9 +103,13 @@ func TestLoopsPlayPastTheGuards(t *testing.T) {
 				want     int
 			}{{"identicalLoop", tt.identical}, {"subagentLoop", tt.identical}, {"cycle", tt.cycle},
 				{"repeatedErrors", tt.errors}, {"silentRun", tt.silent}} {
-				if got := played(t, c.scenario, p); got != c.want {
+				if got := played(t, c.scenario, p, ""); got != c.want {
 					t.Errorf("%s made %d calls, want %d", c.scenario, got, c.want)
 				}
+			}
+			// Never told of its nudge, silentRun goes on for silentWait calls.
+			if got := played(t, "silentRun", p, "\n"+silentNudge+", line 3): report"); got != tt.silent-silentWait {
+				t.Errorf("silentRun told of its nudge made %d calls, want %d", got, tt.silent-silentWait)
 			}
 		})
 	}
