@@ -15,6 +15,7 @@ import (
 // spec.guards, as a team would after calibrate.
 func TestTripsPatterns(t *testing.T) {
 	needOperator(t)
+	t.Parallel()
 	tests := []struct {
 		name  string
 		spec  runSpec

@@ -27,6 +27,7 @@ type tripStory struct {
 // allows) -> fault on the AgentRun -> `kubectl describe` text.
 func TestTrips(t *testing.T) {
 	needOperator(t)
+	t.Parallel()
 	tests := []struct {
 		name  string
 		spec  runSpec
@@ -210,6 +211,7 @@ func checkTripStory(t *testing.T, name string, spec runSpec, want tripStory) {
 // TestFinishes runs the stories of runs no detector stops.
 func TestFinishes(t *testing.T) {
 	needOperator(t)
+	t.Parallel()
 	tests := []struct {
 		name     string
 		spec     runSpec
