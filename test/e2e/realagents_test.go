@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
 	"turnwatch.dev/turnwatch/pkg/monitor"
@@ -543,8 +544,8 @@ func TestRealAgentsContinue(t *testing.T) {
 	}
 }
 
-// ensureAPIKeys creates the dummy agent-api-keys Secret the samples read,
-// once per namespace.
+// ensureAPIKeys makes sure the dummy agent-api-keys Secret holds the keys
+// the samples of files read (tests running at once each add theirs).
 func ensureAPIKeys(t *testing.T, files []string) {
 	keys := map[string]string{}
 	for _, f := range files {
@@ -552,9 +553,14 @@ func ensureAPIKeys(t *testing.T, files []string) {
 			keys[k] = "scripted"
 		}
 	}
-	_, err := env.kube.CoreV1().Secrets(env.ns).Create(context.Background(), &corev1.Secret{
+	secrets := env.kube.CoreV1().Secrets(env.ns)
+	_, err := secrets.Create(context.Background(), &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "agent-api-keys"}, StringData: keys}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
+	if apierrors.IsAlreadyExists(err) { // another test's samples: add these keys to theirs
+		patch, _ := json.Marshal(map[string]any{"stringData": keys})
+		_, err = secrets.Patch(context.Background(), "agent-api-keys", types.MergePatchType, patch, metav1.PatchOptions{})
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 }
