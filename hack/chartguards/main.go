@@ -203,13 +203,14 @@ type schema struct {
 	AnyOf       []schema `json:"anyOf,omitempty"`
 }
 
-// The API's patterns and bounds (api/v1alpha1/guards.go), which the chart's
-// schema keeps: a Go duration; one bounded under a minute (refuseWait) is
-// written in seconds at most; a decimal cost, or a number as --set writes
-// one; at most 64 world tools of at most 256 bytes.
+// The API's patterns and bounds (the markers hack/apitables writes into
+// api/v1alpha1/zz_generated.guards.go), which the chart's schema keeps: a
+// Go duration; one bounded under a minute (refuseWait) is written in
+// seconds at most; a decimal cost, or a number as --set writes one; at most
+// 64 world tools of at most 256 bytes.
 const (
 	durationPattern = twv1.DurationPattern
-	secondsPattern  = `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s))+$`
+	secondsPattern  = twv1.SecondsPattern
 	costPattern     = `^([0-9]{1,9}(\.[0-9]{1,9})?)?$`
 )
 
