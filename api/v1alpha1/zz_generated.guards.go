@@ -69,9 +69,10 @@ type Guards struct {
 	IdenticalCalls *int32 `json:"identicalCalls,omitempty"`
 
 	// CycleRepeats is a guard of the cycles detector (class runaway). Cycles:
-	// a sequence of 2 to 5 tool calls repeated this many times in a row trips
-	// `runaway`; 0 (off) or at least 2. Run `calibrate` on healthy streams
-	// before switching it on. Cluster default 0 (off).
+	// a sequence of 2 to 5 tool calls (not all the same) repeated this many
+	// times in a row trips `runaway` (A B A B A B A B is 2 calls repeated 4
+	// times); 0 (off) or at least 2. Run `calibrate` on healthy streams before
+	// switching it on. Cluster default 0 (off).
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:XValidation:rule="self == 0 || self >= 2",message="cycleRepeats must be 0 (off) or at least 2"
 	// +optional
@@ -126,7 +127,8 @@ type Guards struct {
 
 	// WarnFirst is a setting of the detectors. Where nudges are delivered, a
 	// turn's first loop trip (identical calls, cycles, repeated errors)
-	// becomes a warning; the next one trips. Cluster default false.
+	// becomes a warning that names the loop; its count starts over, and the
+	// next one trips. Cluster default false.
 	// +optional
 	WarnFirst *bool `json:"warnFirst,omitempty"`
 
@@ -139,8 +141,8 @@ type Guards struct {
 
 	// RefuseWait is a setting of the detectors. How long the pre-tool hook
 	// waits for the sidecar's verdict on its call (at most 5s); past it the
-	// call runs. In Go duration syntax in seconds at most ("1.5s"). Cluster
-	// default "2s".
+	// call runs (fail open). In Go duration syntax in seconds at most
+	// ("1.5s"). Cluster default "2s".
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s))+$`
 	// +kubebuilder:validation:MaxLength=16
 	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('5s')",message="must be at most 5s"
