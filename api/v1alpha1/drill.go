@@ -1,5 +1,8 @@
 package v1alpha1
 
+// Drill, whose enum lists the scripted model's scenarios, is generated from
+// them (zz_generated.drill.go, by hack/apitables: `make generate`).
+
 // DrillResult is how a drill ended, against what its scenario expected.
 // +kubebuilder:validation:Enum=Pending;Caught;CaughtOtherwise;Missed;AsExpected;FalseAlarm
 type DrillResult string

@@ -19,6 +19,10 @@ const (
 	EnforcementAudit Enforcement = "audit"
 )
 
+// Guards, GuardLimits and DetectorPolicies, which hold one field or key
+// per guard or detector, are generated from the detector table
+// (zz_generated.guards.go, by hack/apitables: `make generate`).
+
 // DetectorPolicy is one detector's setting in a policy.
 type DetectorPolicy struct {
 	// Enforcement overrides the policy's spec.enforcement for this
