@@ -12,3 +12,13 @@ const SecondsPattern = `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s))+$`
 // hack/apitables writes it into the guards' markers; Budget's repeats it
 // (a marker cannot name a constant).
 const CostPattern = `^[0-9]{1,9}(\.[0-9]{1,9})?$`
+
+// The bounds of the guards' values that their markers hold (hack/apitables
+// writes them) and the chart's schema repeats (hack/chartguards writes it):
+// a duration's string, one in seconds at most, and worldTools.
+const (
+	DurationMaxLength = 32
+	SecondsMaxLength  = 16
+	MaxWorldTools     = 64
+	MaxToolNameLength = 256
+)

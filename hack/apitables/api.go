@@ -47,15 +47,6 @@ func goType(k monitor.GuardKind) string {
 	panic(fmt.Sprintf("apitables: no API type for guard kind %d", k))
 }
 
-// The bounds of a duration's string, and of worldTools, as the CRDs and
-// the chart's schema (hack/chartguards) hold them.
-const (
-	durationMaxLength = 32
-	secondsMaxLength  = 16
-	toolsMaxItems     = 64
-	toolMaxLength     = 256
-)
-
 // inSeconds says whether a duration guard is written in seconds at most:
 // one bounded under a minute (refuseWait).
 func inSeconds(gd monitor.Guard) bool { return gd.Most > 0 && gd.Most < time.Minute }
@@ -68,18 +59,18 @@ func valueMarkers(gd monitor.Guard) []string {
 		return []string{"kubebuilder:validation:Minimum=0"}
 	case monitor.GuardDuration:
 		if inSeconds(gd) {
-			return []string{pattern(twv1.SecondsPattern), fmt.Sprintf("kubebuilder:validation:MaxLength=%d", secondsMaxLength)}
+			return []string{pattern(twv1.SecondsPattern), fmt.Sprintf("kubebuilder:validation:MaxLength=%d", twv1.SecondsMaxLength)}
 		}
-		return []string{pattern(twv1.DurationPattern), fmt.Sprintf("kubebuilder:validation:MaxLength=%d", durationMaxLength)}
+		return []string{pattern(twv1.DurationPattern), fmt.Sprintf("kubebuilder:validation:MaxLength=%d", twv1.DurationMaxLength)}
 	case monitor.GuardChoice:
 		return []string{"kubebuilder:validation:Enum=" + strings.Join(gd.Choices, ";")}
 	case monitor.GuardCost:
 		return []string{pattern(twv1.CostPattern)}
 	case monitor.GuardTools:
 		return []string{"listType=set",
-			fmt.Sprintf("kubebuilder:validation:MaxItems=%d", toolsMaxItems),
+			fmt.Sprintf("kubebuilder:validation:MaxItems=%d", twv1.MaxWorldTools),
 			"kubebuilder:validation:items:MinLength=1",
-			fmt.Sprintf("kubebuilder:validation:items:MaxLength=%d", toolMaxLength)}
+			fmt.Sprintf("kubebuilder:validation:items:MaxLength=%d", twv1.MaxToolNameLength)}
 	}
 	return nil
 }

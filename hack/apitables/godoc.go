@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/pkg/monitor"
 )
 
@@ -43,7 +44,7 @@ func syntaxDoc(gd monitor.Guard) string {
 	case monitor.GuardCost:
 		return `A decimal string ("5.00") of at most 9 digits before the point and 9 after.`
 	case monitor.GuardTools:
-		return fmt.Sprintf("At most %d names of at most %d bytes.", toolsMaxItems, toolMaxLength)
+		return fmt.Sprintf("At most %d names of at most %d bytes.", twv1.MaxWorldTools, twv1.MaxToolNameLength)
 	}
 	return ""
 }

@@ -227,9 +227,9 @@ func schemaOf(gd monitor.Guard) schema {
 		return schema{Type: "integer", Minimum: &zero}
 	case monitor.GuardDuration:
 		if gd.Most > 0 && gd.Most < time.Minute {
-			return schema{Type: "string", Pattern: secondsPattern, MaxLength: 16}
+			return schema{Type: "string", Pattern: secondsPattern, MaxLength: twv1.SecondsMaxLength}
 		}
-		return schema{Type: "string", Pattern: durationPattern, MaxLength: 32}
+		return schema{Type: "string", Pattern: durationPattern, MaxLength: twv1.DurationMaxLength}
 	case monitor.GuardBool:
 		return schema{Type: "boolean"}
 	case monitor.GuardChoice:
@@ -237,8 +237,8 @@ func schemaOf(gd monitor.Guard) schema {
 	case monitor.GuardCost:
 		return schema{AnyOf: []schema{{Type: "string", Pattern: costPattern}, {Type: "number", Minimum: &zero}}}
 	case monitor.GuardTools:
-		return schema{Type: "array", MaxItems: 64, UniqueItems: true,
-			Items: &schema{Type: "string", MinLength: 1, MaxLength: 256}}
+		return schema{Type: "array", MaxItems: twv1.MaxWorldTools, UniqueItems: true,
+			Items: &schema{Type: "string", MinLength: 1, MaxLength: twv1.MaxToolNameLength}}
 	}
 	panic("chartguards: guard " + gd.Name + " has no kind the chart knows")
 }
