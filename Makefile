@@ -23,7 +23,8 @@ all: build
 ##@ Development
 
 .PHONY: generate
-generate: ## Generate deepcopy code from the API types.
+generate: ## Generate the API's copies of the tables (hack/apitables: guards, detector keys, drill scenarios, the limits policies), then deepcopy code from the API types.
+	go run ./hack/apitables
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
 
 .PHONY: manifests
@@ -54,8 +55,8 @@ check-dockerfile: ## Check the Dockerfile without a Docker engine (COPY sources 
 	hack/check-dockerfile.sh
 
 .PHONY: test-unit
-test-unit: ## Quick tests: the engine, the sidecar, parsers, the kubectl plugin and the hook, the fake agent, the chart's guard generator (no API server).
-	go test ./pkg/... ./sidecar/... ./cmd/... ./test/fakeagent/... ./hack/chartguards/...
+test-unit: ## Quick tests: the engine, the sidecar, parsers, the kubectl plugin and the hook, the fake agent, the chart's and the API's generators (no API server).
+	go test ./pkg/... ./sidecar/... ./cmd/... ./test/fakeagent/... ./hack/chartguards/... ./hack/apitables/...
 
 FUZZ_TARGETS := FuzzPi FuzzPiMemo FuzzClaude FuzzCodex FuzzOpencode FuzzGemini FuzzAuto FuzzScanner FuzzDecimal FuzzRepetition FuzzWarnFirst
 # A count, not a duration: with a duration, Go 1.26's fuzz coordinator can fail a
@@ -165,6 +166,7 @@ chart-files: ## Copy the generated manager Role, the metrics-reader role, the si
 	cp config/rbac/metrics_reader_role.yaml $(CHART)/files/metrics-reader-role.yaml
 	cp config/sidecar/clusterrole.yaml $(CHART)/files/sidecar-clusterrole.yaml
 	cp config/sidecar/validatingadmissionpolicy.yaml $(CHART)/files/admission-policies.yaml
+	cp config/sidecar/validatingadmissionpolicy_limits.yaml $(CHART)/files/admission-policies-limits.yaml
 	cp pkg/monitor/prices.json $(CHART)/files/prices.json
 
 .PHONY: chart-guards

@@ -323,9 +323,10 @@ func TestSidecarRBAC(t *testing.T) {
 }
 
 // TestAdmissionPolicyMatches: the chart installs config/sidecar's policies
-// and bindings unchanged, every binding denying, whatever the values.
+// and bindings (the hand-written ones and the limits policies) unchanged,
+// every binding denying, whatever the values.
 func TestAdmissionPolicyMatches(t *testing.T) {
-	file := readYAMLFiles(t, "config/sidecar/validatingadmissionpolicy.yaml")
+	file := readYAMLFiles(t, "config/sidecar/validatingadmissionpolicy*.yaml")
 	wantPolicies := only(file, "ValidatingAdmissionPolicy")
 	wantBindings := only(file, "ValidatingAdmissionPolicyBinding")
 	if len(wantPolicies) < 3 || len(wantBindings) != len(wantPolicies) {

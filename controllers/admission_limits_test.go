@@ -28,9 +28,13 @@ var limitsPolicies = map[string]string{
 // admissionPolicies reads config/sidecar's admission policies by name.
 func admissionPolicies(t *testing.T) map[string]admv1.ValidatingAdmissionPolicy {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "config", "sidecar", "validatingadmissionpolicy.yaml"))
-	if err != nil {
-		t.Fatal(err)
+	var b []byte
+	for _, f := range []string{"validatingadmissionpolicy.yaml", "validatingadmissionpolicy_limits.yaml"} {
+		c, err := os.ReadFile(filepath.Join("..", "config", "sidecar", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = append(append(b, c...), "\n---\n"...)
 	}
 	out := map[string]admv1.ValidatingAdmissionPolicy{}
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
