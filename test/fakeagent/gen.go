@@ -6,27 +6,41 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"turnwatch.dev/turnwatch/pkg/agents"
 )
 
 //go:generate go run . gen -out scenarios
 
-// Formats are the agent CLIs' stream formats, in a fixed order.
-var Formats = []string{"pi", "claude", "codex", "opencode", "gemini"}
+// Formats are the agent CLIs' stream formats, in the order of the CLIs'
+// table (agents.CLIs).
+var Formats = agents.Formats()
 
+// renderers write a Script in each format: one per CLI of agents.CLIs.
 var renderers = map[string]func(Script) string{
 	"pi": renderPi, "claude": renderClaude, "codex": renderCodex, "opencode": renderOpencode, "gemini": renderGemini,
 }
 
 // Missing lists the scenario/format pairs that do not exist, and why: the
-// format cannot express the scenario.
-var Missing = map[string]string{
-	"codex/whitespace":    "codex exec --json streams no deltas: messages and reasoning arrive whole",
-	"opencode/whitespace": "opencode run --format json streams no deltas: text parts arrive whole",
-	"codex/length":        "codex exec --json carries no stop reason",
-	"gemini/length":       "gemini's stream-json carries no stop reason",
-	"codex/overspend":     "codex reports only tokens, once, cumulative, on turn.completed: the cost cannot climb inside the turn",
-	"gemini/overspend":    "gemini reports tokens only in the final result's stats: the cost cannot climb inside the turn",
-	"opencode/errors":     "opencode's bash tool reports a command that exits non-zero as completed (the exit code is metadata): only a tool that throws is status error",
+// format cannot express the scenario. A CLI that never shows deltas
+// (agents.CLI.HidesDeltas) cannot play whitespace, which is told in them.
+var Missing = withoutDeltas(map[string]string{
+	"codex/length":     "codex exec --json carries no stop reason",
+	"gemini/length":    "gemini's stream-json carries no stop reason",
+	"codex/overspend":  "codex reports only tokens, once, cumulative, on turn.completed: the cost cannot climb inside the turn",
+	"gemini/overspend": "gemini reports tokens only in the final result's stats: the cost cannot climb inside the turn",
+	"opencode/errors":  "opencode's bash tool reports a command that exits non-zero as completed (the exit code is metadata): only a tool that throws is status error",
+})
+
+// withoutDeltas adds to missing the whitespace scenario of each CLI that
+// never shows deltas.
+func withoutDeltas(missing map[string]string) map[string]string {
+	for _, c := range agents.CLIs {
+		if why := c.HidesDeltas(); why != "" {
+			missing[c.Format+"/whitespace"] = why + ", no deltas"
+		}
+	}
+	return missing
 }
 
 // Generate renders every scenario in every format that can express it,

@@ -223,3 +223,16 @@ func TestCostArithmetic(t *testing.T) {
 		t.Errorf("overspend costs %s in all, want 3.9030", got)
 	}
 }
+
+// Every CLI of the table has its renderer: the fake agent plays every
+// format the sidecar reads.
+func TestEveryFormatRenders(t *testing.T) {
+	for _, f := range Formats {
+		if renderers[f] == nil {
+			t.Errorf("format %s has no renderer", f)
+		}
+	}
+	if len(renderers) != len(Formats) {
+		t.Errorf("%d renderers for %d formats %v", len(renderers), len(Formats), Formats)
+	}
+}

@@ -28,6 +28,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -58,7 +59,7 @@ func run(argv []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fakeagent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	scenario := fs.String("scenario", "", "embedded scenario: healthy, loop, stall, whitespace, silent, overspend, length, noresult")
-	format := fs.String("format", "pi", "stream format: pi, claude, codex, opencode, gemini")
+	format := fs.String("format", "pi", "stream format: "+strings.Join(Formats, ", "))
 	file := fs.String("file", "", "replay this file instead of a scenario (- for stdin)")
 	speed := fs.Float64("speed", 1, "replay speed factor: 2 plays twice as fast")
 	exit := fs.Int("exit-code", 0, "exit code once the stream is played")
