@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -12,14 +13,14 @@ import (
 
 //go:generate go run . gen -out scenarios
 
-// Formats are the agent CLIs' stream formats, in the order of the CLIs'
-// table (agents.CLIs).
-var Formats = agents.Formats()
-
-// renderers write a Script in each format: one per CLI of agents.CLIs.
+// renderers write a Script in a CLI's format (agents.CLIs).
 var renderers = map[string]func(Script) string{
 	"pi": renderPi, "claude": renderClaude, "codex": renderCodex, "opencode": renderOpencode, "gemini": renderGemini,
 }
+
+// Formats are the formats the fake agent plays: the CLIs' (agents.CLIs)
+// that it has a renderer for, in the table's order.
+var Formats = slices.DeleteFunc(agents.Formats(), func(f string) bool { return renderers[f] == nil })
 
 // Missing lists the scenario/format pairs that do not exist, and why: the
 // format cannot express the scenario. A CLI that never shows deltas
