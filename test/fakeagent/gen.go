@@ -26,11 +26,11 @@ var Formats = slices.DeleteFunc(agents.Formats(), func(f string) bool { return r
 // format cannot express the scenario. A CLI that never shows deltas
 // (agents.CLI.HidesDeltas) cannot play whitespace, which is told in them.
 var Missing = withoutDeltas(map[string]string{
-	"codex/length":     "codex exec --json carries no stop reason",
-	"gemini/length":    "gemini's stream-json carries no stop reason",
-	"codex/overspend":  "codex reports only tokens, once, cumulative, on turn.completed: the cost cannot climb inside the turn",
-	"gemini/overspend": "gemini reports tokens only in the final result's stats: the cost cannot climb inside the turn",
-	"opencode/errors":  "opencode's bash tool reports a command that exits non-zero as completed (the exit code is metadata): only a tool that throws is status error",
+	"codex/lengthStop":        "codex exec --json carries no stop reason",
+	"gemini/lengthStop":       "gemini's stream-json carries no stop reason",
+	"codex/overspend":         "codex reports only tokens, once, cumulative, on turn.completed: the cost cannot climb inside the turn",
+	"gemini/overspend":        "gemini reports tokens only in the final result's stats: the cost cannot climb inside the turn",
+	"opencode/repeatedErrors": "opencode's bash tool reports a command that exits non-zero as completed (the exit code is metadata): only a tool that throws is status error",
 })
 
 // withoutDeltas adds to missing the whitespace scenario of each CLI that
