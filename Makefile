@@ -23,8 +23,9 @@ all: build
 ##@ Development
 
 .PHONY: generate
-generate: ## Generate the API's copies of the tables (hack/apitables: guards, detector keys, drill scenarios, the limits policies), then deepcopy code from the API types.
+generate: ## Generate the API's copies of the tables (hack/apitables: guards, detector keys, drill scenarios, the limits policies; hack/formatenum: the Format type from the CLIs' table), then deepcopy code from the API types.
 	go run ./hack/apitables
+	go run ./hack/formatenum
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
 
 .PHONY: manifests
@@ -56,7 +57,7 @@ check-dockerfile: ## Check the Dockerfile without a Docker engine (COPY sources 
 
 .PHONY: test-unit
 test-unit: ## Quick tests: the engine, the sidecar, parsers, the kubectl plugin and the hook, the fake agent, the chart's and the API's generators (no API server).
-	go test ./pkg/... ./sidecar/... ./cmd/... ./test/fakeagent/... ./hack/chartguards/... ./hack/apitables/...
+	go test ./pkg/... ./sidecar/... ./cmd/... ./test/fakeagent/... ./hack/chartguards/... ./hack/apitables/... ./hack/formatenum/...
 
 FUZZ_TARGETS := FuzzPi FuzzPiMemo FuzzClaude FuzzCodex FuzzOpencode FuzzGemini FuzzAuto FuzzScanner FuzzDecimal FuzzRepetition FuzzWarnFirst
 # A count, not a duration: with a duration, Go 1.26's fuzz coordinator can fail a

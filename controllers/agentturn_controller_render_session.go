@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/pkg/agents"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -14,14 +15,15 @@ import (
 const sessionVolume = protocol.ReservedPrefix + "session-store"
 
 // stateDirs is where each format's CLI keeps its state (its conversations),
-// under HOME (docs/agents.md "Continue resumes the CLI's own conversation").
-var stateDirs = map[twv1.Format]string{
-	twv1.FormatClaude:   ".claude",
-	twv1.FormatCodex:    ".codex",
-	twv1.FormatGemini:   ".gemini",
-	twv1.FormatOpencode: ".local/share/opencode",
-	twv1.FormatPi:       ".pi",
-}
+// under HOME (docs/agents.md "Continue resumes the CLI's own conversation"):
+// the CLIs' table's (agents.CLIs).
+var stateDirs = func() map[twv1.Format]string {
+	m := make(map[twv1.Format]string, len(agents.CLIs))
+	for _, c := range agents.CLIs {
+		m[twv1.Format(c.Format)] = c.StateDir
+	}
+	return m
+}()
 
 // defaultHome is HOME in an image that names none for the container's user
 // (root): what the container runtime sets.

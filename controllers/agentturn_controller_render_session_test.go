@@ -1,11 +1,14 @@
 package controllers
 
 import (
+	"path"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/pkg/agents"
 )
 
 func TestAddSessionStore(t *testing.T) {
@@ -53,11 +56,17 @@ func TestAddSessionStore(t *testing.T) {
 	}
 }
 
-// Every format that names a CLI has a state folder.
+// Every CLI of the table gets its session store mounted at its own state
+// folder, under HOME and not HOME itself; auto at none.
 func TestStateDirs(t *testing.T) {
-	for _, f := range []twv1.Format{twv1.FormatClaude, twv1.FormatCodex, twv1.FormatGemini, twv1.FormatOpencode, twv1.FormatPi} {
-		if stateDirs[f] == "" {
-			t.Errorf("format %s has no state folder", f)
+	for _, c := range agents.CLIs {
+		run := &twv1.AgentRun{Spec: twv1.AgentRunSpec{Format: twv1.Format(c.Format), SessionStore: &twv1.SessionStore{ClaimName: "state"}}}
+		got := sessionMountPath(run, &corev1.Container{})
+		if got == defaultHome || !strings.HasPrefix(got, defaultHome+"/") || got != path.Join(defaultHome, c.StateDir) {
+			t.Errorf("format %s: store mounted at %s, want its state folder %q under %s", c.Format, got, c.StateDir, defaultHome)
 		}
+	}
+	if d, ok := stateDirs[twv1.FormatAuto]; ok {
+		t.Errorf("auto has a state folder %q: only a named format says where its CLI keeps its state", d)
 	}
 }

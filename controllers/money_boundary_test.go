@@ -85,7 +85,7 @@ func writeKubeconfig(t *testing.T) string {
 // says one turn of it costs up to the trip.
 func loopStream(t *testing.T) (string, monitor.Money) {
 	t.Helper()
-	raw, err := os.ReadFile("../test/fakeagent/scenarios/claude/loop.log")
+	raw, err := os.ReadFile("../test/fakeagent/scenarios/claude/identicalLoop.log")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func recorded(t *testing.T, path string) []string {
 // Progress period (an hour here).
 func TestRunAuditedLoop(t *testing.T) {
 	p := &syncPatcher{p: &podPatcher{t: t}}
-	r := testRunner(t, &scriptedSource{lines: recorded(t, "../test/fakeagent/scenarios/claude/loop.log")}, p, clock.RealClock{})
+	r := testRunner(t, &scriptedSource{lines: recorded(t, "../test/fakeagent/scenarios/claude/identicalLoop.log")}, p, clock.RealClock{})
 	r.cfg.Audit = []string{monitor.DetectorIdenticalCalls}
 	r.cfg.Guards.NudgeDelivery = monitor.NudgeDeliveryFile
 	r.cfg.NudgeDir = t.TempDir()
@@ -106,7 +106,7 @@ func wouldWrites(t *testing.T, bodies []string) int {
 // With a period that has passed, the counts go out with the next look;
 // a restarted sidecar replaying the stream writes nothing again.
 func TestRunAuditedCountsAndRestart(t *testing.T) {
-	lines := recorded(t, "../test/fakeagent/scenarios/claude/loop.log")
+	lines := recorded(t, "../test/fakeagent/scenarios/claude/identicalLoop.log")
 	p := &syncPatcher{p: &podPatcher{t: t}}
 	r := testRunner(t, &scriptedSource{lines: lines}, p, clock.RealClock{})
 	r.cfg.Audit = []string{monitor.DetectorIdenticalCalls}

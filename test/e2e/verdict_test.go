@@ -55,7 +55,7 @@ func TestRefusedLogStream(t *testing.T) {
 	}
 
 	zero := int64(0)
-	run := agentRun("refused-log", runSpec{scenario: "silent", format: "pi", speed: 0.2, rerolls: &zero})
+	run := agentRun("refused-log", runSpec{scenario: "silentRun", format: "pi", speed: 0.2, rerolls: &zero})
 	run.SetNamespace(ns)
 	if _, err := env.dyn.Resource(agentRunGVR).Namespace(ns).Create(ctx, run, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
