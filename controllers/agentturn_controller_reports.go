@@ -2,44 +2,17 @@ package controllers
 
 import (
 	"context"
-	"encoding/json"
 
 	corev1 "k8s.io/api/core/v1"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/pkg/protocol"
-	"turnwatch.dev/turnwatch/pkg/quote"
 )
 
 // The sidecar's reports the turn keeps beside its outcome: the call the
 // hook refused, whether the nudge reached the agent, what a drill's
 // scripted model served, and the audited detectors' would-trips. A settled turn's Pod may go (a succeeded one is
 // not kept), so the turn holds them.
-
-// podDrill reads the Pod's ConditionDrill report, nil without one.
-func podDrill(pod *corev1.Pod) *protocol.DrillReport {
-	c := podCondition(pod, protocol.ConditionDrill)
-	if c == nil || c.Status != corev1.ConditionTrue {
-		return nil
-	}
-	var rep protocol.DrillReport
-	if json.Unmarshal([]byte(c.Message), &rep) != nil {
-		return nil
-	}
-	return &rep
-}
-
-// podRefusedCall reads the Pod's ConditionCallRefused: the call's id.
-func podRefusedCall(pod *corev1.Pod) string {
-	c := podCondition(pod, protocol.ConditionCallRefused)
-	if c == nil || c.Status != corev1.ConditionTrue {
-		return ""
-	}
-	if c.Message == "" {
-		return "?"
-	}
-	return quote.Text(c.Message) // the id is the agent's
-}
 
 // setTurnReports copies the verdict's reports onto the turn's status.
 func setTurnReports(st *twv1.AgentTurnStatus, v verdict) {
@@ -64,19 +37,12 @@ func setTurnReports(st *twv1.AgentTurnStatus, v verdict) {
 // last would-trip counts come with the sidecar's last write.
 func (r *AgentTurnReconciler) lateReports(ctx context.Context, run *twv1.AgentRun, turn *twv1.AgentTurn, pod *corev1.Pod) error {
 	st := turn.Status.DeepCopy()
-	setTurnReports(st, verdict{drill: podDrill(pod), refusedCall: podRefusedCall(pod), nudge: podNudge(pod), wouldTrips: podWouldTrips(pod)})
+	rep := readPod(pod)
+	setTurnReports(st, verdict{drill: rep.Drill, refusedCall: rep.RefusedCall, nudge: rep.Nudge, wouldTrips: rep.WouldTrips})
 	before := wouldTripDetectors(&turn.Status)
 	if err := r.writeStatus(ctx, turn, st); err != nil {
 		return err
 	}
 	r.recordWouldTrips(run, turn, before)
 	return nil
-}
-
-// podNudge is the Pod's ConditionSilent message, "" without one.
-func podNudge(pod *corev1.Pod) string {
-	if c := podCondition(pod, protocol.ConditionSilent); c != nil && c.Status == corev1.ConditionTrue {
-		return quote.Text(c.Message)
-	}
-	return ""
 }

@@ -1,7 +1,6 @@
 package controllers
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -63,27 +62,19 @@ var brokenWaiting = map[string]bool{
 // clock and config. The order of the rules is the protocol's: a trip wins over
 // everything; then the sidecar's final summary; then what the kubelet says.
 func judge(pod *corev1.Pod, agent string, now time.Time, grace time.Duration) verdict {
-	v := verdict{counts: podCounts(pod), progress: podProgress(pod)}
-	v.nudge = podNudge(pod)
-	v.drill, v.refusedCall = podDrill(pod), podRefusedCall(pod)
-	v.wouldTrips = podWouldTrips(pod)
-	v.warnings = podWarnings(func(typ string) string {
-		if c := podCondition(pod, corev1.PodConditionType(typ)); c != nil && c.Status == corev1.ConditionTrue {
-			return quote.Text(c.Message)
-		}
-		return ""
-	})
-	if c := podCondition(pod, protocol.ConditionTripped); c != nil && c.Status == corev1.ConditionTrue {
-		det := protocol.DetectorFor(c.Reason)
+	rep := readPod(pod)
+	v := verdict{counts: rep.Counts, progress: rep.Progress, nudge: rep.Nudge, drill: rep.Drill,
+		refusedCall: rep.RefusedCall, wouldTrips: rep.WouldTrips, warnings: rep.Warnings}
+	if t := rep.Trip; t != nil {
 		v.outcome, v.tripped = twv1.TurnFailed, true
-		v.err = &twv1.TurnError{Type: classOf(det), Detector: det, Message: quote.Text(c.Message)}
+		v.err = &twv1.TurnError{Type: classOf(t.Detector), Detector: t.Detector, Message: t.Message}
 		return v
 	}
-	if msg := sidecarFailed(pod); msg != "" {
+	if msg := sidecarFailed(pod, rep.Failure); msg != "" {
 		return fail(v, twv1.ClassInfra, msg)
 	}
-	if c := podCondition(pod, protocol.ConditionFinished); c != nil && c.Status == corev1.ConditionTrue {
-		return judgeFinished(v, pod, agent, c, now, grace)
+	if rep.Finished != nil {
+		return judgeFinished(v, pod, agent, rep, now, grace)
 	}
 	if msg := brokenContainer(pod); msg != "" {
 		return fail(v, twv1.ClassInfra, msg)
@@ -106,18 +97,14 @@ func judge(pod *corev1.Pod, agent string, now time.Time, grace time.Duration) ve
 // judgeFinished settles from the sidecar's summary. A result settles at once;
 // no result waits for the agent's exit code, which tells infra (non-zero,
 // OOM) from no-signal (a clean exit that never said it was done).
-func judgeFinished(v verdict, pod *corev1.Pod, agent string, c *corev1.PodCondition, now time.Time, grace time.Duration) verdict {
-	var sum protocol.Summary
-	if err := json.Unmarshal([]byte(c.Message), &sum); err == nil {
-		counts := sum.Progress
-		v.counts = &counts
-		v.agentSession = sum.AgentSessionID
-	}
+func judgeFinished(v verdict, pod *corev1.Pod, agent string, rep protocol.PodReport, now time.Time, grace time.Duration) verdict {
+	sum := *rep.Finished
+	v.agentSession = sum.AgentSessionID
 	if v, ok := judgeResult(v, sum); ok {
 		return v
 	}
 	if agentTerminated(pod, agent) == nil && !podTerminal(pod) {
-		if wait := c.LastTransitionTime.Add(grace).Sub(now); wait > 0 {
+		if wait := rep.FinishedAt.Add(grace).Sub(now); wait > 0 {
 			v.recheck = wait
 			return v
 		}
@@ -183,9 +170,9 @@ func fail(v verdict, class twv1.FaultClass, msg string) verdict {
 // condition, or (when the Pod's status was refused to it too) its
 // termination message with one of protocol.SidecarFailureReasons. The agent
 // would run unwatched: the turn fails infra with the reason.
-func sidecarFailed(pod *corev1.Pod) string {
-	if c := podCondition(pod, protocol.ConditionFailed); c != nil && c.Status == corev1.ConditionTrue {
-		return fmt.Sprintf("the watchdog sidecar gave up: %s: %s", c.Reason, c.Message)
+func sidecarFailed(pod *corev1.Pod, f *protocol.Failure) string {
+	if f != nil {
+		return fmt.Sprintf("the watchdog sidecar gave up: %s: %s", f.Reason, f.Message)
 	}
 	for _, cs := range pod.Status.InitContainerStatuses {
 		if cs.Name != protocol.SidecarContainerName {
@@ -237,25 +224,14 @@ func podCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodConditi
 	return nil
 }
 
-// podCounts are the steps and cost of the sidecar's latest report: the final
-// summary if there is one, else the latest progress.
-func podCounts(pod *corev1.Pod) *protocol.Progress {
-	if c := podCondition(pod, protocol.ConditionFinished); c != nil {
-		var s protocol.Summary
-		if json.Unmarshal([]byte(c.Message), &s) == nil {
-			return &s.Progress
+// readPod reads what the turn's Pod's conditions say (protocol.Read).
+func readPod(pod *corev1.Pod) protocol.PodReport {
+	conds := make([]protocol.PodCondition, len(pod.Status.Conditions))
+	for i, c := range pod.Status.Conditions {
+		conds[i] = protocol.PodCondition{
+			Condition: protocol.Condition{Type: string(c.Type), Reason: c.Reason, Message: c.Message},
+			True:      c.Status == corev1.ConditionTrue, Since: c.LastTransitionTime.Time,
 		}
 	}
-	return podProgress(pod)
-}
-
-// podProgress is the sidecar's Progress condition, nil without one.
-func podProgress(pod *corev1.Pod) *protocol.Progress {
-	if c := podCondition(pod, protocol.ConditionProgress); c != nil {
-		var p protocol.Progress
-		if json.Unmarshal([]byte(c.Message), &p) == nil {
-			return &p
-		}
-	}
-	return nil
+	return protocol.Read(conds)
 }

@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -246,12 +245,7 @@ func podStarted(pod *corev1.Pod, agent string) bool {
 			return true
 		}
 	}
-	for _, t := range []string{protocol.ConditionProgress, protocol.ConditionFinished, protocol.ConditionTripped, protocol.ConditionResult} {
-		if podCondition(pod, corev1.PodConditionType(t)) != nil {
-			return true
-		}
-	}
-	return false
+	return readPod(pod).Started
 }
 
 // pendingReason is what holds a Pending Pod back: the scheduler's reason,
@@ -281,25 +275,17 @@ func pendingReason(pod *corev1.Pod) string {
 // sidecar's Result condition) but has neither exited nor ended its output
 // within exitGrace: Succeeded (keepStopped then stops the Pod).
 func judgeHang(v verdict, pod *corev1.Pod, agent string, now time.Time, exitGrace time.Duration) verdict {
-	if v.outcome != "" || podCondition(pod, protocol.ConditionFinished) != nil ||
-		podTerminal(pod) || agentTerminated(pod, agent) != nil {
+	rep := readPod(pod)
+	if v.outcome != "" || rep.FinishedSeen || podTerminal(pod) || agentTerminated(pod, agent) != nil || rep.Result == nil {
 		return v
 	}
-	c := podCondition(pod, protocol.ConditionResult)
-	if c == nil || c.Status != corev1.ConditionTrue {
-		return v
-	}
-	if wait := c.LastTransitionTime.Add(exitGrace).Sub(now); wait > 0 {
+	if wait := rep.ResultAt.Add(exitGrace).Sub(now); wait > 0 {
 		v.recheck = minPositive(v.recheck, wait)
 		return v
 	}
 	// The message is the sidecar's summary at the result; an older
-	// sidecar's prose means a plain result.
-	var sum protocol.Summary
-	if json.Unmarshal([]byte(c.Message), &sum) != nil || !sum.Result {
-		sum = protocol.Summary{Result: true}
-	}
-	v, _ = judgeResult(v, sum)
+	// sidecar's prose means a plain result (protocol.Read).
+	v, _ = judgeResult(v, *rep.Result)
 	return v
 }
 
@@ -315,11 +301,12 @@ func hangDeadline(turn *twv1.AgentTurn, pod *corev1.Pod, agent string, exitGrace
 	if turn.Status.CompletionTime != nil {
 		since = turn.Status.CompletionTime.Time
 	}
-	for _, t := range []string{protocol.ConditionResult, protocol.ConditionFinished} {
-		if c := podCondition(pod, corev1.PodConditionType(t)); c != nil && c.Status == corev1.ConditionTrue && !c.LastTransitionTime.IsZero() {
-			since = c.LastTransitionTime.Time
-			break
-		}
+	rep := readPod(pod)
+	switch {
+	case rep.Result != nil && !rep.ResultAt.IsZero():
+		since = rep.ResultAt
+	case rep.Finished != nil && !rep.FinishedAt.IsZero():
+		since = rep.FinishedAt
 	}
 	return since.Add(exitGrace), true
 }

@@ -11,21 +11,6 @@ import (
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
-// podWarnings reads the sidecar's protocol.Warnings off its Pod: reason ->
-// message, for each one set.
-func podWarnings(get func(string) string) map[string]string {
-	var out map[string]string
-	for _, w := range protocol.Warnings {
-		if msg := get(w.Condition); msg != "" {
-			if out == nil {
-				out = map[string]string{}
-			}
-			out[w.Reason] = msg
-		}
-	}
-	return out
-}
-
 // markWarnings sets one turn condition per warning the sidecar reported
 // (its type is the warning's reason), once: it returns the reasons this
 // pass added, in protocol.Warnings' order, so that each one Warning Event

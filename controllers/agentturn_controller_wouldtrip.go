@@ -8,7 +8,6 @@ import (
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/pkg/protocol"
-	"turnwatch.dev/turnwatch/pkg/quote"
 )
 
 // EventWouldTrip is the reason of the Normal Event that tells, once per
@@ -22,20 +21,6 @@ const (
 	modeEnforce = string(twv1.EnforcementEnforce)
 	modeAudit   = string(twv1.EnforcementAudit)
 )
-
-// podWouldTrips reads the Pod's ConditionWouldTrip: one entry per audited
-// detector that would have tripped.
-func podWouldTrips(pod *corev1.Pod) []protocol.WouldTrip {
-	c := podCondition(pod, protocol.ConditionWouldTrip)
-	if c == nil || c.Status != corev1.ConditionTrue {
-		return nil
-	}
-	ws := protocol.ParseWouldTrips(c.Message)
-	for i := range ws {
-		ws[i].Message = quote.Text(ws[i].Message)
-	}
-	return ws
-}
 
 // setWouldTrips records the sidecar's would-trips on the turn's status:
 // a detector's first would-trip as first reported, its count as the

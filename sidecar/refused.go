@@ -75,7 +75,7 @@ func (r *runner) lateReports(ctx context.Context) {
 	r.refusalTold = true
 	id := callIDText(acks.Refused[0])
 	r.log.Info("the agent's hook refused a call", "call", id)
-	if err := r.rep.ensure(ctx, desired{Type: protocol.ConditionCallRefused, Reason: protocol.ReasonCallRefused, Message: id}); err != nil {
+	if err := r.rep.ensure(ctx, protocol.RefusedCondition(id)); err != nil {
 		r.log.Info("writing the refused call failed", "err", err.Error())
 	}
 }
