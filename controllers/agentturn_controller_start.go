@@ -39,6 +39,9 @@ const (
 	// protocol.SidecarDrain (10 s), then has protocol.SidecarWriteGrace
 	// (10 s) for its last writes; 5 s more for the kubelet and the API server.
 	sidecarGraceSeconds = int64((protocol.SidecarDrain + protocol.SidecarWriteGrace + 5*time.Second) / time.Second)
+)
+
+const (
 	// quotaRetryMax caps the wait between two creations of a Pod that a
 	// ResourceQuota refused (nothing tells the controller when quota frees).
 	quotaRetryMax = 30 * time.Second

@@ -348,7 +348,7 @@ func TestRenderedSamplesMeetPodSecurity(t *testing.T) {
 					run.Spec.Drill = &twv1.Drill{Scenario: "healthy"}
 				}
 				consent := run.Spec.Template.Spec.HostNetwork
-				render := func(level twv1.PodSecurityLevel) (*corev1.Pod, error) {
+				renderAt := func(level twv1.PodSecurityLevel) (*corev1.Pod, error) {
 					turn := &twv1.AgentTurn{ObjectMeta: metav1.ObjectMeta{Name: "r-0", Namespace: "ns"}, Spec: twv1.AgentTurnSpec{RunName: run.Name, Prompt: "p"}}
 					return renderPod(run, turn, renderOptions{SidecarImage: "img", Guards: DefaultConfig().Guards, DrillPort: 41000,
 						PodSecurity: podSecurity{Level: level, Source: "TurnPolicy/strict", HostNetwork: consent}})
@@ -358,7 +358,7 @@ func TestRenderedSamplesMeetPodSecurity(t *testing.T) {
 					spec.HostNetwork = false // consented: the one exception (checked below)
 					return realEvaluation(t, &pod.ObjectMeta, spec, level)
 				}
-				pod, err := render(twv1.PodSecurityBaseline)
+				pod, err := renderAt(twv1.PodSecurityBaseline)
 				var notDrillable *drillRefusedError
 				if drill && errors.As(err, &notDrillable) {
 					t.Skip(err) // a demo template of a CLI whose endpoint it does not write
@@ -374,13 +374,13 @@ func TestRenderedSamplesMeetPodSecurity(t *testing.T) {
 				}
 
 				// As written, at restricted: the check and the evaluator agree.
-				_, err = render(twv1.PodSecurityRestricted)
+				_, err = renderAt(twv1.PodSecurityRestricted)
 				if real := judge(pod, psapi.LevelRestricted); (err != nil) != (len(real) > 0) {
 					t.Errorf("at restricted the controller says %v, Kubernetes' evaluator %q", err, real)
 				}
 
 				restrictedTemplate(&run.Spec.Template.Spec)
-				pod, err = render(twv1.PodSecurityRestricted)
+				pod, err = renderAt(twv1.PodSecurityRestricted)
 				if err != nil {
 					t.Fatalf("made restricted: %v", err)
 				}
