@@ -14,6 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/agentrun"
+	"turnwatch.dev/turnwatch/controllers/shared"
 )
 
 // getPolicy reads a TurnPolicy straight from the API server.
@@ -64,7 +66,7 @@ func TestBudgetStopsRunningTurnAndHoldsNext(t *testing.T) {
 	passed := time.Now()
 	reportTurnCost(t, run, "r1-0", "1.50")
 	podStopped(t, ns, "r1-0")
-	if took := time.Since(passed); took > progressPeriod(DefaultConfig().freshness()) {
+	if took := time.Since(passed); took > shared.ProgressPeriod(shared.DefaultConfig().Freshness()) {
 		t.Errorf("stopped %v after the total passed the budget, more than one progress period", took)
 	}
 	settled := turnSettled(t, ns, "r1-0")
@@ -79,11 +81,11 @@ func TestBudgetStopsRunningTurnAndHoldsNext(t *testing.T) {
 	if f := faulted.Status.Fault; f.Class != twv1.ClassOverspend || f.Detector != twv1.DetectorBudget {
 		t.Errorf("fault %+v", f)
 	}
-	if c := meta.FindStatusCondition(faulted.Status.Conditions, ConditionFaulted); c == nil ||
+	if c := meta.FindStatusCondition(faulted.Status.Conditions, agentrun.ConditionFaulted); c == nil ||
 		containsAll(c.Message, "overspend (budget)", "TurnPolicy/team", "not rerolled") != nil {
 		t.Errorf("Faulted condition %+v", c)
 	}
-	waitEvents(t, ns, "r1", EventBudgetExhausted, 1)
+	waitEvents(t, ns, "r1", agentrun.EventBudgetExhausted, 1)
 	eventually(t, "counted once and let go", func() error {
 		p, err := getPolicy(ns, "team")
 		if err != nil {
@@ -112,7 +114,7 @@ func TestBudgetStopsRunningTurnAndHoldsNext(t *testing.T) {
 	}
 	eventually(t, "r2 waits for the budget", held)
 	consistently(t, "r2 keeps waiting", 2*time.Second, held)
-	waitEvents(t, ns, "r2", EventBudgetExhausted, 1)
+	waitEvents(t, ns, "r2", agentrun.EventBudgetExhausted, 1)
 
 	p, err := getPolicy(ns, "team")
 	if err != nil {
@@ -167,17 +169,17 @@ func TestBudgetCountsTurnOfDeletedRun(t *testing.T) {
 }
 
 func TestBudgetHold(t *testing.T) {
-	msg := budgetHoldMessage("TurnPolicy/team", "spent 2.00 of 1.00 USD", 1)
+	msg := agentrun.BudgetHoldMessage("TurnPolicy/team", "spent 2.00 of 1.00 USD", 1)
 	if err := containsAll(msg, "reroll (attempt 1)", "TurnPolicy/team", "spent 2.00 of 1.00 USD"); err != nil {
 		t.Error(err)
 	}
-	st := &twv1.AgentRunStatus{Conditions: []metav1.Condition{{Type: ConditionReady, Status: metav1.ConditionFalse, Reason: ReasonPending, Message: "no turn yet"}}}
-	setBudgetHold(st, decision{step: stepHold, why: msg})
+	st := &twv1.AgentRunStatus{Conditions: []metav1.Condition{{Type: agentrun.ConditionReady, Status: metav1.ConditionFalse, Reason: agentrun.ReasonPending, Message: "no turn yet"}}}
+	agentrun.SetBudgetHold(st, agentrun.Decision{Step: agentrun.StepHold, Why: msg})
 	c := meta.FindStatusCondition(st.Conditions, twv1.PolicyConditionBudgetExhausted)
-	if c == nil || c.Status != metav1.ConditionTrue || c.Message != msg || !strings.Contains(meta.FindStatusCondition(st.Conditions, ConditionReady).Message, "TurnPolicy/team") {
+	if c == nil || c.Status != metav1.ConditionTrue || c.Message != msg || !strings.Contains(meta.FindStatusCondition(st.Conditions, agentrun.ConditionReady).Message, "TurnPolicy/team") {
 		t.Errorf("conditions %v", st.Conditions)
 	}
-	setBudgetHold(st, decision{step: stepCreate})
+	agentrun.SetBudgetHold(st, agentrun.Decision{Step: agentrun.StepCreate})
 	if meta.FindStatusCondition(st.Conditions, twv1.PolicyConditionBudgetExhausted) != nil {
 		t.Error("the hold stays after it ended")
 	}

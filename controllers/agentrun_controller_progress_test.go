@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/shared"
 	"turnwatch.dev/turnwatch/internal/testenv"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
@@ -214,7 +215,7 @@ func TestRunProgressAfterReroll(t *testing.T) {
 	create(t, newRun(ns, "again"))
 	waitPod(t, ns, "again-0")
 	playSidecar(t, ns, "again-0", condition(protocol.ConditionProgress, protocol.ReasonRunning, `{"steps":3,"costUSD":"0.1"}`))
-	playSidecar(t, ns, "again-0", trip(DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
+	playSidecar(t, ns, "again-0", trip(shared.DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
 	waitPod(t, ns, "again-1")
 	turn1, err := getTurn(ns, "again-1")
 	if err != nil {
@@ -303,7 +304,7 @@ func TestLiveCounts(t *testing.T) {
 		{"settled: its own figures", settled, report("r-1", 9, "1"), 2, "0.1"},
 	}
 	for _, c := range cases {
-		if got := liveCounts(c.ref, c.p); got != counts(c.steps, c.cost) {
+		if got := shared.LiveCounts(c.ref, c.p); got != counts(c.steps, c.cost) {
 			t.Errorf("%s: %d %s, want %d %s", c.name, got.Steps, got.CostUSD(), c.steps, c.cost)
 		}
 	}
@@ -314,11 +315,11 @@ func TestMemoStatus(t *testing.T) {
 	st := twv1.AgentRunStatus{Phase: twv1.RunRunning, Steps: 3, CostUSD: "0.2"}
 	reported := st
 	reported.Steps, reported.CostUSD, reported.Progress = 9, "0.5", &twv1.RunProgress{Turn: "r-0", Steps: 9}
-	if !equality.Semantic.DeepEqual(memoStatus(st), memoStatus(reported)) {
+	if !equality.Semantic.DeepEqual(shared.MemoStatus(st), shared.MemoStatus(reported)) {
 		t.Error("a report makes the cached copy look unlike the controller's write")
 	}
 	reported.Phase = twv1.RunFaulted
-	if equality.Semantic.DeepEqual(memoStatus(st), memoStatus(reported)) {
+	if equality.Semantic.DeepEqual(shared.MemoStatus(st), shared.MemoStatus(reported)) {
 		t.Error("a phase change is hidden from the memo")
 	}
 }

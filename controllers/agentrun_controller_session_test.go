@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/agentrun"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -40,7 +41,7 @@ func TestSessionBusy(t *testing.T) {
 		}, "a"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := sessionBusy(&me, tc.peers); got != tc.want {
+			if got := agentrun.SessionBusy(&me, tc.peers); got != tc.want {
 				t.Errorf("waits for %q, want %q", got, tc.want)
 			}
 		})
@@ -71,7 +72,7 @@ func TestResumable(t *testing.T) {
 		{"aborted with nothing counted", []twv1.AgentTurn{turn(1, twv1.TurnAborted, "", 0, "0.00")}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := resumable(tc.turns, 1); got != tc.want {
+			if got := agentrun.Resumable(tc.turns, 1); got != tc.want {
 				t.Errorf("resumable = %v, want %v", got, tc.want)
 			}
 		})
@@ -96,7 +97,7 @@ func TestAgentSessionOf(t *testing.T) {
 		{"another epoch only", []twv1.AgentTurn{at("a-0", 0, 1, "old")}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := agentSessionOf(tc.turns, 1); got != tc.want {
+			if got := agentrun.AgentSessionOf(tc.turns, 1); got != tc.want {
 				t.Errorf("agentSessionOf = %q, want %q", got, tc.want)
 			}
 		})
@@ -124,8 +125,8 @@ func TestSessionOneAtATime(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			c := meta.FindStatusCondition(run.Status.Conditions, ConditionWaiting)
-			if run.Status.Phase != twv1.RunPending || c == nil || c.Reason != ReasonSessionBusy {
+			c := meta.FindStatusCondition(run.Status.Conditions, agentrun.ConditionWaiting)
+			if run.Status.Phase != twv1.RunPending || c == nil || c.Reason != agentrun.ReasonSessionBusy {
 				return fmt.Errorf("phase %s waiting %+v", run.Status.Phase, c)
 			}
 			// s3 waits for the earliest unfinished run: s1, then s2.
@@ -167,7 +168,7 @@ func TestSessionOneAtATime(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		c := meta.FindStatusCondition(run.Status.Conditions, ConditionWaiting)
+		c := meta.FindStatusCondition(run.Status.Conditions, agentrun.ConditionWaiting)
 		if c == nil {
 			return fmt.Errorf("no Waiting condition: %+v", run.Status)
 		}
@@ -179,7 +180,7 @@ func TestSessionOneAtATime(t *testing.T) {
 	// Cancelling the waiting run aborts it without a turn.
 	edit(t, ns, "s3", func(r *twv1.AgentRun) { r.Spec.Cancel = true })
 	run := runPhase(t, ns, "s3", twv1.RunAborted)
-	if c := meta.FindStatusCondition(run.Status.Conditions, ConditionWaiting); c != nil {
+	if c := meta.FindStatusCondition(run.Status.Conditions, agentrun.ConditionWaiting); c != nil {
 		t.Errorf("an aborted run still waits: %+v", c)
 	}
 }

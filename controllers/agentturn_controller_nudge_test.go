@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"turnwatch.dev/turnwatch/controllers/agentrun"
+	"turnwatch.dev/turnwatch/controllers/agentturn"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -23,11 +25,11 @@ func TestNudgeEveryStreak(t *testing.T) {
 		playSidecar(t, ns, "ns-0", condition(protocol.ConditionSilent, "SilentRun", protocol.NudgeMessage(streak, text)))
 	}
 	silent(1)
-	waitEvents(t, ns, "ns", EventNudged, 1)
+	waitEvents(t, ns, "ns", agentrun.EventNudged, 1)
 	silent(2)
-	waitEvents(t, ns, "ns", EventNudged, 2)
+	waitEvents(t, ns, "ns", agentrun.EventNudged, 2)
 	silent(4) // streak 3 came and went unseen
-	evs := waitEvents(t, ns, "ns", EventNudged, 4)
+	evs := waitEvents(t, ns, "ns", agentrun.EventNudged, 4)
 	notes := map[string]bool{}
 	for _, e := range evs {
 		notes[e.Note] = true
@@ -43,7 +45,7 @@ func TestNudgeEveryStreak(t *testing.T) {
 		}
 	}
 	consistently(t, "four streaks, four events", 700*time.Millisecond, func() error {
-		if evs, _ := runEvents(ns, "ns", EventNudged); len(evs) != 4 {
+		if evs, _ := runEvents(ns, "ns", agentrun.EventNudged); len(evs) != 4 {
 			return fmt.Errorf("%d Nudged events", len(evs))
 		}
 		return nil
@@ -62,7 +64,7 @@ func TestNudgeNote(t *testing.T) {
 		{1, 2, protocol.NudgeMessage(2, "quiet"), "turn t-0: nudge, streak 1"},
 		{1, 1, "an older sidecar's text", "turn t-0: nudge, streak 1: an older sidecar's text"},
 	} {
-		if got := nudgeNote("t-0", tc.n, tc.latest, tc.msg); got != tc.want {
+		if got := agentturn.NudgeNote("t-0", tc.n, tc.latest, tc.msg); got != tc.want {
 			t.Errorf("nudgeNote(%d of %d, %q) = %q, want %q", tc.n, tc.latest, tc.msg, got, tc.want)
 		}
 	}

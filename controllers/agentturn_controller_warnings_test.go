@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/agentturn"
+	"turnwatch.dev/turnwatch/controllers/shared"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -35,8 +37,8 @@ func TestMarkWarnings(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			st := &twv1.AgentTurnStatus{}
-			markWarnings(st, tt.had, 1, now.Add(-time.Minute))
-			if got := markWarnings(st, tt.warnings, 1, now); !slices.Equal(got, tt.added) {
+			agentturn.MarkWarnings(st, tt.had, 1, now.Add(-time.Minute))
+			if got := agentturn.MarkWarnings(st, tt.warnings, 1, now); !slices.Equal(got, tt.added) {
 				t.Errorf("added %v, want %v", got, tt.added)
 			}
 			for reason, msg := range tt.warnings {
@@ -90,21 +92,21 @@ func TestRaiseCounts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := &AgentTurnReconciler{}
-			r.counts.observe(uid, tt.held)
+			r := &agentturn.AgentTurnReconciler{}
+			r.Counts.Observe(uid, tt.held)
 			st := tt.had.DeepCopy()
-			v := verdict{progress: tt.progress, counts: tt.latest}
+			v := agentturn.Verdict{Progress: tt.progress, Counts: tt.latest}
 			if tt.latest != nil {
-				v.outcome = twv1.TurnSucceeded // a summary settles the turn
+				v.Outcome = twv1.TurnSucceeded // a summary settles the turn
 			}
 			if tt.sidecarNote != "" {
-				v.warnings = map[string]string{protocol.ReasonCostMismatch: tt.sidecarNote}
+				v.Warnings = map[string]string{protocol.ReasonCostMismatch: tt.sidecarNote}
 			}
-			r.raiseCounts(uid, st, &v)
+			r.RaiseCounts(uid, st, &v)
 			if st.Steps != tt.steps || st.CostUSD != tt.cost {
 				t.Errorf("counts %d %s, want %d %s", st.Steps, st.CostUSD, tt.steps, tt.cost)
 			}
-			if got := v.warnings[protocol.ReasonCostMismatch]; got != tt.note {
+			if got := v.Warnings[protocol.ReasonCostMismatch]; got != tt.note {
 				t.Errorf("note %q, want %q", got, tt.note)
 			}
 		})
@@ -128,7 +130,7 @@ func TestWarningsTold(t *testing.T) {
 	}
 	for i, w := range protocol.Warnings {
 		name := fmt.Sprintf("warned-%d", i)
-		counted := promtestutil.ToFloat64(warningsTotal.WithLabelValues(w.Reason, ""))
+		counted := promtestutil.ToFloat64(shared.WarningsTotal.WithLabelValues(w.Reason, ""))
 		create(t, newRun(ns, name))
 		waitPod(t, ns, name+"-0")
 		msg := msgs[w.Reason]
@@ -152,7 +154,7 @@ func TestWarningsTold(t *testing.T) {
 		if c == nil || c.Status != "True" || c.Message != msg || turn.Status.Outcome != "" {
 			t.Errorf("turn status %+v", turn.Status)
 		}
-		if d := promtestutil.ToFloat64(warningsTotal.WithLabelValues(w.Reason, "")) - counted; d < 1 {
+		if d := promtestutil.ToFloat64(shared.WarningsTotal.WithLabelValues(w.Reason, "")) - counted; d < 1 {
 			t.Errorf("turnwatch_warnings_total{reason=%q} rose by %v", w.Reason, d)
 		}
 	}

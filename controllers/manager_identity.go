@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// The manager reads an agent's log tail (agentturn_controller_tail.go) without holding pods/log
+// The manager reads an agent's log tail (agentturn/tail.go) without holding pods/log
 // cluster-wide: the per-namespace RoleBinding that gives the sidecar its
 // ClusterRole names the manager too, so the manager may read logs only in the
 // namespaces where turns run. It learns who it is from the API server

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/render"
+	"turnwatch.dev/turnwatch/controllers/shared"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -23,7 +25,7 @@ func TestProgressPeriod(t *testing.T) {
 		{5 * time.Second, "1"},
 		{2 * time.Second, "1"},
 	} {
-		if got := progressEnv(c.freshness); got.Name != protocol.EnvProgressPeriod || got.Value != c.want {
+		if got := shared.ProgressEnv(c.freshness); got.Name != protocol.EnvProgressPeriod || got.Value != c.want {
 			t.Errorf("freshness %s: %s=%s, want %s", c.freshness, got.Name, got.Value, c.want)
 		}
 	}
@@ -43,7 +45,7 @@ func TestCountsOnly(t *testing.T) {
 	} {
 		next := base
 		c.edit(&next)
-		if got := countsOnly(base, next); got != c.want {
+		if got := shared.CountsOnly(base, next); got != c.want {
 			t.Errorf("%s: countsOnly = %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -63,7 +65,7 @@ func TestCountsAhead(t *testing.T) {
 		{4, "lots", false}, // a report whose cost is not a decimal is dropped
 	} {
 		p, err := protocol.ParseProgress(c.steps, c.cost)
-		if got := err == nil && countsAhead(p, st); got != c.want {
+		if got := err == nil && shared.CountsAhead(p, st); got != c.want {
 			t.Errorf("%d %s over %+v: %v, want %v", c.steps, c.cost, st, got, c.want)
 		}
 	}
@@ -79,30 +81,30 @@ func counts[N int | int64](steps N, cost string) protocol.Progress {
 }
 
 func TestCountsThrottle(t *testing.T) {
-	var c countsThrottle
+	var c shared.CountsThrottle
 	uid, t0 := types.UID("u"), time.Unix(1000, 0)
 	st := func(steps int64, cost string) *twv1.AgentTurnStatus {
 		return &twv1.AgentTurnStatus{Steps: steps, CostUSD: cost}
 	}
-	if w := c.hold(uid, st(1, "0.1"), t0, time.Minute); w != 0 {
+	if w := c.Hold(uid, st(1, "0.1"), t0, time.Minute); w != 0 {
 		t.Fatalf("first write held %s", w)
 	}
-	if w := c.hold(uid, st(5, "0.5"), t0.Add(20*time.Second), time.Minute); w != 40*time.Second {
+	if w := c.Hold(uid, st(5, "0.5"), t0.Add(20*time.Second), time.Minute); w != 40*time.Second {
 		t.Fatalf("second write within the period: held %s, want 40s", w)
 	}
 	settled := st(3, "0.3") // a settle path that did not read the Pod
-	c.settle(uid, settled)
+	c.Settle(uid, settled)
 	if settled.Steps != 5 || settled.CostUSD != "0.50" {
 		t.Fatalf("settled with %+v, want the held 5 steps", settled)
 	}
-	if w := c.hold(uid, st(6, "0.6"), t0.Add(30*time.Second), time.Minute); w != 0 {
+	if w := c.Hold(uid, st(6, "0.6"), t0.Add(30*time.Second), time.Minute); w != 0 {
 		t.Fatalf("a forgotten turn held %s", w)
 	}
-	if w := c.hold(uid, st(7, "0.7"), t0.Add(90*time.Second), time.Minute); w != 0 {
+	if w := c.Hold(uid, st(7, "0.7"), t0.Add(90*time.Second), time.Minute); w != 0 {
 		t.Fatalf("write after the period held %s", w)
 	}
 	final := st(9, "0.9") // the final summary is ahead of anything held
-	c.settle(uid, final)
+	c.Settle(uid, final)
 	if final.Steps != 9 {
 		t.Fatalf("settle lowered the counts: %+v", final)
 	}
@@ -145,7 +147,7 @@ func TestRenderProgressPeriod(t *testing.T) {
 		turn := &twv1.AgentTurn{}
 		turn.Name, turn.Namespace = "r-0", "ns"
 		turn.Spec = twv1.AgentTurnSpec{RunName: "r", Prompt: "p"}
-		pod, err := renderPod(run, turn, renderOptions{SidecarImage: "img", Guards: DefaultConfig().Guards, Freshness: c.freshness})
+		pod, err := render.RenderPod(run, turn, render.RenderOptions{SidecarImage: "img", Guards: shared.DefaultConfig().Guards, Freshness: c.freshness})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,9 +172,9 @@ func TestCacheTrims(t *testing.T) {
 		InitContainers: []corev1.Container{{Name: "s", Env: []corev1.EnvVar{{Name: "X", Value: "y"}}}},
 		Containers:     []corev1.Container{{Name: "agent", Env: []corev1.EnvVar{{Name: protocol.EnvPrompt, Value: "p"}}}},
 	}}
-	_, _ = trimRun(run)
-	_, _ = trimTurn(turn)
-	_, _ = trimPod(pod)
+	_, _ = shared.TrimRun(run)
+	_, _ = shared.TrimTurn(turn)
+	_, _ = shared.TrimPod(pod)
 	if run.ManagedFields != nil || run.Spec.Prompt != "" || run.Spec.Format != twv1.FormatPi {
 		t.Errorf("run %+v", run)
 	}

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/turnpolicy"
 )
 
 func TestOverlapMessage(t *testing.T) {
@@ -20,23 +21,23 @@ func TestOverlapMessage(t *testing.T) {
 		{ObjectMeta: metav1.ObjectMeta{Name: "new", CreationTimestamp: metav1.NewTime(t0.Add(time.Hour))}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "old", CreationTimestamp: metav1.NewTime(t0)}},
 	}
-	msg, ok := overlapMessage(orderPolicies(nil, local, nil))
+	msg, ok := turnpolicy.OverlapMessage(turnpolicy.OrderPolicies(nil, local, nil))
 	if !ok {
 		t.Fatal("two policies in one namespace overlap")
 	}
 	if err := containsAll(msg, "TurnPolicy/old, TurnPolicy/new apply", "the oldest, TurnPolicy/old, wins"); err != nil {
 		t.Error(err)
 	}
-	if _, ok := overlapMessage(orderPolicies(nil, local[:1], nil)); ok {
+	if _, ok := turnpolicy.OverlapMessage(turnpolicy.OrderPolicies(nil, local[:1], nil)); ok {
 		t.Error("one policy alone overlaps")
 	}
 	st := &twv1.TurnPolicyStatus{}
-	setOverlapping(st, msg, true)
+	turnpolicy.SetOverlapping(st, msg, true)
 	if c := meta.FindStatusCondition(st.Conditions, twv1.PolicyConditionOverlapping); c == nil || c.Status != metav1.ConditionTrue || c.Message != msg {
 		t.Errorf("condition %v", c)
 	}
-	setOverlapping(st, "", false)
-	if c := meta.FindStatusCondition(st.Conditions, twv1.PolicyConditionOverlapping); c.Status != metav1.ConditionFalse || c.Reason != ReasonNoOverlap {
+	turnpolicy.SetOverlapping(st, "", false)
+	if c := meta.FindStatusCondition(st.Conditions, twv1.PolicyConditionOverlapping); c.Status != metav1.ConditionFalse || c.Reason != turnpolicy.ReasonNoOverlap {
 		t.Errorf("condition %v", c)
 	}
 }
@@ -70,7 +71,7 @@ func TestClusterPeers(t *testing.T) {
 				self = all[i].DeepCopy()
 			}
 		}
-		got := clusterPeers(self, append([]twv1.ClusterTurnPolicy(nil), all...), nss)
+		got := turnpolicy.ClusterPeers(self, append([]twv1.ClusterTurnPolicy(nil), all...), nss)
 		var names []string
 		for _, p := range got {
 			names = append(names, p.Source)
@@ -112,10 +113,10 @@ func TestOverlappingEveryPolicy(t *testing.T) {
 		kind string
 		make func(name string) client.Object
 	}{
-		{KindTurnPolicy, func(name string) client.Object {
+		{turnpolicy.KindTurnPolicy, func(name string) client.Object {
 			return &twv1.TurnPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 		}},
-		{KindClusterTurnPolicy, func(name string) client.Object {
+		{turnpolicy.KindClusterTurnPolicy, func(name string) client.Object {
 			return &twv1.ClusterTurnPolicy{ObjectMeta: metav1.ObjectMeta{Name: team + "-" + name}, Spec: twv1.ClusterTurnPolicySpec{NamespaceSelector: sel}}
 		}},
 	}
@@ -124,18 +125,18 @@ func TestOverlappingEveryPolicy(t *testing.T) {
 			a, b := k.make("a"), k.make("b")
 			create(t, a)
 			t.Cleanup(func() { _ = k8s.Delete(context.Background(), a) })
-			eventually(t, "A alone", overlapIs(a, metav1.ConditionFalse, ReasonNoOverlap))
+			eventually(t, "A alone", overlapIs(a, metav1.ConditionFalse, turnpolicy.ReasonNoOverlap))
 			create(t, b)
 			t.Cleanup(func() { _ = k8s.Delete(context.Background(), b) })
 			names := k.kind + "/" + a.GetName() + ", " + k.kind + "/" + b.GetName() + " apply"
 			winner := "the oldest, " + k.kind + "/" + a.GetName() + ", wins"
 			for _, p := range []client.Object{a, b} {
-				eventually(t, p.GetName()+" overlaps", overlapIs(p, metav1.ConditionTrue, ReasonPoliciesOverlap, names, winner))
+				eventually(t, p.GetName()+" overlaps", overlapIs(p, metav1.ConditionTrue, turnpolicy.ReasonPoliciesOverlap, names, winner))
 			}
 			if err := k8s.Delete(context.Background(), b); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, "A, the survivor, alone again", overlapIs(a, metav1.ConditionFalse, ReasonNoOverlap, "no other policy of this kind applies"))
+			eventually(t, "A, the survivor, alone again", overlapIs(a, metav1.ConditionFalse, turnpolicy.ReasonNoOverlap, "no other policy of this kind applies"))
 		})
 	}
 }
