@@ -11,6 +11,7 @@ import (
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/controllers/shared"
+	"turnwatch.dev/turnwatch/pkg/monitor"
 )
 
 // Terminal is terminal across a change of the cluster config: a run that
@@ -27,7 +28,7 @@ func TestTerminalAcrossClusterConfig(t *testing.T) {
 	first := startManager(t, ns, managerOpts{config: strict})
 	create(t, newRun(ns, "cfg"))
 	waitPod(t, ns, "cfg-0")
-	playSidecar(t, ns, "cfg-0", trip(shared.DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
+	playSidecar(t, ns, "cfg-0", trip(monitor.DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
 	before := runPhase(t, ns, "cfg", twv1.RunFaulted).Status
 	first.stop()
 

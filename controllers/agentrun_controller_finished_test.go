@@ -17,6 +17,7 @@ import (
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/controllers/agentrun"
 	"turnwatch.dev/turnwatch/controllers/shared"
+	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -34,7 +35,7 @@ func TestTerminalIsTerminal(t *testing.T) {
 	create(t, newRun(ns, "faulted", func(r *twv1.AgentRun) { r.Spec.Rerolls = &twv1.RerollPolicy{Max: ptrTo[int32](0)} }))
 	waitPod(t, ns, "faulted-0")
 	playSidecar(t, ns, "faulted-0", condition(protocol.ConditionProgress, protocol.ReasonRunning, `{"steps":4,"costUSD":"0.02463"}`))
-	playSidecar(t, ns, "faulted-0", trip(shared.DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
+	playSidecar(t, ns, "faulted-0", trip(monitor.DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
 	before := runPhase(t, ns, "faulted", twv1.RunFaulted).Status
 
 	// Succeeded; then cancelled, and its turn deleted.

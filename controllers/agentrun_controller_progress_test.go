@@ -19,6 +19,7 @@ import (
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/controllers/shared"
 	"turnwatch.dev/turnwatch/internal/testenv"
+	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -215,7 +216,7 @@ func TestRunProgressAfterReroll(t *testing.T) {
 	create(t, newRun(ns, "again"))
 	waitPod(t, ns, "again-0")
 	playSidecar(t, ns, "again-0", condition(protocol.ConditionProgress, protocol.ReasonRunning, `{"steps":3,"costUSD":"0.1"}`))
-	playSidecar(t, ns, "again-0", trip(shared.DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
+	playSidecar(t, ns, "again-0", trip(monitor.DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
 	waitPod(t, ns, "again-1")
 	turn1, err := getTurn(ns, "again-1")
 	if err != nil {

@@ -30,6 +30,7 @@ import (
 	"turnwatch.dev/turnwatch/controllers/agentturn"
 	"turnwatch.dev/turnwatch/controllers/render"
 	"turnwatch.dev/turnwatch/controllers/shared"
+	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -44,10 +45,10 @@ func TestTripRerollThenFault(t *testing.T) {
 	create(t, newRun(ns, "r"))
 
 	waitPod(t, ns, "r-0")
-	playSidecar(t, ns, "r-0", trip(shared.DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
+	playSidecar(t, ns, "r-0", trip(monitor.DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
 	podStopped(t, ns, "r-0")
 	first := turnSettled(t, ns, "r-0")
-	want := twv1.TurnError{Type: twv1.ClassRunaway, Detector: shared.DetectorIdenticalCalls, Message: "repeated an identical tool call 4 times"}
+	want := twv1.TurnError{Type: twv1.ClassRunaway, Detector: monitor.DetectorIdenticalCalls, Message: "repeated an identical tool call 4 times"}
 	if first.Status.Outcome != twv1.TurnFailed || *first.Status.Error != want {
 		t.Fatalf("turn r-0: %s %+v, want Failed %+v", first.Status.Outcome, first.Status.Error, want)
 	}
@@ -68,9 +69,9 @@ func TestTripRerollThenFault(t *testing.T) {
 		t.Error("Rerolled event:", err)
 	}
 
-	playSidecar(t, ns, "r-1", trip(shared.DetectorStepBudget, "exceeded 256 steps"))
+	playSidecar(t, ns, "r-1", trip(monitor.DetectorStepBudget, "exceeded 256 steps"))
 	run := runPhase(t, ns, "r", twv1.RunFaulted)
-	wantFault := twv1.Fault{Class: twv1.ClassRunaway, Detector: shared.DetectorStepBudget, Message: "exceeded 256 steps", Turn: "r-1"}
+	wantFault := twv1.Fault{Class: twv1.ClassRunaway, Detector: monitor.DetectorStepBudget, Message: "exceeded 256 steps", Turn: "r-1"}
 	if run.Status.Fault == nil || *run.Status.Fault != wantFault {
 		t.Errorf("fault %+v, want %+v", run.Status.Fault, wantFault)
 	}
@@ -90,8 +91,8 @@ func TestTripRerollThenFault(t *testing.T) {
 	podStopped(t, ns, "r-1")
 	waitEvents(t, ns, "r", agentrun.EventFaulted, 1)
 	for name, c := range map[string]prometheus.Collector{
-		"trips{identicalCalls,runaway}": shared.TripsTotal.WithLabelValues(shared.DetectorIdenticalCalls, "runaway", "", shared.ModeEnforce),
-		"trips{stepBudget,runaway}":     shared.TripsTotal.WithLabelValues(shared.DetectorStepBudget, "runaway", "", shared.ModeEnforce),
+		"trips{identicalCalls,runaway}": shared.TripsTotal.WithLabelValues(monitor.DetectorIdenticalCalls, "runaway", "", shared.ModeEnforce),
+		"trips{stepBudget,runaway}":     shared.TripsTotal.WithLabelValues(monitor.DetectorStepBudget, "runaway", "", shared.ModeEnforce),
 		"rerolls{runaway}":              shared.RerollsTotal.WithLabelValues("runaway"),
 		"faults{runaway}":               shared.FaultsTotal.WithLabelValues("runaway", ""),
 		"turns{Failed,runaway}":         shared.TurnsTotal.WithLabelValues("Failed", "runaway", ""),
@@ -163,10 +164,10 @@ func TestClassPolicy(t *testing.T) {
 		class         twv1.FaultClass
 		rerolled      bool
 	}{
-		{"stall", shared.DetectorStall, twv1.ClassStalled, true},
-		{"degen", shared.DetectorDegeneration, twv1.ClassDegenerate, true},
-		{"spend", shared.DetectorSpend, twv1.ClassOverspend, false},
-		{"length", shared.DetectorLengthStop, twv1.ClassLength, false},
+		{"stall", monitor.DetectorStall, twv1.ClassStalled, true},
+		{"degen", monitor.DetectorDegeneration, twv1.ClassDegenerate, true},
+		{"spend", monitor.DetectorSpend, twv1.ClassOverspend, false},
+		{"length", monitor.DetectorLengthStop, twv1.ClassLength, false},
 	}
 	for _, c := range cases {
 		t.Run(c.run, func(t *testing.T) {
@@ -225,7 +226,7 @@ func TestContinueBumpsEpoch(t *testing.T) {
 	if pod.Labels[twv1.LabelSession] != "review-42" || c1.Labels[twv1.LabelSession] != "review-42" {
 		t.Errorf("session labels: pod %v turn %v", pod.Labels, c1.Labels)
 	}
-	playSidecar(t, ns, "c1-0", trip(shared.DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
+	playSidecar(t, ns, "c1-0", trip(monitor.DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
 	run := runPhase(t, ns, "c1", twv1.RunFaulted)
 	if run.Status.Epoch != 1 || run.Status.Attempts != 1 {
 		t.Fatalf("c1: epoch %d attempts %d, want epoch bumped to 1 and no reroll", run.Status.Epoch, run.Status.Attempts)
@@ -530,7 +531,7 @@ func TestRestartMidReroll(t *testing.T) {
 	first = startManager(t, ns, managerOpts{newClient: crashAfterReroll})
 	create(t, newRun(ns, "rs"))
 	waitPod(t, ns, "rs-0")
-	playSidecar(t, ns, "rs-0", trip(shared.DetectorStall, "no event for 10m0s while the model was generating"))
+	playSidecar(t, ns, "rs-0", trip(monitor.DetectorStall, "no event for 10m0s while the model was generating"))
 	<-crashed
 	first.stop()
 	if run, _ := getRun(ns, "rs"); run.Status.Attempts != 1 {

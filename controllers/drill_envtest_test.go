@@ -16,6 +16,7 @@ import (
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/controllers/agentrun"
 	"turnwatch.dev/turnwatch/controllers/shared"
+	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -58,13 +59,13 @@ func TestDrillRuns(t *testing.T) {
 		waitPod(t, ns, name)
 		playSidecar(t, ns, name, served(true))
 		playSidecar(t, ns, name, condition(protocol.ConditionProgress, protocol.ReasonRunning, `{"steps":4,"costUSD":"0.01"}`))
-		playSidecar(t, ns, name, trip(shared.DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
+		playSidecar(t, ns, name, trip(monitor.DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
 		if name == "d0-0" {
 			playSidecar(t, ns, name, condition(protocol.ConditionCallRefused, protocol.ReasonCallRefused, "toolu_4"))
 		}
 	}
 	run := runPhase(t, ns, "d0", twv1.RunFaulted)
-	if d := run.Status.Drill; d == nil || d.Result != twv1.DrillPending || d.Expected.Detector != shared.DetectorIdenticalCalls {
+	if d := run.Status.Drill; d == nil || d.Result != twv1.DrillPending || d.Expected.Detector != monitor.DetectorIdenticalCalls {
 		t.Fatalf("drill status before the late reports: %+v", d)
 	}
 	// The last turn's refusal comes after the trip that ended the run.
@@ -97,7 +98,7 @@ func TestDrillRuns(t *testing.T) {
 	for _, name := range []string{"d1-0", "d1-1"} {
 		waitPod(t, ns, name)
 		playSidecar(t, ns, name, served(true))
-		playSidecar(t, ns, name, trip(shared.DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
+		playSidecar(t, ns, name, trip(monitor.DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
 		turnSettled(t, ns, name)
 		playSidecar(t, ns, name, agentExited(137, "Error", corev1.PodFailed))
 	}
@@ -111,7 +112,7 @@ func TestDrillRuns(t *testing.T) {
 		}
 		return nil
 	})
-	if v := promtestutil.ToFloat64(shared.TripsTotal.WithLabelValues(shared.DetectorIdenticalCalls, "runaway", "identicalLoop", shared.ModeEnforce)); v < 2 {
+	if v := promtestutil.ToFloat64(shared.TripsTotal.WithLabelValues(monitor.DetectorIdenticalCalls, "runaway", "identicalLoop", shared.ModeEnforce)); v < 2 {
 		t.Errorf("drill trips %v", v)
 	}
 	if v := promtestutil.ToFloat64(shared.CostByNamespace.WithLabelValues(ns)); v != 0 {

@@ -18,8 +18,8 @@ import (
 // namespaces where turns run. It learns who it is from the API server
 // (SelfSubjectReview, which every authenticated user may call).
 
-// ManagerSubject is the RBAC subject of cfg's credential.
-func ManagerSubject(ctx context.Context, cfg *rest.Config) (*rbacv1.Subject, error) {
+// managerSubject is the RBAC subject of cfg's credential.
+func managerSubject(ctx context.Context, cfg *rest.Config) (*rbacv1.Subject, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err

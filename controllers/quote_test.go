@@ -12,7 +12,6 @@ import (
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/controllers/agentrun"
 	"turnwatch.dev/turnwatch/controllers/agentturn"
-	"turnwatch.dev/turnwatch/controllers/shared"
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
@@ -36,7 +35,7 @@ func TestVerdictEscapesTheAgent(t *testing.T) {
 	cond := func(typ, reason, msg string) corev1.PodCondition {
 		return corev1.PodCondition{Type: corev1.PodConditionType(typ), Status: corev1.ConditionTrue, Reason: reason, Message: msg}
 	}
-	would := protocol.Marshal([]protocol.WouldTrip{{WouldTrip: monitor.WouldTrip{Detector: shared.DetectorIdenticalCalls, Class: "runaway", Message: forged, Line: 3, Step: 3, Count: 1}}})
+	would := protocol.Marshal([]protocol.WouldTrip{{WouldTrip: monitor.WouldTrip{Detector: monitor.DetectorIdenticalCalls, Class: "runaway", Message: forged, Line: 3, Step: 3, Count: 1}}})
 	for _, tc := range []struct {
 		name  string
 		conds []corev1.PodCondition
@@ -44,11 +43,11 @@ func TestVerdictEscapesTheAgent(t *testing.T) {
 	}{
 		{"the agent's error text", []corev1.PodCondition{finished(protocol.Summary{Result: true, ResultError: "error_max_turns" + forged})},
 			func(v agentturn.Verdict) string { return v.Err.Message }},
-		{"a trip's message", []corev1.PodCondition{cond(protocol.ConditionTripped, protocol.ReasonFor(shared.DetectorIdenticalCalls), forged)},
+		{"a trip's message", []corev1.PodCondition{cond(protocol.ConditionTripped, protocol.ReasonFor(monitor.DetectorIdenticalCalls), forged)},
 			func(v agentturn.Verdict) string { return v.Err.Message }},
 		{"the refused call's id", []corev1.PodCondition{cond(protocol.ConditionCallRefused, protocol.ReasonCallRefused, "toolu_1"+forged)},
 			func(v agentturn.Verdict) string { return v.RefusedCall }},
-		{"a nudge", []corev1.PodCondition{cond(protocol.ConditionSilent, protocol.ReasonFor(shared.DetectorSilentRun), protocol.NudgeMessage(1, forged))},
+		{"a nudge", []corev1.PodCondition{cond(protocol.ConditionSilent, protocol.ReasonFor(monitor.DetectorSilentRun), protocol.NudgeMessage(1, forged))},
 			func(v agentturn.Verdict) string { return v.Nudge }},
 		{"a would-trip", []corev1.PodCondition{cond(protocol.ConditionWouldTrip, protocol.ReasonWouldTrip, would)},
 			func(v agentturn.Verdict) string { return v.WouldTrips[0].Message }},
@@ -86,13 +85,13 @@ func TestAgentQuotedEscapedOnTheRun(t *testing.T) {
 		play func(*corev1.PodStatus)
 	}{
 		{"errtext", finishedCond(protocol.Summary{Progress: counts(1, "0.01"), Result: true, ResultError: "error_max_turns" + forged})},
-		{"tripped", trip(shared.DetectorIdenticalCalls, "repeated an identical tool call 4 times"+forged)},
+		{"tripped", trip(monitor.DetectorIdenticalCalls, "repeated an identical tool call 4 times"+forged)},
 	} {
 		t.Run(c.run, func(t *testing.T) {
 			t.Parallel()
 			create(t, newRun(ns, c.run, noReroll))
 			waitPod(t, ns, c.run+"-0")
-			playSidecar(t, ns, c.run+"-0", condition(protocol.ConditionSilent, protocol.ReasonFor(shared.DetectorSilentRun), protocol.NudgeMessage(1, "silent"+forged)))
+			playSidecar(t, ns, c.run+"-0", condition(protocol.ConditionSilent, protocol.ReasonFor(monitor.DetectorSilentRun), protocol.NudgeMessage(1, "silent"+forged)))
 			playSidecar(t, ns, c.run+"-0", c.play)
 			run := runPhase(t, ns, c.run, twv1.RunFaulted)
 			texts := map[string]string{"fault": run.Status.Fault.Message}

@@ -15,8 +15,8 @@ import (
 	"turnwatch.dev/turnwatch/controllers/turnpolicy"
 )
 
-// ControllerName is the reporting controller of turnwatch's Events.
-const ControllerName = "turnwatch-controller"
+// controllerName is the reporting controller of turnwatch's Events.
+const controllerName = "turnwatch-controller"
 
 // Options are the manager's settings for both controllers.
 type Options struct {
@@ -53,7 +53,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if o.Manager == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		m, err := ManagerSubject(ctx, mgr.GetConfig())
+		m, err := managerSubject(ctx, mgr.GetConfig())
 		if err != nil {
 			return err
 		}
@@ -62,7 +62,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &twv1.AgentTurn{}, shared.IndexOwnerUID, shared.OwnerUID); err != nil {
 		return err
 	}
-	rec := drillEvents{mgr.GetEventRecorder(ControllerName)}
+	rec := drillEvents{mgr.GetEventRecorder(controllerName)}
 	if err := (&agentrun.AgentRunReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Recorder: rec, Clock: o.Clock, Config: o.Config,
 	}).SetupWithManager(mgr, o.Concurrency); err != nil {

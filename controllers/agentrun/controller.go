@@ -33,16 +33,16 @@ const (
 	EventRerolled = "Rerolled" // a failed turn is tried again as a fresh conversation
 	EventFaulted  = "Faulted"  // the run ended with a terminal fault
 	EventNudged   = "Nudged"   // the silent-run nudge fired in a turn
-	// EventDeltasHidden: a turn's stream hides the model's deltas (a Warning, once per turn).
-	EventDeltasHidden = protocol.ReasonDeltasHidden
-	// EventHooksNotRun: a turn that delivers nudges ran tool calls and no
+	// eventDeltasHidden: a turn's stream hides the model's deltas (a Warning, once per turn).
+	eventDeltasHidden = protocol.ReasonDeltasHidden
+	// eventHooksNotRun: a turn that delivers nudges ran tool calls and no
 	// turnwatch hook ran (a Warning, once per turn).
-	EventHooksNotRun = protocol.ReasonHooksNotRun
-	// EventLogRotated: a turn's sidecar lagged past a log rotation, and
+	eventHooksNotRun = protocol.ReasonHooksNotRun
+	// eventLogRotated: a turn's sidecar lagged past a log rotation, and
 	// lines may have been rotated away unread (a Warning, once per turn).
-	EventLogRotated = protocol.ReasonLogRotated
-	EventSucceeded  = "Succeeded" // a turn finished with a final result
-	EventAborted    = "Aborted"   // the run was cancelled or deleted
+	eventLogRotated = protocol.ReasonLogRotated
+	eventSucceeded  = "Succeeded" // a turn finished with a final result
+	eventAborted    = "Aborted"   // the run was cancelled or deleted
 	// EventDrill prefixes a drill's result (docs/drill.md#results):
 	// DrillCaught, DrillCaughtOtherwise, DrillAsExpected (Normal),
 	// DrillMissed, DrillFalseAlarm (Warning).
@@ -357,9 +357,9 @@ func (r *AgentRunReconciler) recordEnd(ctx context.Context, run *twv1.AgentRun, 
 		r.Recorder.Eventf(run, d.last, corev1.EventTypeWarning, EventFaulted, "Fault", "%s", faultMessage(f, d.Why))
 		log.FromContext(ctx).Info("run faulted", "class", f.Class, "detector", f.Detector, "turn", f.Turn)
 	case twv1.RunSucceeded:
-		r.Recorder.Eventf(run, d.last, corev1.EventTypeNormal, EventSucceeded, "Settle", "turn %s finished with a final result", d.last.Name)
+		r.Recorder.Eventf(run, d.last, corev1.EventTypeNormal, eventSucceeded, "Settle", "turn %s finished with a final result", d.last.Name)
 	case twv1.RunAborted:
-		r.Recorder.Eventf(run, nil, corev1.EventTypeNormal, EventAborted, "Abort", "the run was cancelled or deleted")
+		r.Recorder.Eventf(run, nil, corev1.EventTypeNormal, eventAborted, "Abort", "the run was cancelled or deleted")
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/controllers/shared"
+	"turnwatch.dev/turnwatch/pkg/monitor"
 )
 
 func failedTurn(attempt int32, class twv1.FaultClass, cont bool) twv1.AgentTurn {
@@ -98,9 +99,9 @@ func TestRerollChainOrder(t *testing.T) {
 
 func TestClassOf(t *testing.T) {
 	for det, want := range map[string]twv1.FaultClass{
-		shared.DetectorStepBudget: twv1.ClassRunaway, shared.DetectorIdenticalCalls: twv1.ClassRunaway, shared.DetectorStall: twv1.ClassStalled,
-		shared.DetectorDegeneration: twv1.ClassDegenerate, shared.DetectorSpend: twv1.ClassOverspend, shared.DetectorLengthStop: twv1.ClassLength,
-		shared.DetectorCycles: twv1.ClassRunaway, shared.DetectorRepeatedErrors: twv1.ClassRunaway, shared.DetectorRepetition: twv1.ClassDegenerate,
+		monitor.DetectorStepBudget: twv1.ClassRunaway, monitor.DetectorIdenticalCalls: twv1.ClassRunaway, monitor.DetectorStall: twv1.ClassStalled,
+		monitor.DetectorDegeneration: twv1.ClassDegenerate, monitor.DetectorSpend: twv1.ClassOverspend, monitor.DetectorLengthStop: twv1.ClassLength,
+		monitor.DetectorCycles: twv1.ClassRunaway, monitor.DetectorRepeatedErrors: twv1.ClassRunaway, monitor.DetectorRepetition: twv1.ClassDegenerate,
 		"somethingNew": twv1.ClassRunaway,
 	} {
 		if got := shared.ClassOf(det); got != want {

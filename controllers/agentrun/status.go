@@ -24,10 +24,10 @@ const (
 // Reasons of the AgentRun's conditions (and of the Reason printer column).
 const (
 	ReasonPending   = "Pending"   // no turn yet
-	ReasonRunning   = "Running"   // the first turn runs
-	ReasonRerolled  = "Rerolled"  // a reroll runs
-	ReasonSucceeded = "Succeeded" // a turn finished with a final result
-	ReasonAborted   = "Aborted"   // cancelled or deleted
+	reasonRunning   = "Running"   // the first turn runs
+	reasonRerolled  = "Rerolled"  // a reroll runs
+	reasonSucceeded = "Succeeded" // a turn finished with a final result
+	reasonAborted   = "Aborted"   // cancelled or deleted
 	// A faulted run's reason is its class in CamelCase: Runaway, Stalled,
 	// Degenerate, Overspend, Length, NoSignal, Infra, AgentError.
 )
@@ -161,16 +161,16 @@ func setConditions(st *twv1.AgentRunStatus, d Decision) {
 		ready.Reason, ready.Message = ReasonPending, "no turn yet"
 	case twv1.RunRunning:
 		last := st.Turns[len(st.Turns)-1]
-		ready.Reason, ready.Message = ReasonRunning, fmt.Sprintf("turn %s runs", last.Name)
+		ready.Reason, ready.Message = reasonRunning, fmt.Sprintf("turn %s runs", last.Name)
 		if last.Attempt > 0 {
-			ready.Reason = ReasonRerolled
+			ready.Reason = reasonRerolled
 			ready.Message = fmt.Sprintf("turn %s runs (reroll %d)", last.Name, last.Attempt)
 		}
 	case twv1.RunSucceeded:
-		ready.Status, ready.Reason = metav1.ConditionTrue, ReasonSucceeded
+		ready.Status, ready.Reason = metav1.ConditionTrue, reasonSucceeded
 		ready.Message = fmt.Sprintf("turn %s finished with a final result", d.last.Name)
 	case twv1.RunAborted:
-		ready.Reason, ready.Message = ReasonAborted, "the run was cancelled or deleted"
+		ready.Reason, ready.Message = reasonAborted, "the run was cancelled or deleted"
 	case twv1.RunFaulted:
 		ready.Reason, ready.Message = classReason(st.Fault.Class), faultMessage(st.Fault, d.Why)
 	}

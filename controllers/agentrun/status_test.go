@@ -60,7 +60,7 @@ func TestRunStatusRunningAndEpoch(t *testing.T) {
 	run := &twv1.AgentRun{}
 	st := runStatus(run, []twv1.AgentTurn{prev, running}, Decision{Step: stepWait, last: &running}, metav1.Now())
 	r := meta.FindStatusCondition(st.Conditions, ConditionReady)
-	if st.Phase != twv1.RunRunning || r.Reason != ReasonRerolled || st.Epoch != 2 || st.CompletionTime != nil || st.Fault != nil {
+	if st.Phase != twv1.RunRunning || r.Reason != reasonRerolled || st.Epoch != 2 || st.CompletionTime != nil || st.Fault != nil {
 		t.Errorf("%+v", st)
 	}
 	if meta.FindStatusCondition(st.Conditions, ConditionFaulted) != nil {

@@ -21,8 +21,8 @@ import (
 // and the Service NodePort range (30000-32767), which a host-network Pod
 // shares with the node.
 const (
-	DrillPortFirst int32 = 20000
-	DrillPorts     int32 = 1000
+	drillPortFirst int32 = 20000
+	drillPortCount int32 = 1000
 	// drillPortHold keeps a port given to a turn from any other turn until
 	// the cache has surely seen the turn's Pod (or its create failed long
 	// ago).
@@ -64,16 +64,16 @@ func (d *drillPorts) pick(turn types.UID, inUse map[int32]bool, now time.Time) (
 			return p, nil
 		}
 	}
-	start := int32(hashUID(turn) % uint32(DrillPorts))
-	for i := range DrillPorts {
-		p := DrillPortFirst + (start+i)%DrillPorts
+	start := int32(hashUID(turn) % uint32(drillPortCount))
+	for i := range drillPortCount {
+		p := drillPortFirst + (start+i)%drillPortCount
 		if _, taken := d.held[p]; taken || inUse[p] {
 			continue
 		}
 		d.held[p] = portHold{turn: turn, until: now.Add(drillPortHold)}
 		return p, nil
 	}
-	return 0, fmt.Errorf("all %d drill ports (%d-%d) are taken by live drill Pods", DrillPorts, DrillPortFirst, DrillPortFirst+DrillPorts-1)
+	return 0, fmt.Errorf("all %d drill ports (%d-%d) are taken by live drill Pods", drillPortCount, drillPortFirst, drillPortFirst+drillPortCount-1)
 }
 
 func hashUID(u types.UID) uint32 {

@@ -14,7 +14,7 @@ import (
 func TestDrillPortsManyAtOnce(t *testing.T) {
 	var d drillPorts
 	now := time.Unix(1_000_000, 0)
-	inUse := map[int32]bool{DrillPortFirst + 7: true} // a live drill Pod's
+	inUse := map[int32]bool{drillPortFirst + 7: true} // a live drill Pod's
 	const turns = 400
 	got := make([]int32, turns)
 	var wg sync.WaitGroup
@@ -30,7 +30,7 @@ func TestDrillPortsManyAtOnce(t *testing.T) {
 	wg.Wait()
 	seen := map[int32]int{}
 	for i, p := range got {
-		if p < DrillPortFirst || p >= DrillPortFirst+DrillPorts || inUse[p] {
+		if p < drillPortFirst || p >= drillPortFirst+drillPortCount || inUse[p] {
 			t.Errorf("turn %d got port %d", i, p)
 		}
 		if j, dup := seen[p]; dup {
@@ -47,11 +47,11 @@ func TestDrillPortsRunOut(t *testing.T) {
 	var d drillPorts
 	now := time.Unix(1_000_000, 0)
 	inUse := map[int32]bool{}
-	for p := DrillPortFirst; p < DrillPortFirst+DrillPorts-1; p++ {
+	for p := drillPortFirst; p < drillPortFirst+drillPortCount-1; p++ {
 		inUse[p] = true
 	}
 	last, err := d.pick("a", inUse, now)
-	if err != nil || last != DrillPortFirst+DrillPorts-1 {
+	if err != nil || last != drillPortFirst+drillPortCount-1 {
 		t.Fatalf("the one free port: %d %v", last, err)
 	}
 	if _, err := d.pick("b", inUse, now); err == nil {

@@ -8,6 +8,7 @@ import (
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/controllers/shared"
+	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 	"turnwatch.dev/turnwatch/pkg/quote"
 )
@@ -122,7 +123,7 @@ func judgeResult(v Verdict, sum protocol.Summary) (Verdict, bool) {
 	switch ending {
 	case protocol.EndedLength:
 		v.Outcome = twv1.TurnFailed
-		v.Err = &twv1.TurnError{Type: twv1.ClassLength, Detector: shared.DetectorLengthStop, Message: msg}
+		v.Err = &twv1.TurnError{Type: twv1.ClassLength, Detector: monitor.DetectorLengthStop, Message: msg}
 		return v, true
 	case protocol.EndedAgentError:
 		return fail(v, twv1.ClassAgentError, msg), true

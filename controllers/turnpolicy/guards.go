@@ -22,12 +22,12 @@ import (
 // Sources of a guard's value (twv1.GuardSetting.Source) besides a policy's
 // "TurnPolicy/NAME" or "ClusterTurnPolicy/NAME".
 const (
-	SourceDefault = "default"  // the manager's config (Config.Guards)
+	sourceDefault = "default"  // the manager's config (Config.Guards)
 	SourceRun     = "AgentRun" // the run's spec.guards
-	SourceDrill   = "drill"    // a drill scenario's guards
-	// SourceLimitOf prefixes the source of a value a policy's limit capped:
+	sourceDrill   = "drill"    // a drill scenario's guards
+	// sourceLimitOf prefixes the source of a value a policy's limit capped:
 	// "limit of TurnPolicy/NAME".
-	SourceLimitOf = "limit of "
+	sourceLimitOf = "limit of "
 )
 
 // GuardInputs are what a turn's guards are resolved from.
@@ -51,7 +51,7 @@ type GuardInputs struct {
 // limits cap the result; then a drill's scenario guards go on top, as they
 // did before policies (a drill must trip its detector).
 func ResolveGuards(in GuardInputs) ([]twv1.GuardSetting, []twv1.AuditedDetector) {
-	levels := []guardLevel{{SourceDefault, &in.Defaults}}
+	levels := []guardLevel{{sourceDefault, &in.Defaults}}
 	for _, p := range in.Policies {
 		levels = append(levels, guardLevel{p.Source, p.Spec.Guards})
 	}
@@ -81,7 +81,7 @@ func mergeLevels(levels []guardLevel) []twv1.GuardSetting {
 	}
 	var out []twv1.GuardSetting
 	for _, name := range monitor.GuardNames() {
-		s := twv1.GuardSetting{Name: name, Value: "null", Source: SourceDefault}
+		s := twv1.GuardSetting{Name: name, Value: "null", Source: sourceDefault}
 		for i, l := range levels {
 			if v, ok := set[i][name]; ok {
 				s.Value, s.Source = string(v), l.source
@@ -97,7 +97,7 @@ func overDrill(settings []twv1.GuardSetting, drill *twv1.Guards) {
 	set := setFields(drill)
 	for i := range settings {
 		if v, ok := set[settings[i].Name]; ok {
-			settings[i].Value, settings[i].Source = string(v), SourceDrill
+			settings[i].Value, settings[i].Source = string(v), sourceDrill
 		}
 	}
 }
@@ -137,7 +137,7 @@ func capToLimits(settings []twv1.GuardSetting, policies []AppliedPolicy) {
 			for j := range settings {
 				s := &settings[j]
 				if s.Name == name && over(kinds[name], json.RawMessage(s.Value), lim) {
-					s.Value, s.Source = string(lim), SourceLimitOf+p.Source
+					s.Value, s.Source = string(lim), sourceLimitOf+p.Source
 				}
 			}
 		}
@@ -243,7 +243,7 @@ func PodGuards(run *twv1.AgentRun, turn *twv1.AgentTurn, defaults twv1.Guards, p
 func podSettings(run *twv1.AgentRun, turn *twv1.AgentTurn, defaults twv1.Guards) ([]twv1.GuardSetting, scriptedmodel.Scenario, bool, error) {
 	if len(turn.Spec.Guards) == 0 {
 		merged, sc, drill, err := turnGuards(run, defaults)
-		return mergeLevels([]guardLevel{{SourceDefault, &merged}}), sc, drill, err
+		return mergeLevels([]guardLevel{{sourceDefault, &merged}}), sc, drill, err
 	}
 	sc, drill, err := DrillScenario(run)
 	return turn.Spec.Guards, sc, drill, err
@@ -279,7 +279,7 @@ func RenderCaps(run *twv1.AgentRun, turn *twv1.AgentTurn, defaults twv1.Guards, 
 	}
 	var out []string
 	for i, s := range capped {
-		if s.Value != settings[i].Value && strings.HasPrefix(s.Source, SourceLimitOf) {
+		if s.Value != settings[i].Value && strings.HasPrefix(s.Source, sourceLimitOf) {
 			out = append(out, fmt.Sprintf("%s %s to %s (%s)", s.Name, settings[i].Value, s.Value, s.Source))
 		}
 	}

@@ -155,9 +155,9 @@ func TestResolveGuards(t *testing.T) {
 				names = append(names, s.Name)
 				want, ok := tt.want[s.Name]
 				if !ok {
-					want = string(setFields(&defaults)[s.Name]) + " " + SourceDefault
-					if want == " "+SourceDefault {
-						want = "null " + SourceDefault
+					want = string(setFields(&defaults)[s.Name]) + " " + sourceDefault
+					if want == " "+sourceDefault {
+						want = "null " + sourceDefault
 					}
 				}
 				if got := s.Value + " " + s.Source; got != want {
@@ -227,7 +227,7 @@ func TestSettingsGuardsRefused(t *testing.T) {
 	if !errors.As(err, &refused) || !strings.Contains(err.Error(), "cycleRepeats") {
 		t.Errorf("got %v, want a refusal naming cycleRepeats", err)
 	}
-	if _, err := settingsGuards([]twv1.GuardSetting{{Name: "stepBudget", Value: "{", Source: SourceDefault}}); !errors.As(err, &refused) {
+	if _, err := settingsGuards([]twv1.GuardSetting{{Name: "stepBudget", Value: "{", Source: sourceDefault}}); !errors.As(err, &refused) {
 		t.Errorf("a value that is no JSON: got %v, want a refusal", err)
 	}
 }
@@ -292,8 +292,8 @@ func TestPodGuardsCappedAtRender(t *testing.T) {
 		}), &twv1.AgentTurn{}, twv1.Guards{StepBudget: ptr.To[int32](100)}},
 		{"a drill's scenario guards stay on top", newRun("ns", "r", func(r *twv1.AgentRun) {
 			r.Spec.Drill = &twv1.Drill{Scenario: "cycle"}
-		}), spec(twv1.GuardSetting{Name: "cycleRepeats", Value: "4", Source: SourceDrill},
-			twv1.GuardSetting{Name: "stepBudget", Value: "100000", Source: SourceDrill}),
+		}), spec(twv1.GuardSetting{Name: "cycleRepeats", Value: "4", Source: sourceDrill},
+			twv1.GuardSetting{Name: "stepBudget", Value: "100000", Source: sourceDrill}),
 			twv1.Guards{CycleRepeats: ptr.To[int32](4), StepBudget: ptr.To[int32](100)}},
 	}
 	for _, tt := range tests {
@@ -336,7 +336,7 @@ func TestRenderCaps(t *testing.T) {
 		{"under the limits", newRun("ns", "r"), turn(twv1.GuardSetting{Name: "stepBudget", Value: "50", Source: SourceRun}), nil},
 		{"capped already, by the same limit", newRun("ns", "r"), turn(twv1.GuardSetting{Name: "stepBudget", Value: "100", Source: "limit of TurnPolicy/caps"}), nil},
 		{"a drill's scenario guard", newRun("ns", "r", func(r *twv1.AgentRun) { r.Spec.Drill = &twv1.Drill{Scenario: "cycle"} }),
-			turn(twv1.GuardSetting{Name: "cycleRepeats", Value: "4", Source: SourceDrill}), nil},
+			turn(twv1.GuardSetting{Name: "cycleRepeats", Value: "4", Source: sourceDrill}), nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := RenderCaps(c.run, c.turn, defaults, limits); !slices.Equal(got, c.want) {

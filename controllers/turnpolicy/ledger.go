@@ -22,8 +22,8 @@ import (
 const (
 	// ReasonBudgetExhausted: the window's spend is past spec.budget.maxCostUSD.
 	ReasonBudgetExhausted = "BudgetExhausted"
-	// ReasonWithinBudget: the window's spend is within the budget.
-	ReasonWithinBudget = "WithinBudget"
+	// reasonWithinBudget: the window's spend is within the budget.
+	reasonWithinBudget = "WithinBudget"
 	// ReasonPoliciesOverlap: another policy of the same kind applies to
 	// some of the same runs.
 	ReasonPoliciesOverlap = "PoliciesOverlap"
@@ -161,7 +161,7 @@ func setBudgetExhausted(st *twv1.TurnPolicyStatus, b *twv1.Budget) {
 	}
 	over, msg := overBudget(b, st.Budget)
 	c := metav1.Condition{Type: twv1.PolicyConditionBudgetExhausted, Status: metav1.ConditionFalse,
-		Reason: ReasonWithinBudget, Message: msg, ObservedGeneration: st.ObservedGeneration}
+		Reason: reasonWithinBudget, Message: msg, ObservedGeneration: st.ObservedGeneration}
 	if over {
 		c.Status, c.Reason = metav1.ConditionTrue, ReasonBudgetExhausted
 	}
