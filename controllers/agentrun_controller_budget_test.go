@@ -3,12 +3,10 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -166,21 +164,4 @@ func TestBudgetCountsTurnOfDeletedRun(t *testing.T) {
 		}
 		return ledgerIs("0.40", 1, 0)(p)
 	})
-}
-
-func TestBudgetHold(t *testing.T) {
-	msg := agentrun.BudgetHoldMessage("TurnPolicy/team", "spent 2.00 of 1.00 USD", 1)
-	if err := containsAll(msg, "reroll (attempt 1)", "TurnPolicy/team", "spent 2.00 of 1.00 USD"); err != nil {
-		t.Error(err)
-	}
-	st := &twv1.AgentRunStatus{Conditions: []metav1.Condition{{Type: agentrun.ConditionReady, Status: metav1.ConditionFalse, Reason: agentrun.ReasonPending, Message: "no turn yet"}}}
-	agentrun.SetBudgetHold(st, agentrun.Decision{Step: agentrun.StepHold, Why: msg})
-	c := meta.FindStatusCondition(st.Conditions, twv1.PolicyConditionBudgetExhausted)
-	if c == nil || c.Status != metav1.ConditionTrue || c.Message != msg || !strings.Contains(meta.FindStatusCondition(st.Conditions, agentrun.ConditionReady).Message, "TurnPolicy/team") {
-		t.Errorf("conditions %v", st.Conditions)
-	}
-	agentrun.SetBudgetHold(st, agentrun.Decision{Step: agentrun.StepCreate})
-	if meta.FindStatusCondition(st.Conditions, twv1.PolicyConditionBudgetExhausted) != nil {
-		t.Error("the hold stays after it ended")
-	}
 }

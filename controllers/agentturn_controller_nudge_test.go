@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"turnwatch.dev/turnwatch/controllers/agentrun"
-	"turnwatch.dev/turnwatch/controllers/agentturn"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -52,20 +51,5 @@ func TestNudgeEveryStreak(t *testing.T) {
 	})
 	if turn, _ := getTurn(ns, "ns-0"); turn.Status.Nudges != 4 || turn.Status.Outcome != "" {
 		t.Errorf("turn %+v", turn.Status)
-	}
-}
-
-func TestNudgeNote(t *testing.T) {
-	for _, tc := range []struct {
-		n, latest int32
-		msg, want string
-	}{
-		{1, 1, protocol.NudgeMessage(1, "quiet"), "turn t-0: nudge, streak 1: quiet"},
-		{1, 2, protocol.NudgeMessage(2, "quiet"), "turn t-0: nudge, streak 1"},
-		{1, 1, "an older sidecar's text", "turn t-0: nudge, streak 1: an older sidecar's text"},
-	} {
-		if got := agentturn.NudgeNote("t-0", tc.n, tc.latest, tc.msg); got != tc.want {
-			t.Errorf("nudgeNote(%d of %d, %q) = %q, want %q", tc.n, tc.latest, tc.msg, got, tc.want)
-		}
 	}
 }

@@ -47,16 +47,16 @@ func (r *AgentRunReconciler) HoldForBudget(ctx context.Context, run *twv1.AgentR
 	if !ok {
 		return d, nil
 	}
-	msg := BudgetHoldMessage(source, figures, d.attempt)
+	msg := budgetHoldMessage(source, figures, d.attempt)
 	if c := meta.FindStatusCondition(run.Status.Conditions, twv1.PolicyConditionBudgetExhausted); c == nil || c.Status != metav1.ConditionTrue {
 		r.Recorder.Eventf(run, nil, corev1.EventTypeWarning, EventBudgetExhausted, "Hold", "%s", msg)
 	}
 	return Decision{Step: StepHold, attempt: d.attempt, last: d.last, Why: msg}, nil
 }
 
-// BudgetHoldMessage says which policy holds the run's next turn, and its
+// budgetHoldMessage says which policy holds the run's next turn, and its
 // figures.
-func BudgetHoldMessage(source, figures string, attempt int32) string {
+func budgetHoldMessage(source, figures string, attempt int32) string {
 	what := "the first turn"
 	if attempt > 0 {
 		what = fmt.Sprintf("the reroll (attempt %d)", attempt)
@@ -64,10 +64,10 @@ func BudgetHoldMessage(source, figures string, attempt int32) string {
 	return fmt.Sprintf("%s waits: the budget of %s is exhausted: %s", what, source, figures)
 }
 
-// SetBudgetHold sets the run's BudgetExhausted condition while a budget
+// setBudgetHold sets the run's BudgetExhausted condition while a budget
 // holds its next turn (and says it in Ready's message), and removes it once
 // the turn may be created.
-func SetBudgetHold(st *twv1.AgentRunStatus, d Decision) {
+func setBudgetHold(st *twv1.AgentRunStatus, d Decision) {
 	if d.Step != StepHold {
 		meta.RemoveStatusCondition(&st.Conditions, twv1.PolicyConditionBudgetExhausted)
 		return

@@ -286,8 +286,8 @@ func (r *AgentRunReconciler) conversation(ctx context.Context, run *twv1.AgentRu
 		if err != nil {
 			return 0, "", resumption{}, err
 		}
-		if resume.ok = Resumable(st, epoch); resume.ok {
-			resume.agentSession = AgentSessionOf(st, epoch)
+		if resume.ok = resumable(st, epoch); resume.ok {
+			resume.agentSession = agentSessionOf(st, epoch)
 		}
 	}
 	return epoch, SessionConversationID(run.Namespace, run.Spec.Session, epoch), resume, nil

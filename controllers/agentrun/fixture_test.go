@@ -4,5 +4,6 @@ import "turnwatch.dev/turnwatch/controllers/internal/fixture"
 
 // The fixtures the tests build from (controllers/internal/fixture).
 var (
-	newRun = fixture.Run
+	newRun      = fixture.Run
+	containsAll = fixture.ContainsAll
 )

@@ -26,7 +26,7 @@ const ConditionWaiting = "Waiting"
 
 // ReasonSessionBusy: another run of the session runs, or was created before
 // this one and has not finished.
-const ReasonSessionBusy = "SessionBusy"
+const ReasonSessionBusy = "sessionBusy"
 
 // sessionRuns are the other runs of run's session in its namespace, read
 // from the cache by spec (not by label: a run made a moment ago may not
@@ -50,11 +50,11 @@ func before(a, b *twv1.AgentRun) bool {
 	return a.Name < b.Name
 }
 
-// SessionBusy names the run that run must wait for before its first turn,
+// sessionBusy names the run that run must wait for before its first turn,
 // or "" when it may start: every earlier run of the session must have
 // Finished, and no other run of it may be under way (a later one that
 // started anyway, seen through a stale cache, still goes first). It is pure.
-func SessionBusy(run *twv1.AgentRun, peers []twv1.AgentRun) string {
+func sessionBusy(run *twv1.AgentRun, peers []twv1.AgentRun) string {
 	wait := ""
 	var first *twv1.AgentRun
 	for i := range peers {
@@ -94,17 +94,17 @@ func agentRan(t *twv1.AgentTurn) bool {
 	return t.Status.Outcome == twv1.TurnFailed && ErrorType(t) != twv1.ClassInfra && ErrorType(t) != ""
 }
 
-// Resumable says whether a turn of the session ran its agent in the
+// resumable says whether a turn of the session ran its agent in the
 // conversation of epoch: only then is there something to continue.
-func Resumable(sessionTurns []twv1.AgentTurn, epoch int64) bool {
+func resumable(sessionTurns []twv1.AgentTurn, epoch int64) bool {
 	return slices.ContainsFunc(sessionTurns, func(t twv1.AgentTurn) bool {
 		return t.Spec.Epoch == epoch && agentRan(&t)
 	})
 }
 
-// AgentSessionOf is the CLI's own session id to resume in the conversation
+// agentSessionOf is the CLI's own session id to resume in the conversation
 // of epoch: that of the session's newest turn there whose stream named one.
-func AgentSessionOf(sessionTurns []twv1.AgentTurn, epoch int64) string {
+func agentSessionOf(sessionTurns []twv1.AgentTurn, epoch int64) string {
 	var newest *twv1.AgentTurn
 	for i := range sessionTurns {
 		t := &sessionTurns[i]
@@ -171,7 +171,7 @@ func (r *AgentRunReconciler) queue(ctx context.Context, run *twv1.AgentRun, d De
 	if err != nil {
 		return d, err
 	}
-	if w := SessionBusy(run, peers); w != "" {
+	if w := sessionBusy(run, peers); w != "" {
 		return Decision{Step: stepQueue, waitFor: w}, nil
 	}
 	return d, nil

@@ -23,7 +23,7 @@ const (
 
 // Reasons of the AgentRun's conditions (and of the Reason printer column).
 const (
-	ReasonPending   = "Pending"   // no turn yet
+	reasonPending   = "Pending"   // no turn yet
 	reasonRunning   = "Running"   // the first turn runs
 	reasonRerolled  = "Rerolled"  // a reroll runs
 	reasonSucceeded = "Succeeded" // a turn finished with a final result
@@ -66,7 +66,7 @@ func runStatus(run *twv1.AgentRun, turns []twv1.AgentTurn, d Decision, now metav
 	setEpoch(st, run, turns)
 	setConditions(st, d)
 	setWaiting(st, run, d)
-	SetBudgetHold(st, d)
+	setBudgetHold(st, d)
 	if run.Spec.Drill != nil {
 		st.Drill = drillStatus(run, turns, st.Phase, st.Fault, false)
 	}
@@ -158,7 +158,7 @@ func setConditions(st *twv1.AgentRunStatus, d Decision) {
 	ready := metav1.Condition{Type: ConditionReady, Status: metav1.ConditionFalse, ObservedGeneration: st.ObservedGeneration}
 	switch st.Phase {
 	case twv1.RunPending:
-		ready.Reason, ready.Message = ReasonPending, "no turn yet"
+		ready.Reason, ready.Message = reasonPending, "no turn yet"
 	case twv1.RunRunning:
 		last := st.Turns[len(st.Turns)-1]
 		ready.Reason, ready.Message = reasonRunning, fmt.Sprintf("turn %s runs", last.Name)

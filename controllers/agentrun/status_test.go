@@ -67,7 +67,7 @@ func TestRunStatusRunningAndEpoch(t *testing.T) {
 		t.Errorf("Faulted condition on a running run")
 	}
 	empty := runStatus(run, nil, Decision{Step: StepCreate}, metav1.Now())
-	if empty.Phase != twv1.RunPending || meta.FindStatusCondition(empty.Conditions, ConditionReady).Reason != ReasonPending {
+	if empty.Phase != twv1.RunPending || meta.FindStatusCondition(empty.Conditions, ConditionReady).Reason != reasonPending {
 		t.Errorf("%+v", empty)
 	}
 }

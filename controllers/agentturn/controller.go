@@ -154,7 +154,7 @@ func (r *AgentTurnReconciler) follow(ctx context.Context, run *twv1.AgentRun, tu
 		st.AgentSessionID = v.agentSession
 	}
 	setTurnReports(st, v)
-	warned := MarkWarnings(st, v.Warnings, turn.Generation, now)
+	warned := markWarnings(st, v.Warnings, turn.Generation, now)
 	seen := st.Nudges
 	if v.Nudge != "" {
 		st.Nudges = max(st.Nudges, int32(protocol.NudgeStreak(v.Nudge)))
@@ -220,7 +220,7 @@ func (r *AgentTurnReconciler) podMissing(ctx context.Context, run *twv1.AgentRun
 			return ctrl.Result{}, err
 		}
 	}
-	if o.PodSecurity, err = render.PodSecurityFor(ctx, r.Client, turn.Namespace); err != nil {
+	if o.PodSecurity, err = podSecurityFor(ctx, r.Client, turn.Namespace); err != nil {
 		return ctrl.Result{}, fmt.Errorf("pod security: %w", err)
 	}
 	pod, err := render.RenderPod(run, turn, o)

@@ -19,7 +19,7 @@ import (
 func (r *AgentTurnReconciler) recordNudges(run *twv1.AgentRun, turn *twv1.AgentTurn, seen int32, latest string) {
 	for n := seen + 1; n <= turn.Status.Nudges; n++ {
 		shared.NudgesTotal.Inc()
-		r.Recorder.Eventf(run, turn, corev1.EventTypeNormal, agentrun.EventNudged, nudgeAction(n), "%s", NudgeNote(turn.Name, n, turn.Status.Nudges, latest))
+		r.Recorder.Eventf(run, turn, corev1.EventTypeNormal, agentrun.EventNudged, nudgeAction(n), "%s", nudgeNote(turn.Name, n, turn.Status.Nudges, latest))
 	}
 }
 
@@ -34,9 +34,9 @@ func nudgeAction(streak int32) string {
 	return fmt.Sprintf("NudgeStreak%d", streak)
 }
 
-// NudgeNote is a Nudged Event's text: the turn, which streak, and the
+// nudgeNote is a Nudged Event's text: the turn, which streak, and the
 // sidecar's message where it is the one on the Pod.
-func NudgeNote(turn string, n, latest int32, message string) string {
+func nudgeNote(turn string, n, latest int32, message string) string {
 	if n != latest {
 		return fmt.Sprintf("turn %s: nudge, streak %d", turn, n)
 	}

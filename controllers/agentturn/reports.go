@@ -28,7 +28,7 @@ func setTurnReports(st *twv1.AgentTurnStatus, v Verdict) {
 	if d := v.drill; d != nil {
 		st.Drill = &twv1.TurnDrill{Requests: int32(d.Requests), SideRequests: int32(d.SideRequests), Fresh: d.Fresh}
 	}
-	SetWouldTrips(st, v.WouldTrips)
+	setWouldTrips(st, v.WouldTrips)
 }
 
 // lateReports records what the sidecar reported after the turn settled:

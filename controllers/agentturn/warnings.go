@@ -12,12 +12,12 @@ import (
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
-// MarkWarnings sets one turn condition per warning the sidecar reported
+// markWarnings sets one turn condition per warning the sidecar reported
 // (its type is the warning's reason), once: it returns the reasons this
 // pass added, in protocol.Warnings' order, so that each one Warning Event
 // goes out after the write that recorded it, and a pass that lost a
 // conflict and read the turn again does not tell it twice.
-func MarkWarnings(st *twv1.AgentTurnStatus, warnings map[string]string, generation int64, now time.Time) []string {
+func markWarnings(st *twv1.AgentTurnStatus, warnings map[string]string, generation int64, now time.Time) []string {
 	var added []string
 	for _, w := range protocol.Warnings {
 		msg := warnings[w.Reason]

@@ -16,11 +16,11 @@ import (
 // and the turn went on (docs/policies.md#audit).
 const EventWouldTrip = protocol.ReasonWouldTrip
 
-// SetWouldTrips records the sidecar's would-trips on the turn's status:
+// setWouldTrips records the sidecar's would-trips on the turn's status:
 // a detector's first would-trip as first reported, its count as the
 // latest report says (counts only grow within a turn, so an older report
 // read from a stale cache never lowers one).
-func SetWouldTrips(st *twv1.AgentTurnStatus, ws []protocol.WouldTrip) {
+func setWouldTrips(st *twv1.AgentTurnStatus, ws []protocol.WouldTrip) {
 	for _, w := range ws {
 		i := slices.IndexFunc(st.WouldTrip, func(x twv1.WouldTrip) bool { return x.Detector == w.Detector })
 		if i >= 0 {

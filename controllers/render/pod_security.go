@@ -1,7 +1,6 @@
 package render
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	psapi "k8s.io/pod-security-admission/api"
 	pspolicy "k8s.io/pod-security-admission/policy"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/controllers/turnpolicy"
@@ -64,15 +62,6 @@ func PodSecurityOf(policies []turnpolicy.AppliedPolicy, nsLabels map[string]stri
 		}
 	}
 	return ps
-}
-
-// PodSecurityFor is the standard of the runs of namespace ns.
-func PodSecurityFor(ctx context.Context, c client.Reader, ns string) (PodSecurity, error) {
-	labels, policies, err := turnpolicy.NamespacePolicies(ctx, c, ns)
-	if err != nil {
-		return PodSecurity{}, err
-	}
-	return PodSecurityOf(policies, labels), nil
 }
 
 // Values the Pod Security Standards admit (k8s.io/pod-security-admission

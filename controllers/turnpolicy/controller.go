@@ -72,8 +72,8 @@ func (r *TurnPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	msg, overlaps := OverlapMessage(peers)
-	SetOverlapping(st, msg, overlaps)
+	msg, overlaps := overlapMessage(peers)
+	setOverlapping(st, msg, overlaps)
 	var res ctrl.Result
 	var turns []twv1.AgentTurn
 	if pol.Spec.Budget == nil {
@@ -226,13 +226,13 @@ func (r *TurnPolicyReconciler) peers(ctx context.Context, pol AppliedPolicy) ([]
 		if err := r.List(ctx, &nss); err != nil {
 			return nil, err
 		}
-		return ClusterPeers(p, all.Items, nss.Items), nil
+		return clusterPeers(p, all.Items, nss.Items), nil
 	}
 	var local twv1.TurnPolicyList
 	if err := r.List(ctx, &local, client.InNamespace(pol.Object.GetNamespace())); err != nil {
 		return nil, err
 	}
-	return OrderPolicies(nil, local.Items, nil), nil
+	return orderPolicies(nil, local.Items, nil), nil
 }
 
 // turnsIn are the cached turns of the namespaces.

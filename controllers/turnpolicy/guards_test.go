@@ -148,7 +148,7 @@ func TestResolveGuards(t *testing.T) {
 	defaults := shared.DefaultConfig().Guards
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			policies := OrderPolicies(tt.cluster, tt.local, nil)
+			policies := orderPolicies(tt.cluster, tt.local, nil)
 			settings, audited := ResolveGuards(GuardInputs{Defaults: defaults, Policies: policies, Run: tt.run, Drill: tt.isDrill, DrillGuards: tt.drill})
 			var names []string
 			for _, s := range settings {
@@ -219,7 +219,7 @@ func TestPodGuardsWithoutPolicyUnchanged(t *testing.T) {
 func TestSettingsGuardsRefused(t *testing.T) {
 	settings, _ := ResolveGuards(GuardInputs{
 		Defaults: shared.DefaultConfig().Guards,
-		Policies: OrderPolicies(nil, []twv1.TurnPolicy{turnPolicy("t", time.Hour, twv1.TurnPolicySpec{Limits: &twv1.GuardLimits{CycleRepeats: ptr.To[int32](1)}})}, nil),
+		Policies: orderPolicies(nil, []twv1.TurnPolicy{turnPolicy("t", time.Hour, twv1.TurnPolicySpec{Limits: &twv1.GuardLimits{CycleRepeats: ptr.To[int32](1)}})}, nil),
 		Run:      &twv1.Guards{CycleRepeats: ptr.To[int32](4)},
 	})
 	_, err := settingsGuards(settings)
@@ -255,7 +255,7 @@ func TestLimitsAreOrderedGuards(t *testing.T) {
 // drill's scenario guards stay on top, as resolveGuards puts them.
 func TestPodGuardsCappedAtRender(t *testing.T) {
 	defaults := shared.DefaultConfig().Guards
-	limits := OrderPolicies(nil, []twv1.TurnPolicy{turnPolicy("caps", time.Hour, twv1.TurnPolicySpec{Limits: &twv1.GuardLimits{
+	limits := orderPolicies(nil, []twv1.TurnPolicy{turnPolicy("caps", time.Hour, twv1.TurnPolicySpec{Limits: &twv1.GuardLimits{
 		StepBudget: ptr.To[int32](100), StallTimeout: ptr.To("5m"), MaxCostUSD: ptr.To("2.00"), CycleRepeats: ptr.To[int32](3)}})}, nil)
 	spec := func(settings ...twv1.GuardSetting) *twv1.AgentTurn {
 		turn := &twv1.AgentTurn{}
@@ -318,7 +318,7 @@ func TestPodGuardsCappedAtRender(t *testing.T) {
 // scenario guards, which stay on top.
 func TestRenderCaps(t *testing.T) {
 	defaults := shared.DefaultConfig().Guards
-	limits := OrderPolicies(nil, []twv1.TurnPolicy{turnPolicy("caps", time.Hour, twv1.TurnPolicySpec{Limits: &twv1.GuardLimits{
+	limits := orderPolicies(nil, []twv1.TurnPolicy{turnPolicy("caps", time.Hour, twv1.TurnPolicySpec{Limits: &twv1.GuardLimits{
 		StepBudget: ptr.To[int32](100), CycleRepeats: ptr.To[int32](3)}})}, nil)
 	turn := func(settings ...twv1.GuardSetting) *twv1.AgentTurn {
 		tt := &twv1.AgentTurn{}

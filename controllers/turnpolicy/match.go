@@ -66,16 +66,16 @@ func NamespacePolicies(ctx context.Context, c client.Reader, ns string) (map[str
 	if err := c.List(ctx, &local, client.InNamespace(ns)); err != nil {
 		return nil, nil, err
 	}
-	return nsObj.Labels, OrderPolicies(cluster.Items, local.Items, nsObj.Labels), nil
+	return nsObj.Labels, orderPolicies(cluster.Items, local.Items, nsObj.Labels), nil
 }
 
-// OrderPolicies keeps the ClusterTurnPolicies whose selector matches a
+// orderPolicies keeps the ClusterTurnPolicies whose selector matches a
 // namespace with labels nsLabels, and orders them and the namespace's
 // TurnPolicies lowest precedence first (docs/policies.md#precedence):
 // cluster policies before namespace ones and, within a kind, the newest
 // first, so that merging in order lets the oldest win each field. A
 // selector that does not parse matches nothing.
-func OrderPolicies(cluster []twv1.ClusterTurnPolicy, local []twv1.TurnPolicy, nsLabels map[string]string) []AppliedPolicy {
+func orderPolicies(cluster []twv1.ClusterTurnPolicy, local []twv1.TurnPolicy, nsLabels map[string]string) []AppliedPolicy {
 	var out []AppliedPolicy
 	for i := range byAgeNewestFirst(cluster) {
 		p := &cluster[i]

@@ -26,7 +26,7 @@ func TestOrderPolicies(t *testing.T) {
 		{ObjectMeta: meta("a", time.Hour)},
 		{ObjectMeta: meta("oldest", 3*time.Hour)},
 	}
-	got := OrderPolicies(cluster, local, map[string]string{"team": "a"})
+	got := orderPolicies(cluster, local, map[string]string{"team": "a"})
 	var names []string
 	for _, p := range got {
 		names = append(names, p.Source)

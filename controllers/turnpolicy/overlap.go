@@ -17,12 +17,12 @@ import (
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 )
 
-// OverlapMessage names the policies of one kind that apply to some of the
+// overlapMessage names the policies of one kind that apply to some of the
 // same runs, oldest first, and whose guards win: the oldest's, field by
 // field (docs/policies.md#precedence). ps are ordered as orderPolicies
 // orders them (newest first within a kind). ok is false when there is one
 // policy alone.
-func OverlapMessage(ps []AppliedPolicy) (msg string, ok bool) {
+func overlapMessage(ps []AppliedPolicy) (msg string, ok bool) {
 	if len(ps) < 2 {
 		return "", false
 	}
@@ -34,8 +34,8 @@ func OverlapMessage(ps []AppliedPolicy) (msg string, ok bool) {
 		strings.Join(names, ", "), names[0]), true
 }
 
-// SetOverlapping sets the Overlapping condition.
-func SetOverlapping(st *twv1.TurnPolicyStatus, msg string, ok bool) {
+// setOverlapping sets the Overlapping condition.
+func setOverlapping(st *twv1.TurnPolicyStatus, msg string, ok bool) {
 	c := metav1.Condition{Type: twv1.PolicyConditionOverlapping, Status: metav1.ConditionFalse,
 		Reason: ReasonNoOverlap, Message: "no other policy of this kind applies to these runs", ObservedGeneration: st.ObservedGeneration}
 	if ok {
@@ -44,10 +44,10 @@ func SetOverlapping(st *twv1.TurnPolicyStatus, msg string, ok bool) {
 	meta.SetStatusCondition(&st.Conditions, c)
 }
 
-// ClusterPeers are the ClusterTurnPolicies that select at least one of the
+// clusterPeers are the ClusterTurnPolicies that select at least one of the
 // namespaces self selects (self included), as orderPolicies orders them:
 // one pass over the namespaces, so it stays cheap.
-func ClusterPeers(self *twv1.ClusterTurnPolicy, all []twv1.ClusterTurnPolicy, namespaces []corev1.Namespace) []AppliedPolicy {
+func clusterPeers(self *twv1.ClusterTurnPolicy, all []twv1.ClusterTurnPolicy, namespaces []corev1.Namespace) []AppliedPolicy {
 	var mine []corev1.Namespace
 	for _, ns := range namespaces {
 		if selects(self.Spec.NamespaceSelector, ns.Labels) {
@@ -134,7 +134,7 @@ func (r *TurnPolicyReconciler) peerRequests(ctx context.Context, obj client.Obje
 		if err := r.List(ctx, &nss); err != nil {
 			return nil
 		}
-		for _, ap := range ClusterPeers(p, all.Items, nss.Items) {
+		for _, ap := range clusterPeers(p, all.Items, nss.Items) {
 			peers = append(peers, ap.Object)
 		}
 	}
