@@ -103,6 +103,10 @@ test-envtest-sidecar: ## The sidecar's RBAC, admission policy and reporting on a
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test ./sidecar/...
 
 E2E_TIMEOUT ?= 60m
+# How many tests and subtests run at once (go test's -parallel, which is the
+# number of cores when unset): most of the node's tests wait on a timeout or
+# a Pod; six at once keep this 2-core machine busy without starving a Pod.
+E2E_PARALLEL ?= 6
 
 # The install tests (Helm, README's quickstart) run the manager in the cluster
 # and delete the CRDs at their end, so they run in a second `go test` of their
@@ -113,7 +117,7 @@ E2E_INSTALL_TESTS ?= TestDemo|TestDeploy|TestHelm|TestReadme
 .PHONY: test-e2e
 test-e2e: ## End-to-end on a real single-node cluster (needs root; brings the node up and down): the suite, then the install tests.
 	@up=0; hack/node-up.sh --status >/dev/null 2>&1 && up=1; rc=0; \
-	TURNWATCH_E2E_KEEP_NODE=1 go test -tags e2e ./test/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT) || rc=$$?; \
+	TURNWATCH_E2E_KEEP_NODE=1 go test -tags e2e ./test/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT) -parallel $(E2E_PARALLEL) || rc=$$?; \
 	if [ $$rc = 0 ]; then \
 		TURNWATCH_E2E_KEEP_NODE=1 TURNWATCH_E2E_INSTALL=1 go test -tags e2e ./test/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT) -run '$(E2E_INSTALL_TESTS)' || rc=$$?; \
 	fi; \

@@ -85,8 +85,7 @@ func TestRealAgents(t *testing.T) {
 		samples[str(run, "spec", "format")] = run
 	}
 	ensureAPIKeys(t, files)
-	sem := make(chan struct{}, 3) // beside TestDrill's runs: most runs wait on the model or a timeout
-	for format, sample := range samples {
+	for format, sample := range samples { // as many at once as go test's -parallel (make test-e2e: E2E_PARALLEL)
 		for _, sc := range scriptedmodel.Scenarios {
 			if !sc.Applies(format) || !slices.Contains(nodeScenarios, sc.Name) {
 				continue
@@ -94,8 +93,6 @@ func TestRealAgents(t *testing.T) {
 			c := sc.Name
 			t.Run(format+"/"+c, func(t *testing.T) {
 				t.Parallel()
-				sem <- struct{}{}
-				defer func() { <-sem }()
 				playReal(t, format, sample, c)
 			})
 		}
@@ -491,14 +488,11 @@ func TestRealAgentsContinue(t *testing.T) {
 	claim := sessionStoreClaim(t)
 	files, _ := filepath.Glob(filepath.Join(env.root, "config/samples/cli_*.yaml"))
 	ensureAPIKeys(t, files)
-	sem := make(chan struct{}, 3)
 	for _, f := range files {
 		sample := readSampleRun(t, f)
 		format := str(sample, "spec", "format")
 		t.Run(format, func(t *testing.T) {
 			t.Parallel()
-			sem <- struct{}{}
-			defer func() { <-sem }()
 			session := "cont-" + format
 			steps := []struct {
 				scenario string
