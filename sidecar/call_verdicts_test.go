@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"turnwatch.dev/turnwatch/pkg/agents"
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/nudgefile"
 )
@@ -19,7 +20,7 @@ import (
 // through by id and by key, refuses the fourth (the tripping one) with the
 // trip's message, and after it refuses every call it has not judged.
 func TestJudgeCallsRealStreams(t *testing.T) {
-	for _, format := range []string{"claude", "codex", "gemini", "opencode", "pi"} {
+	for _, format := range agents.Formats() {
 		t.Run(format, func(t *testing.T) {
 			f, err := os.Open(filepath.Join("..", "pkg", "monitor", "testdata", "real", format, "identicalLoop.jsonl"))
 			if err != nil {

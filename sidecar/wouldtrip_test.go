@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/utils/clock"
 
+	"turnwatch.dev/turnwatch/pkg/agents"
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/nudgefile"
 	"turnwatch.dev/turnwatch/pkg/protocol"
@@ -130,7 +131,7 @@ func TestRunAuditedCountsAndRestart(t *testing.T) {
 // On each real CLI's identical loop with identicalCalls audited, the
 // sidecar lets every call through: no refusal, no closing line.
 func TestJudgeCallsAudited(t *testing.T) {
-	for _, format := range []string{"claude", "codex", "gemini", "opencode", "pi"} {
+	for _, format := range agents.Formats() {
 		t.Run(format, func(t *testing.T) {
 			f, err := os.Open(filepath.Join("..", "pkg", "monitor", "testdata", "real", format, "identicalLoop.jsonl"))
 			if err != nil {

@@ -16,6 +16,7 @@ import (
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/controllers/shared"
 	"turnwatch.dev/turnwatch/controllers/turnpolicy"
+	"turnwatch.dev/turnwatch/pkg/agents"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 	"turnwatch.dev/turnwatch/pkg/scriptedmodel"
 )
@@ -39,7 +40,7 @@ func readCLISample(t *testing.T, format string) *twv1.AgentRun {
 // env and nothing else of it; the sidecar is told the scenario and the
 // port, and waits for its model before the agent starts.
 func TestRenderDrillOfEachSample(t *testing.T) {
-	for _, format := range []string{"claude", "codex", "gemini", "opencode", "pi"} {
+	for _, format := range agents.Formats() {
 		t.Run(format, func(t *testing.T) {
 			run := readCLISample(t, format)
 			turn := &twv1.AgentTurn{}

@@ -106,7 +106,8 @@ func overDrill(settings []twv1.GuardSetting, drill *twv1.Guards) {
 // twv1.GuardLimits) sets, by JSON name, as compact JSON. A field is set when
 // it is not nil (not zero), as Guards.Merge has it: an empty worldTools
 // list is set.
-// The JSON names are the guards' (TestGuardsMatchDetectorTable).
+// The JSON names are the guards' (hack/apitables writes both types from the
+// detector table).
 func setFields[T any](s *T) map[string]json.RawMessage {
 	out := map[string]json.RawMessage{}
 	if s == nil {

@@ -2,7 +2,6 @@ package turnpolicy
 
 import (
 	"errors"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -229,24 +228,6 @@ func TestSettingsGuardsRefused(t *testing.T) {
 	}
 	if _, err := settingsGuards([]twv1.GuardSetting{{Name: "stepBudget", Value: "{", Source: sourceDefault}}); !errors.As(err, &refused) {
 		t.Errorf("a value that is no JSON: got %v, want a refusal", err)
-	}
-}
-
-// Every limit names a guard of the detector table that has a "more": a
-// count, a duration or a cost.
-func TestLimitsAreOrderedGuards(t *testing.T) {
-	typ := reflect.TypeFor[twv1.GuardLimits]()
-	kinds := guardKinds()
-	for i := range typ.NumField() {
-		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
-		kind, ok := kinds[name]
-		if !ok {
-			t.Errorf("GuardLimits.%s names no guard of the detector table", name)
-			continue
-		}
-		if kind != monitor.GuardCount && kind != monitor.GuardDuration && kind != monitor.GuardCost {
-			t.Errorf("GuardLimits.%s limits a guard of kind %d, which has no more", name, kind)
-		}
 	}
 }
 
