@@ -23,9 +23,8 @@ all: build
 ##@ Development
 
 .PHONY: generate
-generate: ## Generate the API's copies of the tables (hack/apitables: guards, detector keys, drill scenarios, the limits policies; hack/formatenum: the Format type from the CLIs' table), then deepcopy code from the API types.
+generate: ## Generate the API's copies of the tables (hack/apitables: guards, detector keys, the limits policies, drill scenarios, formats), then deepcopy code from the API types.
 	go run ./hack/apitables
-	go run ./hack/formatenum
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
 
 .PHONY: manifests
@@ -57,7 +56,7 @@ check-dockerfile: ## Check the Dockerfile without a Docker engine (COPY sources 
 
 .PHONY: test-unit
 test-unit: ## Quick tests: the engine, the sidecar, parsers, the kubectl plugin and the hook, the fake agent, the chart's and the API's generators (no API server).
-	go test ./pkg/... ./sidecar/... ./cmd/... ./test/fakeagent/... ./hack/chartguards/... ./hack/apitables/... ./hack/formatenum/...
+	go test ./pkg/... ./sidecar/... ./cmd/... ./test/fakeagent/... ./hack/chartguards/... ./hack/apitables/...
 
 FUZZ_TARGETS := FuzzPi FuzzPiMemo FuzzClaude FuzzCodex FuzzOpencode FuzzGemini FuzzAuto FuzzScanner FuzzDecimal FuzzRepetition FuzzWarnFirst
 # A count, not a duration: with a duration, Go 1.26's fuzz coordinator can fail a

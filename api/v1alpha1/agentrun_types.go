@@ -7,7 +7,7 @@ import (
 
 // Format, the agent's stdout event format, and its enum of the CLIs'
 // formats are generated from the CLIs' table (pkg/agents) into
-// zz_generated.format.go by hack/formatenum (make generate).
+// zz_generated.format.go by hack/apitables (make generate).
 
 // RerollPolicy says which failed turns are tried again as a fresh
 // conversation. Unset fields take the cluster default (docs/design.md#fault-classes:

@@ -8,7 +8,9 @@
 //     and the per-guard validations of the limits admission policies
 //     (config/sidecar/validatingadmissionpolicy_limits.yaml);
 //   - from the scripted model's scenarios (pkg/scriptedmodel), the Drill
-//     type, whose enum lists them (api/v1alpha1/zz_generated.drill.go).
+//     type, whose enum lists them (api/v1alpha1/zz_generated.drill.go);
+//   - from the CLIs' table (pkg/agents), the Format type, whose enum lists
+//     every CLI's format and auto (api/v1alpha1/zz_generated.format.go).
 //
 // `make generate` runs it before controller-gen, which makes the CRDs and
 // the deep copies from the generated types; `make verify-generated` fails
@@ -26,6 +28,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"turnwatch.dev/turnwatch/pkg/agents"
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/scriptedmodel"
 )
@@ -44,6 +47,9 @@ func outputs() []output {
 		}},
 		{"api/v1alpha1/zz_generated.drill.go", func() ([]byte, error) {
 			return apiDrill(scriptedmodel.Names())
+		}},
+		{"api/v1alpha1/zz_generated.format.go", func() ([]byte, error) {
+			return apiFormat(append(agents.Formats(), agents.Auto))
 		}},
 		{"config/sidecar/validatingadmissionpolicy_limits.yaml", func() ([]byte, error) {
 			return limitsPolicies(limitedGuards(monitor.Detectors()))
