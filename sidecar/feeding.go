@@ -19,9 +19,13 @@ import (
 // The record is three words of a small file mapped into memory: setting it
 // costs a few stores per line and no system call, and a store is in the
 // page cache the moment it is made, so the record outlives the process
-// (an OOM kill included). A kill between two lines leaves no record; one
-// while the last writes of a handled line are made (its checkpoint, its
-// progress) skips that line, which was fed, once more.
+// (an OOM kill included). The record covers the work the line's bytes
+// decide (parsing, the fold, the calls judged for the hook), not the
+// reports that follow, whose size is bounded: a kill between two lines, or
+// while a handled line's reports are written (its checkpoint, its
+// progress, a condition), leaves no record, so a sidecar restarted for any
+// other reason than its input skips nothing (on the local node, a kill
+// during those writes of a busy machine counted a line unparsed).
 
 // feedingName is the record's file in the state directory.
 const feedingName = "feeding"

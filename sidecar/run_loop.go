@@ -276,7 +276,6 @@ func (w *watchState) line(l streamLine) error {
 		feed = eng.FeedSkipped // as replay counts it: a line, unparsed; its head moves the clock
 	}
 	w.feeding.begin(n, fp)
-	defer w.feeding.end()
 	if w.skip.is(n, fp) {
 		r.log.Info("skipping the line the sidecar was reading when it ended; it counts as unparsed", "line", n, "bytes", len(l.Data))
 		feed, parsed, w.skip = eng.FeedSkipped, false, lineMark{}
@@ -285,6 +284,10 @@ func (w *watchState) line(l streamLine) error {
 	}
 	v := feed(l.Data, w.lastSeen)
 	r.judgeCalls(eng, v.Trip, parsed)
+	// What the line's bytes can make costly is done; the reports below are
+	// bounded, and a kill while they are written (a restart, an eviction)
+	// is no fault of the line's.
+	w.feeding.end()
 	if err := r.wouldTrips(w.writeCtx, eng); err != nil {
 		w.end(err)
 		return errWatchOver
