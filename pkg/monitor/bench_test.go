@@ -169,8 +169,8 @@ func benchImpls(b *testing.B, st benchStream, report func(*testing.B, benchStrea
 		}
 		reportCPU(b, cpu, len(st.data))
 		b.StopTimer()
-		if len(e.trips) != 0 {
-			b.Fatalf("the stream tripped: %+v", e.trips)
+		if len(e.f.Trips) != 0 {
+			b.Fatalf("the stream tripped: %+v", e.f.Trips)
 		}
 		report(b, st)
 	})

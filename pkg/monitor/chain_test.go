@@ -98,10 +98,10 @@ func TestOrderWithinOneEvent(t *testing.T) {
 		e, _ := New(Options{Format: FormatPi, Guards: guards(func(g *Guards) { g.WhitespaceDeltas, g.StepBudget = 1, 0 })})
 		e.ev = event{msgOpen: true, hasDelta: true, delta: []byte(" ")}
 		e.ev.addCall([]byte("c"), []byte("bash"), []byte("{}"), true)
-		e.lines = 1
+		e.f.Lines = 1
 		e.apply()
-		if len(e.trips) != 1 || e.trips[0].Detector != DetectorDegeneration || e.st.Steps != 0 {
-			t.Fatalf("trips %+v steps %d, want degeneration before the call is seen", e.trips, e.st.Steps)
+		if len(e.f.Trips) != 1 || e.f.Trips[0].Detector != DetectorDegeneration || e.st.Steps != 0 {
+			t.Fatalf("trips %+v steps %d, want degeneration before the call is seen", e.f.Trips, e.st.Steps)
 		}
 	})
 	t.Run("spend before the nudge", func(t *testing.T) {

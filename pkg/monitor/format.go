@@ -41,7 +41,7 @@ var parsers = map[string]parser{
 
 func (e *Engine) setFormat(f string) {
 	if p, ok := parsers[f]; ok {
-		e.active, e.parse = f, p
+		e.f.Active, e.parse = f, p
 	}
 }
 
@@ -58,7 +58,7 @@ func (e *Engine) parseLine(line []byte) bool {
 		ok = e.parseOnce(e.canon)
 	}
 	if !ok && undecided { // auto settles only on a line its format reads
-		e.active, e.parse = "", nil
+		e.f.Active, e.parse = "", nil
 	}
 	return ok
 }
@@ -111,7 +111,7 @@ func (e *Engine) parseWith(line []byte) bool {
 		s.Esc = esc
 		*o = jsonscan.Obj{}
 	}
-	e.pc = parseContext{turnOpen: e.live, msgOpen: e.msg.open, pi: &e.pi, ev: &e.ev}
+	e.pc = parseContext{turnOpen: e.f.Live, msgOpen: e.f.Msg.Open, pi: &e.pi, ev: &e.ev}
 	if !e.parse(&e.pc, s, o, typ) || s.Bad {
 		return false
 	}

@@ -8,17 +8,17 @@ import (
 
 // modelName holds a model name without allocating.
 type modelName struct {
-	b [96]byte
-	n int
+	B [96]byte
+	N int
 }
 
 // set keeps the decoded name (raw JSON string contents).
 func (m *modelName) set(b []byte) {
 	if bytes.IndexByte(b, '\\') < 0 {
-		m.n = copy(m.b[:], b)
+		m.N = copy(m.B[:], b)
 		return
 	}
-	m.n = jsonscan.UnescapeTo(m.b[:], b)
+	m.N = jsonscan.UnescapeTo(m.B[:], b)
 }
 
-func (m *modelName) bytes() []byte { return m.b[:m.n] }
+func (m *modelName) bytes() []byte { return m.B[:m.N] }

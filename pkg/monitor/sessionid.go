@@ -14,36 +14,36 @@ const maxAgentSessionID = 256
 // without allocating: the first one the stream names, decoded. It is
 // copied once; later lines never change it.
 type agentSessionID struct {
-	b [maxAgentSessionID + 1]byte // one more: a decoded id that fills it is too long
-	n int
+	B [maxAgentSessionID + 1]byte // one more: a decoded id that fills it is too long
+	N int
 }
 
 // take keeps raw (JSON string contents, still escaped) when no id is kept
 // yet and it decodes to 1..maxAgentSessionID bytes.
 func (a *agentSessionID) take(raw []byte) {
-	if a.n > 0 || len(raw) == 0 {
+	if a.N > 0 || len(raw) == 0 {
 		return
 	}
 	if bytes.IndexByte(raw, '\\') < 0 { // the usual id: copied as it is
 		if len(raw) <= maxAgentSessionID {
-			a.n = copy(a.b[:], raw)
+			a.N = copy(a.B[:], raw)
 		}
 		return
 	}
-	if n := jsonscan.UnescapeTo(a.b[:], raw); n <= maxAgentSessionID {
-		a.n = n
+	if n := jsonscan.UnescapeTo(a.B[:], raw); n <= maxAgentSessionID {
+		a.N = n
 	}
 }
 
 // set restores a kept id (checkpoint), bounded like take.
 func (a *agentSessionID) set(b []byte) {
-	a.n = 0
+	a.N = 0
 	if len(b) <= maxAgentSessionID {
-		a.n = copy(a.b[:], b)
+		a.N = copy(a.B[:], b)
 	}
 }
 
-func (a *agentSessionID) bytes() []byte { return a.b[:a.n] }
+func (a *agentSessionID) bytes() []byte { return a.B[:a.N] }
 
 // readSessionID reads a session id member's value: a string's raw
 // contents, or nil (and the value skipped) for anything else, which does
