@@ -35,17 +35,14 @@ type answerSeen struct {
 
 // agentSlot parks an agent that is not the current one.
 type agentSlot struct {
-	Key       uint64 // hash of the parent tool id; 0 is the main agent
-	Used      bool
-	Tick      uint64 // last switch to it, for eviction
-	Msg       message
-	Open      Money
-	Streak    int
-	LastSig   uint64
-	Silent    int
-	Nudged    bool
-	ErrStreak int
-	X         patternState
+	Key      uint64 // hash of the parent tool id; 0 is the main agent
+	Used     bool
+	Tick     uint64 // last switch to it, for eviction
+	Msg      message
+	Open     Money
+	LastSig  uint64
+	Counters AgentCounters
+	X        patternState
 }
 
 // agentKey is the slot key of a line's agent.
@@ -97,8 +94,7 @@ func (e *Engine) slotOf(key uint64) int {
 func (e *Engine) park() {
 	s := &e.f.Agents[e.f.Agent]
 	s.Used = true
-	s.Msg, s.Open, s.Streak, s.LastSig = e.f.Msg, e.f.Open, e.st.Streak, e.f.LastSig
-	s.Silent, s.Nudged, s.ErrStreak, s.X = e.st.Silent, e.st.Nudged, e.st.ErrorStreak, e.f.X
+	s.Msg, s.Open, s.LastSig, s.X, s.Counters = e.f.Msg, e.f.Open, e.f.LastSig, e.f.X, e.st.AgentCounters
 }
 
 // unpark makes slot idx the current agent.
@@ -107,8 +103,7 @@ func (e *Engine) unpark(idx int) {
 	e.f.Agent = idx
 	e.f.Tick++
 	s.Tick = e.f.Tick
-	e.f.Msg, e.f.Open, e.st.Streak, e.f.LastSig = s.Msg, s.Open, s.Streak, s.LastSig
-	e.st.Silent, e.st.Nudged, e.st.ErrorStreak, e.f.X = s.Silent, s.Nudged, s.ErrStreak, s.X
+	e.f.Msg, e.f.Open, e.f.LastSig, e.f.X, e.st.AgentCounters = s.Msg, s.Open, s.LastSig, s.X, s.Counters
 	e.st.Cycle, e.st.CyclePeriod = e.f.X.Cyc.best()
 	e.f.OtherOpen = 0
 	for i := range e.f.Agents {
