@@ -33,6 +33,10 @@ type answerSeen struct {
 	Sig, Ans uint64
 }
 
+// agentSlots are the agents' slots, the current one's unused while it is
+// current (its fields are the fold's own).
+type agentSlots [maxAgents]agentSlot
+
 // agentSlot parks an agent that is not the current one.
 type agentSlot struct {
 	Key      uint64 // hash of the parent tool id; 0 is the main agent

@@ -83,8 +83,63 @@ func (s *snapshot) check(e *Engine) error {
 	return nil
 }
 
-// The fold's leaf types that keep unexported fields (their files belong to
-// the formats) encode themselves.
+// The fold's leaf types that keep unexported fields, and those gob would
+// send in full, encode themselves: the texts as their bytes (not their
+// whole buffers), the agents in use only, the rest compactly.
+
+// parked is an agent slot in use.
+type parked struct {
+	Slot  int
+	Agent agentSlot
+}
+
+// MarshalBinary encodes the slots in use: gob sends an array whole, and an
+// unused slot (a zero message with its text buffers) is 10 KB of zeros.
+func (a agentSlots) MarshalBinary() ([]byte, error) {
+	var used []parked
+	for i := range a {
+		if a[i].Used {
+			used = append(used, parked{Slot: i, Agent: a[i]})
+		}
+	}
+	var b bytes.Buffer
+	err := gob.NewEncoder(&b).Encode(used)
+	return b.Bytes(), err
+}
+
+// UnmarshalBinary decodes what MarshalBinary encoded.
+func (a *agentSlots) UnmarshalBinary(data []byte) error {
+	var used []parked
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&used); err != nil {
+		return err
+	}
+	*a = agentSlots{}
+	for _, p := range used {
+		if p.Slot < 0 || p.Slot >= maxAgents {
+			return fmt.Errorf("agent slot %d", p.Slot)
+		}
+		a[p.Slot] = p.Agent
+	}
+	return nil
+}
+
+// MarshalBinary encodes the kept text.
+func (t errText) MarshalBinary() ([]byte, error) { return t.raw(), nil }
+
+// UnmarshalBinary decodes what MarshalBinary encoded.
+func (t *errText) UnmarshalBinary(b []byte) error { t.set(b); return nil }
+
+// MarshalBinary encodes the model's name.
+func (m modelName) MarshalBinary() ([]byte, error) { return m.bytes(), nil }
+
+// UnmarshalBinary decodes what MarshalBinary encoded.
+func (m *modelName) UnmarshalBinary(b []byte) error { m.set(b); return nil }
+
+// MarshalBinary encodes the session id.
+func (a agentSessionID) MarshalBinary() ([]byte, error) { return a.bytes(), nil }
+
+// UnmarshalBinary decodes what MarshalBinary encoded.
+func (a *agentSessionID) UnmarshalBinary(b []byte) error { a.set(b); return nil }
 
 // MarshalBinary encodes the token counts for the checkpoint.
 func (t tokens) MarshalBinary() ([]byte, error) {

@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"encoding"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -120,7 +121,10 @@ func TestCheckpointCoversTheEngine(t *testing.T) {
 	if !reflect.DeepEqual(got, outside) {
 		t.Errorf("Engine has fields %v; want %v: put the fold's in foldState", got, outside)
 	}
-	for _, path := range unencoded(reflect.TypeFor[snapshot](), "snapshot", map[reflect.Type]bool{}) {
+	seen := map[reflect.Type]bool{}
+	paths := unencoded(reflect.TypeFor[snapshot](), "snapshot", seen)
+	paths = append(paths, unencoded(reflect.TypeFor[parked](), "agentSlots[]", seen)...) // agentSlots encodes these
+	for _, path := range paths {
 		t.Errorf("%s does not encode: export it (or give its type MarshalBinary)", path)
 	}
 }
@@ -173,5 +177,40 @@ func TestCheckpointSizeBounded(t *testing.T) {
 	t.Logf("checkpoint after %d lines, %d steps: %d bytes", len(s.lines), e.State().Steps, len(cp))
 	if len(cp) > 256<<10 {
 		t.Errorf("checkpoint of %d bytes", len(cp))
+	}
+}
+
+// The parked agents survive a checkpoint: A's streak, hidden among B's
+// calls, trips on the same line whatever line the sidecar restarted after.
+func TestCheckpointSubagentsEveryCut(t *testing.T) {
+	s := &stream{}
+	s.add(cInit())
+	for i := range 4 {
+		for _, a := range []string{"A", "B", ""} {
+			arg := fmt.Sprint(a, i)
+			if a == "A" {
+				arg = "x"
+			}
+			id := s.id("toolu")
+			s.add(cSub(a, s.id("msg"), id, "Grep", map[string]any{"q": arg}), cSubResult(a, id, "found "+arg, false))
+		}
+	}
+	opts := Options{Format: FormatClaude}
+	want := feedReport(t, opts, nil, s.lines)
+	if len(want.Trips) != 1 || want.Trips[0].Detector != DetectorIdenticalCalls {
+		t.Fatalf("trips %s, want A's identical calls", js(want.Trips))
+	}
+	for cut := range s.lines {
+		first, _ := New(opts)
+		for _, l := range s.lines[:cut] {
+			first.Feed([]byte(l), time.Time{})
+		}
+		cp, err := first.Checkpoint()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := feedReport(t, opts, cp, s.lines[cut:]); js(got) != js(want) {
+			t.Fatalf("cut at %d:\n got %s\nwant %s", cut, js(got), js(want))
+		}
 	}
 }

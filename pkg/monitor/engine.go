@@ -150,7 +150,7 @@ func (e *Engine) fold(line []byte) {
 	if e.ev.ignored {
 		e.f.Ignored++
 	}
-	if e.ev.sessionID != nil && e.f.AgentSession.N == 0 { // after a trip too: it is not a verdict
+	if e.ev.sessionID != nil && e.f.AgentSession.n == 0 { // after a trip too: it is not a verdict
 		e.f.AgentSession.take(e.ev.sessionID)
 	}
 	if !e.f.Stopped {

@@ -46,7 +46,7 @@ type foldState struct {
 	X         patternState
 	Agent     int
 	Tick      uint64
-	Agents    [maxAgents]agentSlot
+	Agents    agentSlots
 	OtherOpen Money
 	Subagents bool // a subagent slot is in use
 

@@ -8,17 +8,17 @@ import (
 
 // modelName holds a model name without allocating.
 type modelName struct {
-	B [96]byte
-	N int
+	b [96]byte
+	n int
 }
 
 // set keeps the decoded name (raw JSON string contents).
 func (m *modelName) set(b []byte) {
 	if bytes.IndexByte(b, '\\') < 0 {
-		m.N = copy(m.B[:], b)
+		m.n = copy(m.b[:], b)
 		return
 	}
-	m.N = jsonscan.UnescapeTo(m.B[:], b)
+	m.n = jsonscan.UnescapeTo(m.b[:], b)
 }
 
-func (m *modelName) bytes() []byte { return m.B[:m.N] }
+func (m *modelName) bytes() []byte { return m.b[:m.n] }

@@ -12,18 +12,18 @@ const maxErrText = 1024
 
 // errText holds raw (escaped) JSON string contents without allocating.
 type errText struct {
-	B [maxErrText]byte
-	N int
+	b [maxErrText]byte
+	n int
 }
 
-func (t *errText) reset() { t.N = 0 }
+func (t *errText) reset() { t.n = 0 }
 
 // add appends raw bytes, as many as fit.
-func (t *errText) add(raw []byte) { t.N += copy(t.B[t.N:], raw) }
+func (t *errText) add(raw []byte) { t.n += copy(t.b[t.n:], raw) }
 
 func (t *errText) set(raw []byte) { t.reset(); t.add(raw) }
 
-func (t *errText) raw() []byte { return t.B[:t.N] }
+func (t *errText) raw() []byte { return t.b[:t.n] }
 
 // settleFailure records the final event's failure text: its head and text
 // joined with ": ", else the last error note of the turn, else a generic text.
@@ -32,15 +32,15 @@ func (e *Engine) settleFailure(head, text []byte) {
 	r.reset()
 	r.add(bytes.TrimSpace(head))
 	if t := bytes.TrimSpace(text); len(t) > 0 {
-		if r.N > 0 {
+		if r.n > 0 {
 			r.add([]byte(": "))
 		}
 		r.add(t)
 	}
-	if r.N == 0 {
+	if r.n == 0 {
 		r.set(e.f.ErrNote.raw())
 	}
-	if r.N == 0 {
+	if r.n == 0 {
 		r.set([]byte("the agent reported an error"))
 	}
 	e.f.Failed = true

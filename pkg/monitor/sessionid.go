@@ -14,36 +14,36 @@ const maxAgentSessionID = 256
 // without allocating: the first one the stream names, decoded. It is
 // copied once; later lines never change it.
 type agentSessionID struct {
-	B [maxAgentSessionID + 1]byte // one more: a decoded id that fills it is too long
-	N int
+	b [maxAgentSessionID + 1]byte // one more: a decoded id that fills it is too long
+	n int
 }
 
 // take keeps raw (JSON string contents, still escaped) when no id is kept
 // yet and it decodes to 1..maxAgentSessionID bytes.
 func (a *agentSessionID) take(raw []byte) {
-	if a.N > 0 || len(raw) == 0 {
+	if a.n > 0 || len(raw) == 0 {
 		return
 	}
 	if bytes.IndexByte(raw, '\\') < 0 { // the usual id: copied as it is
 		if len(raw) <= maxAgentSessionID {
-			a.N = copy(a.B[:], raw)
+			a.n = copy(a.b[:], raw)
 		}
 		return
 	}
-	if n := jsonscan.UnescapeTo(a.B[:], raw); n <= maxAgentSessionID {
-		a.N = n
+	if n := jsonscan.UnescapeTo(a.b[:], raw); n <= maxAgentSessionID {
+		a.n = n
 	}
 }
 
 // set restores a kept id (checkpoint), bounded like take.
 func (a *agentSessionID) set(b []byte) {
-	a.N = 0
+	a.n = 0
 	if len(b) <= maxAgentSessionID {
-		a.N = copy(a.B[:], b)
+		a.n = copy(a.b[:], b)
 	}
 }
 
-func (a *agentSessionID) bytes() []byte { return a.B[:a.N] }
+func (a *agentSessionID) bytes() []byte { return a.b[:a.n] }
 
 // readSessionID reads a session id member's value: a string's raw
 // contents, or nil (and the value skipped) for anything else, which does
