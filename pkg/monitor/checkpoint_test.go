@@ -1,7 +1,9 @@
 package monitor
 
 import (
+	"bytes"
 	"encoding"
+	"encoding/gob"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -90,6 +92,36 @@ func feedReport(t *testing.T, opts Options, cp []byte, lines []string) Report {
 	}
 	e.Finish()
 	return e.Report()
+}
+
+// A checkpoint an older sidecar wrote (version 2: the fold copied field by
+// field) is refused, so the sidecar replays the log as it does without one.
+func TestCheckpointOlderVersionRefused(t *testing.T) {
+	type msgSnapshot struct {
+		Open   bool
+		Calls  int
+		Model  []byte
+		Deltas bool
+	}
+	old := struct {
+		Version        int
+		Format, Active string
+		St             State
+		Lines, Anon    int
+		Msg            msgSnapshot
+		ErrNote        []byte
+	}{Version: 2, Format: FormatPi, Active: FormatPi, St: State{Steps: 3}, Lines: 7, Msg: msgSnapshot{Open: true, Calls: 1, Model: []byte("m")}}
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(&old); err != nil {
+		t.Fatal(err)
+	}
+	e, _ := New(Options{Format: FormatPi})
+	if err := e.Restore(b.Bytes()); err == nil || !strings.Contains(err.Error(), "version 2") {
+		t.Fatalf("restored a version-2 checkpoint: %v", err)
+	}
+	if r := e.Report(); r.Lines != 0 || r.Steps != 0 {
+		t.Fatalf("a refused checkpoint left %+v", r)
+	}
 }
 
 func TestCheckpointRefused(t *testing.T) {
