@@ -23,7 +23,8 @@ all: build
 ##@ Development
 
 .PHONY: generate
-generate: ## Generate deepcopy code from the API types.
+generate: ## Generate the API's copies of the tables (hack/apitables: guards, detector keys, the limits policies, drill scenarios, formats), then deepcopy code from the API types.
+	go run ./hack/apitables
 	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./api/..."
 
 .PHONY: manifests
@@ -54,8 +55,8 @@ check-dockerfile: ## Check the Dockerfile without a Docker engine (COPY sources 
 	hack/check-dockerfile.sh
 
 .PHONY: test-unit
-test-unit: ## Quick tests: the engine, the sidecar, parsers, the kubectl plugin and the hook, the fake agent, the chart's guard generator (no API server).
-	go test ./pkg/... ./sidecar/... ./cmd/... ./test/fakeagent/... ./hack/chartguards/...
+test-unit: ## Quick tests: the engine, the sidecar, parsers, the kubectl plugin and the hook, the fake agent, the chart's and the API's generators (no API server).
+	go test ./pkg/... ./sidecar/... ./cmd/... ./test/fakeagent/... ./hack/chartguards/... ./hack/apitables/...
 
 FUZZ_TARGETS := FuzzPi FuzzPiMemo FuzzClaude FuzzCodex FuzzOpencode FuzzGemini FuzzAuto FuzzScanner FuzzDecimal FuzzRepetition FuzzWarnFirst
 # A count, not a duration: with a duration, Go 1.26's fuzz coordinator can fail a
@@ -101,6 +102,10 @@ test-envtest-sidecar: ## The sidecar's RBAC, admission policy and reporting on a
 	KUBEBUILDER_ASSETS="$$(hack/envtest.sh | tail -n1)" go test ./sidecar/...
 
 E2E_TIMEOUT ?= 60m
+# How many tests and subtests run at once (go test's -parallel, which is the
+# number of cores when unset): most of the node's tests wait on a timeout or
+# a Pod; six at once keep this 2-core machine busy without starving a Pod.
+E2E_PARALLEL ?= 6
 
 # The install tests (Helm, README's quickstart) run the manager in the cluster
 # and delete the CRDs at their end, so they run in a second `go test` of their
@@ -111,7 +116,7 @@ E2E_INSTALL_TESTS ?= TestDemo|TestDeploy|TestHelm|TestReadme
 .PHONY: test-e2e
 test-e2e: ## End-to-end on a real single-node cluster (needs root; brings the node up and down): the suite, then the install tests.
 	@up=0; hack/node-up.sh --status >/dev/null 2>&1 && up=1; rc=0; \
-	TURNWATCH_E2E_KEEP_NODE=1 go test -tags e2e ./test/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT) || rc=$$?; \
+	TURNWATCH_E2E_KEEP_NODE=1 go test -tags e2e ./test/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT) -parallel $(E2E_PARALLEL) || rc=$$?; \
 	if [ $$rc = 0 ]; then \
 		TURNWATCH_E2E_KEEP_NODE=1 TURNWATCH_E2E_INSTALL=1 go test -tags e2e ./test/e2e/ -count=1 -v -timeout $(E2E_TIMEOUT) -run '$(E2E_INSTALL_TESTS)' || rc=$$?; \
 	fi; \
@@ -165,6 +170,7 @@ chart-files: ## Copy the generated manager Role, the metrics-reader role, the si
 	cp config/rbac/metrics_reader_role.yaml $(CHART)/files/metrics-reader-role.yaml
 	cp config/sidecar/clusterrole.yaml $(CHART)/files/sidecar-clusterrole.yaml
 	cp config/sidecar/validatingadmissionpolicy.yaml $(CHART)/files/admission-policies.yaml
+	cp config/sidecar/validatingadmissionpolicy_limits.yaml $(CHART)/files/admission-policies-limits.yaml
 	cp pkg/monitor/prices.json $(CHART)/files/prices.json
 
 .PHONY: chart-guards

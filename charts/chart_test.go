@@ -23,7 +23,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"turnwatch.dev/turnwatch/controllers"
+	"turnwatch.dev/turnwatch/controllers/agentturn"
+	"turnwatch.dev/turnwatch/controllers/shared"
 	"turnwatch.dev/turnwatch/pkg/monitor"
 )
 
@@ -315,17 +316,18 @@ func TestSidecarRBAC(t *testing.T) {
 		}
 		for _, o := range []object{sa, rb} {
 			labels, _ := o["metadata"].(map[string]any)["labels"].(map[string]any)
-			if labels[controllers.LabelComponent] != controllers.ComponentSidecarRBAC {
-				t.Errorf("%s: %s lacks %s=%s, the label the manager watches and uninstall selects by", ns, o.key(), controllers.LabelComponent, controllers.ComponentSidecarRBAC)
+			if labels[agentturn.LabelComponent] != agentturn.ComponentSidecarRBAC {
+				t.Errorf("%s: %s lacks %s=%s, the label the manager watches and uninstall selects by", ns, o.key(), agentturn.LabelComponent, agentturn.ComponentSidecarRBAC)
 			}
 		}
 	}
 }
 
 // TestAdmissionPolicyMatches: the chart installs config/sidecar's policies
-// and bindings unchanged, every binding denying, whatever the values.
+// and bindings (the hand-written ones and the limits policies) unchanged,
+// every binding denying, whatever the values.
 func TestAdmissionPolicyMatches(t *testing.T) {
-	file := readYAMLFiles(t, "config/sidecar/validatingadmissionpolicy.yaml")
+	file := readYAMLFiles(t, "config/sidecar/validatingadmissionpolicy*.yaml")
 	wantPolicies := only(file, "ValidatingAdmissionPolicy")
 	wantBindings := only(file, "ValidatingAdmissionPolicyBinding")
 	if len(wantPolicies) < 3 || len(wantBindings) != len(wantPolicies) {
@@ -641,10 +643,10 @@ func TestConfigLoadsInManager(t *testing.T) {
 	tests := []struct {
 		name   string
 		flags  []string
-		expect func(t *testing.T, cfg controllers.Config)
+		expect func(t *testing.T, cfg shared.Config)
 	}{
-		{name: "defaults", expect: func(t *testing.T, cfg controllers.Config) {
-			want := controllers.DefaultConfig()
+		{name: "defaults", expect: func(t *testing.T, cfg shared.Config) {
+			want := shared.DefaultConfig()
 			cfg.Prices, want.Prices = nil, nil
 			if cfg.Guards.WorldTools != nil && len(cfg.Guards.WorldTools) == 0 {
 				cfg.Guards.WorldTools = nil // [] and none are the same guard
@@ -654,7 +656,7 @@ func TestConfigLoadsInManager(t *testing.T) {
 			}
 		}},
 		{name: "every option on", flags: []string{"-f", chartDir + "/ci/all-on-values.yaml"},
-			expect: func(t *testing.T, cfg controllers.Config) {
+			expect: func(t *testing.T, cfg shared.Config) {
 				if g := cfg.Guards; *g.StepBudget != 64 || *g.MaxCostUSD != "5.00" || len(g.WorldTools) != 2 {
 					t.Errorf("guards = %s, want the values' stepBudget 64, maxCostUSD 5.00, two world tools", toJSON(t, g))
 				}
@@ -675,7 +677,7 @@ func TestConfigLoadsInManager(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := controllers.LoadConfig(writeConfig(t, render(t, tc.flags...)))
+			cfg, err := shared.LoadConfig(writeConfig(t, render(t, tc.flags...)))
 			if err != nil {
 				t.Fatalf("the manager refuses the chart's config: %v", err)
 			}

@@ -27,6 +27,8 @@ var metricName = regexp.MustCompile(`\bturnwatch_[a-z_]+`)
 func definedMetrics(t *testing.T) []string {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(repoRoot, "controllers", "*.go"))
+	pkgs, _ := filepath.Glob(filepath.Join(repoRoot, "controllers", "*", "*.go"))
+	files = append(files, pkgs...)
 	def := regexp.MustCompile(`Name:\s+"(turnwatch_[a-z_]+)"`)
 	var names []string
 	for _, f := range files {
@@ -38,7 +40,7 @@ func definedMetrics(t *testing.T) []string {
 		}
 	}
 	if len(names) < 5 {
-		t.Fatalf("found only %v in controllers/*.go", names)
+		t.Fatalf("found only %v in controllers/**/*.go", names)
 	}
 	return names
 }

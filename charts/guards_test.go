@@ -3,43 +3,11 @@ package charts_test
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"testing"
 
-	"sigs.k8s.io/yaml"
-
 	"turnwatch.dev/turnwatch/pkg/monitor"
 )
-
-// TestValuesGuardsMatchDetectorTable: the chart's guards values and their
-// schema hold every guard of the engine's detector table, and nothing else.
-func TestValuesGuardsMatchDetectorTable(t *testing.T) {
-	want := slices.Sorted(slices.Values(monitor.GuardNames()))
-	var values struct {
-		Guards map[string]any `json:"guards"`
-	}
-	if err := yaml.Unmarshal(mustRead(t, chartDir+"/values.yaml"), &values); err != nil {
-		t.Fatal(err)
-	}
-	if got := slices.Sorted(maps.Keys(values.Guards)); !slices.Equal(got, want) {
-		t.Errorf("values.yaml guards %v,\nwant the detector table's %v", got, want)
-	}
-	var schema struct {
-		Properties struct {
-			Guards struct {
-				Properties map[string]any `json:"properties"`
-			} `json:"guards"`
-		} `json:"properties"`
-	}
-	if err := json.Unmarshal(mustRead(t, chartDir+"/values.schema.json"), &schema); err != nil {
-		t.Fatal(err)
-	}
-	if got := slices.Sorted(maps.Keys(schema.Properties.Guards.Properties)); !slices.Equal(got, want) {
-		t.Errorf("values.schema.json guards %v,\nwant the detector table's %v", got, want)
-	}
-}
 
 // guardProbes are values of each kind, good and bad, to ask the schema and
 // the validator about.

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	admv1 "k8s.io/api/admissionregistration/v1"
+
+	"turnwatch.dev/turnwatch/controllers/render"
 )
 
 // podSecurityPolicies are the admission policies of restricted, by param kind.
@@ -53,7 +55,7 @@ func celStrings(t *testing.T, expr string) []string {
 	return out
 }
 
-// The admission policies say what controllers/pod_security.go says: the
+// The admission policies say what controllers/render/pod_security.go says: the
 // lists of admitted values are the same; each container list is read by
 // the same expression (CEL has no functions: the init and app containers'
 // are two copies); and the restricted policy for ClusterTurnPolicies holds
@@ -63,12 +65,12 @@ func TestPodSecurityPolicyValidations(t *testing.T) {
 	pols := admissionPolicies(t)
 	tmpl := pols["turnwatch-agentrun-template"]
 	for name, want := range map[string][]string{
-		"baselineCapabilities": strs(baselineCapabilities),
-		"safeSysctls":          safeSysctls,
-		"seLinuxTypes":         seLinuxTypes,
+		"baselineCapabilities": strs(render.BaselineCapabilities),
+		"safeSysctls":          render.SafeSysctls,
+		"seLinuxTypes":         render.SeLinuxTypes,
 	} {
 		if got := celStrings(t, variable(t, tmpl, name)); !slices.Equal(got, want) {
-			t.Errorf("turnwatch-agentrun-template variable %s: %q, controllers/pod_security.go says %q", name, got, want)
+			t.Errorf("turnwatch-agentrun-template variable %s: %q, controllers/render/pod_security.go says %q", name, got, want)
 		}
 	}
 	copies := func(p admv1.ValidatingAdmissionPolicy, v string) {

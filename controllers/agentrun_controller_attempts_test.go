@@ -7,6 +7,7 @@ import (
 	"time"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -21,7 +22,7 @@ func TestDeletedSettledTurnCounts(t *testing.T) {
 	create(t, newRun(ns, "hw"))
 	waitPod(t, ns, "hw-0")
 	playSidecar(t, ns, "hw-0", condition(protocol.ConditionProgress, protocol.ReasonRunning, `{"steps":4,"costUSD":"0.02463"}`))
-	playSidecar(t, ns, "hw-0", trip(DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
+	playSidecar(t, ns, "hw-0", trip(monitor.DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
 	waitPod(t, ns, "hw-1")
 	turn, err := getTurn(ns, "hw-0")
 	if err != nil {
@@ -45,7 +46,7 @@ func TestDeletedSettledTurnCounts(t *testing.T) {
 	})
 	// The second trip exhausts the policy (one reroll): the deleted turn
 	// was the first attempt.
-	playSidecar(t, ns, "hw-1", trip(DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
+	playSidecar(t, ns, "hw-1", trip(monitor.DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
 	run := runPhase(t, ns, "hw", twv1.RunFaulted)
 	if run.Status.Attempts != 2 || len(run.Status.Turns) != 2 {
 		t.Errorf("attempts %d, turns %d, want 2 and 2", run.Status.Attempts, len(run.Status.Turns))

@@ -3,17 +3,17 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/agentrun"
+	"turnwatch.dev/turnwatch/controllers/shared"
 )
 
 // getPolicy reads a TurnPolicy straight from the API server.
@@ -64,7 +64,7 @@ func TestBudgetStopsRunningTurnAndHoldsNext(t *testing.T) {
 	passed := time.Now()
 	reportTurnCost(t, run, "r1-0", "1.50")
 	podStopped(t, ns, "r1-0")
-	if took := time.Since(passed); took > progressPeriod(DefaultConfig().freshness()) {
+	if took := time.Since(passed); took > shared.ProgressPeriod(shared.DefaultConfig().Freshness()) {
 		t.Errorf("stopped %v after the total passed the budget, more than one progress period", took)
 	}
 	settled := turnSettled(t, ns, "r1-0")
@@ -79,11 +79,11 @@ func TestBudgetStopsRunningTurnAndHoldsNext(t *testing.T) {
 	if f := faulted.Status.Fault; f.Class != twv1.ClassOverspend || f.Detector != twv1.DetectorBudget {
 		t.Errorf("fault %+v", f)
 	}
-	if c := meta.FindStatusCondition(faulted.Status.Conditions, ConditionFaulted); c == nil ||
+	if c := meta.FindStatusCondition(faulted.Status.Conditions, agentrun.ConditionFaulted); c == nil ||
 		containsAll(c.Message, "overspend (budget)", "TurnPolicy/team", "not rerolled") != nil {
 		t.Errorf("Faulted condition %+v", c)
 	}
-	waitEvents(t, ns, "r1", EventBudgetExhausted, 1)
+	waitEvents(t, ns, "r1", agentrun.EventBudgetExhausted, 1)
 	eventually(t, "counted once and let go", func() error {
 		p, err := getPolicy(ns, "team")
 		if err != nil {
@@ -112,7 +112,7 @@ func TestBudgetStopsRunningTurnAndHoldsNext(t *testing.T) {
 	}
 	eventually(t, "r2 waits for the budget", held)
 	consistently(t, "r2 keeps waiting", 2*time.Second, held)
-	waitEvents(t, ns, "r2", EventBudgetExhausted, 1)
+	waitEvents(t, ns, "r2", agentrun.EventBudgetExhausted, 1)
 
 	p, err := getPolicy(ns, "team")
 	if err != nil {
@@ -164,21 +164,4 @@ func TestBudgetCountsTurnOfDeletedRun(t *testing.T) {
 		}
 		return ledgerIs("0.40", 1, 0)(p)
 	})
-}
-
-func TestBudgetHold(t *testing.T) {
-	msg := budgetHoldMessage("TurnPolicy/team", "spent 2.00 of 1.00 USD", 1)
-	if err := containsAll(msg, "reroll (attempt 1)", "TurnPolicy/team", "spent 2.00 of 1.00 USD"); err != nil {
-		t.Error(err)
-	}
-	st := &twv1.AgentRunStatus{Conditions: []metav1.Condition{{Type: ConditionReady, Status: metav1.ConditionFalse, Reason: ReasonPending, Message: "no turn yet"}}}
-	setBudgetHold(st, decision{step: stepHold, why: msg})
-	c := meta.FindStatusCondition(st.Conditions, twv1.PolicyConditionBudgetExhausted)
-	if c == nil || c.Status != metav1.ConditionTrue || c.Message != msg || !strings.Contains(meta.FindStatusCondition(st.Conditions, ConditionReady).Message, "TurnPolicy/team") {
-		t.Errorf("conditions %v", st.Conditions)
-	}
-	setBudgetHold(st, decision{step: stepCreate})
-	if meta.FindStatusCondition(st.Conditions, twv1.PolicyConditionBudgetExhausted) != nil {
-		t.Error("the hold stays after it ended")
-	}
 }

@@ -10,6 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/shared"
+	"turnwatch.dev/turnwatch/pkg/monitor"
 )
 
 // Terminal is terminal across a change of the cluster config: a run that
@@ -21,16 +23,16 @@ func TestTerminalAcrossClusterConfig(t *testing.T) {
 	needEnv(t)
 	t.Parallel()
 	ns := newNamespace(t)
-	strict := DefaultConfig()
+	strict := shared.DefaultConfig()
 	strict.Rerolls.Max = ptr.To[int32](0)
 	first := startManager(t, ns, managerOpts{config: strict})
 	create(t, newRun(ns, "cfg"))
 	waitPod(t, ns, "cfg-0")
-	playSidecar(t, ns, "cfg-0", trip(DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
+	playSidecar(t, ns, "cfg-0", trip(monitor.DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
 	before := runPhase(t, ns, "cfg", twv1.RunFaulted).Status
 	first.stop()
 
-	lenient := DefaultConfig()
+	lenient := shared.DefaultConfig()
 	lenient.Rerolls.Max = ptr.To[int32](3)
 	startManager(t, ns, managerOpts{config: lenient})
 	edit(t, ns, "cfg", func(r *twv1.AgentRun) { r.Annotations = map[string]string{"edited": "after the fault"} })

@@ -15,6 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/agentrun"
+	"turnwatch.dev/turnwatch/controllers/shared"
+	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -32,7 +35,7 @@ func TestTerminalIsTerminal(t *testing.T) {
 	create(t, newRun(ns, "faulted", func(r *twv1.AgentRun) { r.Spec.Rerolls = &twv1.RerollPolicy{Max: ptrTo[int32](0)} }))
 	waitPod(t, ns, "faulted-0")
 	playSidecar(t, ns, "faulted-0", condition(protocol.ConditionProgress, protocol.ReasonRunning, `{"steps":4,"costUSD":"0.02463"}`))
-	playSidecar(t, ns, "faulted-0", trip(DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
+	playSidecar(t, ns, "faulted-0", trip(monitor.DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
 	before := runPhase(t, ns, "faulted", twv1.RunFaulted).Status
 
 	// Succeeded; then cancelled, and its turn deleted.
@@ -165,8 +168,8 @@ func TestFinishedRunReleasedInOnePass(t *testing.T) {
 	if err := k8s.Status().Update(ctx, run); err != nil {
 		t.Fatal(err)
 	}
-	r := &AgentRunReconciler{Client: k8s, APIReader: k8s, Scheme: testScheme,
-		Recorder: events.NewFakeRecorder(10), Clock: clock.RealClock{}, Config: DefaultConfig()}
+	r := &agentrun.AgentRunReconciler{Client: k8s, APIReader: k8s, Scheme: testScheme,
+		Recorder: events.NewFakeRecorder(10), Clock: clock.RealClock{}, Config: shared.DefaultConfig()}
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: run.Name}}
 
 	// This pass writes observedGeneration, and remembers the write.

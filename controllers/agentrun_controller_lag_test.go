@@ -14,13 +14,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/agentrun"
 )
 
 // lagSeries is the run's turnwatch_sidecar_lag_seconds, and whether it is
 // served at all.
 func lagSeries(ns, run string) (float64, bool) {
 	ch := make(chan prometheus.Metric, 64)
-	go func() { sidecarLag.Collect(ch); close(ch) }()
+	go func() { agentrun.SidecarLag.Collect(ch); close(ch) }()
 	val, found := 0.0, false
 	for m := range ch {
 		var d dto.Metric
@@ -63,17 +64,17 @@ func TestCurrentLag(t *testing.T) {
 		}(), -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := currentLag(tc.run); got != tc.want {
+			if got := agentrun.CurrentLag(tc.run); got != tc.want {
 				t.Errorf("lag %v, want %v", got, tc.want)
 			}
-			setLagMetric(tc.run)
+			agentrun.SetLagMetric(tc.run)
 			got, served := lagSeries("ns", "r")
 			if served != (tc.want >= 0) || served && got != tc.want {
 				t.Errorf("served %v (%v), want %v", served, got, tc.want)
 			}
 		})
 	}
-	forgetLagMetric(types.NamespacedName{Namespace: "ns", Name: "r"})
+	agentrun.ForgetLagMetric(types.NamespacedName{Namespace: "ns", Name: "r"})
 }
 
 // The manager serves a running run's sidecar lag, as the sidecar's own

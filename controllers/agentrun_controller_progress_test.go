@@ -10,7 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,6 +17,7 @@ import (
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/internal/testenv"
+	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -214,7 +214,7 @@ func TestRunProgressAfterReroll(t *testing.T) {
 	create(t, newRun(ns, "again"))
 	waitPod(t, ns, "again-0")
 	playSidecar(t, ns, "again-0", condition(protocol.ConditionProgress, protocol.ReasonRunning, `{"steps":3,"costUSD":"0.1"}`))
-	playSidecar(t, ns, "again-0", trip(DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
+	playSidecar(t, ns, "again-0", trip(monitor.DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
 	waitPod(t, ns, "again-1")
 	turn1, err := getTurn(ns, "again-1")
 	if err != nil {
@@ -278,47 +278,4 @@ func sidecarEnv(pod *corev1.Pod) map[string]string {
 		}
 	}
 	return nil
-}
-
-// A running turn counts with its sidecar's report when that is ahead; a
-// settled turn, a report of another turn, or one behind count for nothing.
-func TestLiveCounts(t *testing.T) {
-	running := twv1.TurnRef{Name: "r-1", Steps: 2, CostUSD: "0.1"}
-	settled := twv1.TurnRef{Name: "r-1", Outcome: twv1.TurnSucceeded, Steps: 2, CostUSD: "0.1"}
-	report := func(turn string, steps int64, cost string) *twv1.RunProgress {
-		return &twv1.RunProgress{Turn: turn, Steps: steps, CostUSD: cost}
-	}
-	cases := []struct {
-		name  string
-		ref   twv1.TurnRef
-		p     *twv1.RunProgress
-		steps int64
-		cost  string
-	}{
-		{"no report", running, nil, 2, "0.1"},
-		{"its report, ahead", running, report("r-1", 5, "0.3"), 5, "0.3"},
-		{"its report, behind", running, report("r-1", 1, "0.05"), 2, "0.1"},
-		{"its report, fewer steps but more cost", running, report("r-1", 1, "0.3"), 2, "0.1"},
-		{"another turn's report", running, report("r-0", 9, "1"), 2, "0.1"},
-		{"settled: its own figures", settled, report("r-1", 9, "1"), 2, "0.1"},
-	}
-	for _, c := range cases {
-		if got := liveCounts(c.ref, c.p); got != counts(c.steps, c.cost) {
-			t.Errorf("%s: %d %s, want %d %s", c.name, got.Steps, got.CostUSD(), c.steps, c.cost)
-		}
-	}
-}
-
-// The write memo ignores what a sidecar's report changes, and nothing else.
-func TestMemoStatus(t *testing.T) {
-	st := twv1.AgentRunStatus{Phase: twv1.RunRunning, Steps: 3, CostUSD: "0.2"}
-	reported := st
-	reported.Steps, reported.CostUSD, reported.Progress = 9, "0.5", &twv1.RunProgress{Turn: "r-0", Steps: 9}
-	if !equality.Semantic.DeepEqual(memoStatus(st), memoStatus(reported)) {
-		t.Error("a report makes the cached copy look unlike the controller's write")
-	}
-	reported.Phase = twv1.RunFaulted
-	if equality.Semantic.DeepEqual(memoStatus(st), memoStatus(reported)) {
-		t.Error("a phase change is hidden from the memo")
-	}
 }

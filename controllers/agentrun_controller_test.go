@@ -26,6 +26,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/agentrun"
+	"turnwatch.dev/turnwatch/controllers/agentturn"
+	"turnwatch.dev/turnwatch/controllers/render"
+	"turnwatch.dev/turnwatch/controllers/shared"
+	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -40,10 +45,10 @@ func TestTripRerollThenFault(t *testing.T) {
 	create(t, newRun(ns, "r"))
 
 	waitPod(t, ns, "r-0")
-	playSidecar(t, ns, "r-0", trip(DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
+	playSidecar(t, ns, "r-0", trip(monitor.DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
 	podStopped(t, ns, "r-0")
 	first := turnSettled(t, ns, "r-0")
-	want := twv1.TurnError{Type: twv1.ClassRunaway, Detector: DetectorIdenticalCalls, Message: "repeated an identical tool call 4 times"}
+	want := twv1.TurnError{Type: twv1.ClassRunaway, Detector: monitor.DetectorIdenticalCalls, Message: "repeated an identical tool call 4 times"}
 	if first.Status.Outcome != twv1.TurnFailed || *first.Status.Error != want {
 		t.Fatalf("turn r-0: %s %+v, want Failed %+v", first.Status.Outcome, first.Status.Error, want)
 	}
@@ -59,22 +64,22 @@ func TestTripRerollThenFault(t *testing.T) {
 	if second.Spec.ConversationID == first.Spec.ConversationID || second.Spec.ConversationID == "" {
 		t.Errorf("reroll conversation %q, first %q: want a new one", second.Spec.ConversationID, first.Spec.ConversationID)
 	}
-	rerolled := waitEvents(t, ns, "r", EventRerolled, 1)
+	rerolled := waitEvents(t, ns, "r", agentrun.EventRerolled, 1)
 	if err := containsAll(rerolled[0].Note, "r-0", "runaway", "identicalCalls", "repeated an identical tool call 4 times", "r-1"); err != nil {
 		t.Error("Rerolled event:", err)
 	}
 
-	playSidecar(t, ns, "r-1", trip(DetectorStepBudget, "exceeded 256 steps"))
+	playSidecar(t, ns, "r-1", trip(monitor.DetectorStepBudget, "exceeded 256 steps"))
 	run := runPhase(t, ns, "r", twv1.RunFaulted)
-	wantFault := twv1.Fault{Class: twv1.ClassRunaway, Detector: DetectorStepBudget, Message: "exceeded 256 steps", Turn: "r-1"}
+	wantFault := twv1.Fault{Class: twv1.ClassRunaway, Detector: monitor.DetectorStepBudget, Message: "exceeded 256 steps", Turn: "r-1"}
 	if run.Status.Fault == nil || *run.Status.Fault != wantFault {
 		t.Errorf("fault %+v, want %+v", run.Status.Fault, wantFault)
 	}
 	if run.Status.Attempts != 2 || len(run.Status.Turns) != 2 || run.Status.Turns[1].ErrorType != twv1.ClassRunaway {
 		t.Errorf("status turns: attempts %d %+v", run.Status.Attempts, run.Status.Turns)
 	}
-	faulted := meta.FindStatusCondition(run.Status.Conditions, ConditionFaulted)
-	ready := meta.FindStatusCondition(run.Status.Conditions, ConditionReady)
+	faulted := meta.FindStatusCondition(run.Status.Conditions, agentrun.ConditionFaulted)
+	ready := meta.FindStatusCondition(run.Status.Conditions, agentrun.ConditionReady)
 	if faulted == nil || faulted.Status != metav1.ConditionTrue || faulted.Reason != "Runaway" {
 		t.Errorf("Faulted condition %+v", faulted)
 	} else if err := containsAll(faulted.Message, "r-1", "stepBudget", "exceeded 256 steps", "no reroll left"); err != nil {
@@ -84,13 +89,13 @@ func TestTripRerollThenFault(t *testing.T) {
 		t.Errorf("Ready condition %+v", ready)
 	}
 	podStopped(t, ns, "r-1")
-	waitEvents(t, ns, "r", EventFaulted, 1)
+	waitEvents(t, ns, "r", agentrun.EventFaulted, 1)
 	for name, c := range map[string]prometheus.Collector{
-		"trips{identicalCalls,runaway}": tripsTotal.WithLabelValues(DetectorIdenticalCalls, "runaway", "", modeEnforce),
-		"trips{stepBudget,runaway}":     tripsTotal.WithLabelValues(DetectorStepBudget, "runaway", "", modeEnforce),
-		"rerolls{runaway}":              rerollsTotal.WithLabelValues("runaway"),
-		"faults{runaway}":               faultsTotal.WithLabelValues("runaway", ""),
-		"turns{Failed,runaway}":         turnsTotal.WithLabelValues("Failed", "runaway", ""),
+		"trips{identicalCalls,runaway}": shared.TripsTotal.WithLabelValues(monitor.DetectorIdenticalCalls, "runaway", "", shared.ModeEnforce),
+		"trips{stepBudget,runaway}":     shared.TripsTotal.WithLabelValues(monitor.DetectorStepBudget, "runaway", "", shared.ModeEnforce),
+		"rerolls{runaway}":              shared.RerollsTotal.WithLabelValues("runaway"),
+		"faults{runaway}":               shared.FaultsTotal.WithLabelValues("runaway", ""),
+		"turns{Failed,runaway}":         shared.TurnsTotal.WithLabelValues("Failed", "runaway", ""),
 	} {
 		if v := promtestutil.ToFloat64(c); v < 1 {
 			t.Errorf("metric %s = %v", name, v)
@@ -104,7 +109,7 @@ func TestTripRerollThenFault(t *testing.T) {
 		if err != nil || len(names) != 2 {
 			return fmt.Errorf("turns %v %v", names, err)
 		}
-		if evs, err := runEvents(ns, "r", EventFaulted); err != nil || len(evs) != 1 {
+		if evs, err := runEvents(ns, "r", agentrun.EventFaulted); err != nil || len(evs) != 1 {
 			return fmt.Errorf("%d Faulted events %v", len(evs), err)
 		}
 		for _, p := range []string{"r-0", "r-1"} {
@@ -123,7 +128,7 @@ func TestTTLAfterFinished(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t)
 	clk := clocktesting.NewFakeClock(time.Now())
-	startManager(t, ns, managerOpts{config: DefaultConfig(), clock: clk})
+	startManager(t, ns, managerOpts{config: shared.DefaultConfig(), clock: clk})
 	create(t, newRun(ns, "ttl", func(r *twv1.AgentRun) { r.Spec.TTLSecondsAfterFinished = ptr.To[int32](3600) }))
 	waitPod(t, ns, "ttl-0")
 	playSidecar(t, ns, "ttl-0", finishedCond(protocol.Summary{Progress: counts(1, "0.01"), StopReason: "end", Result: true}))
@@ -159,10 +164,10 @@ func TestClassPolicy(t *testing.T) {
 		class         twv1.FaultClass
 		rerolled      bool
 	}{
-		{"stall", DetectorStall, twv1.ClassStalled, true},
-		{"degen", DetectorDegeneration, twv1.ClassDegenerate, true},
-		{"spend", DetectorSpend, twv1.ClassOverspend, false},
-		{"length", DetectorLengthStop, twv1.ClassLength, false},
+		{"stall", monitor.DetectorStall, twv1.ClassStalled, true},
+		{"degen", monitor.DetectorDegeneration, twv1.ClassDegenerate, true},
+		{"spend", monitor.DetectorSpend, twv1.ClassOverspend, false},
+		{"length", monitor.DetectorLengthStop, twv1.ClassLength, false},
 	}
 	for _, c := range cases {
 		t.Run(c.run, func(t *testing.T) {
@@ -214,19 +219,19 @@ func TestContinueBumpsEpoch(t *testing.T) {
 	c1, _ := getTurn(ns, "c1-0")
 	// A brand-new session has no conversation to resume: the first continue
 	// starts it.
-	if c1.Spec.Continue || c1.Spec.ConversationID != sessionConversationID(ns, "review-42", 0) {
+	if c1.Spec.Continue || c1.Spec.ConversationID != agentrun.SessionConversationID(ns, "review-42", 0) {
 		t.Fatalf("c1-0: continue %v conversation %s, want a fresh start of epoch 0's", c1.Spec.Continue, c1.Spec.ConversationID)
 	}
 	pod, _ := getPod(ns, "c1-0")
 	if pod.Labels[twv1.LabelSession] != "review-42" || c1.Labels[twv1.LabelSession] != "review-42" {
 		t.Errorf("session labels: pod %v turn %v", pod.Labels, c1.Labels)
 	}
-	playSidecar(t, ns, "c1-0", trip(DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
+	playSidecar(t, ns, "c1-0", trip(monitor.DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
 	run := runPhase(t, ns, "c1", twv1.RunFaulted)
 	if run.Status.Epoch != 1 || run.Status.Attempts != 1 {
 		t.Fatalf("c1: epoch %d attempts %d, want epoch bumped to 1 and no reroll", run.Status.Epoch, run.Status.Attempts)
 	}
-	if err := containsAll(run.Status.Conditions[0].Message+meta.FindStatusCondition(run.Status.Conditions, ConditionFaulted).Message, "continued conversation is not rerolled"); err != nil {
+	if err := containsAll(run.Status.Conditions[0].Message+meta.FindStatusCondition(run.Status.Conditions, agentrun.ConditionFaulted).Message, "continued conversation is not rerolled"); err != nil {
 		t.Error(err)
 	}
 	consistently(t, "no reroll of a continue", 500*time.Millisecond, func() error {
@@ -284,7 +289,7 @@ func TestSettleWithoutTrip(t *testing.T) {
 		if run.Status.Steps != 7 || run.Status.CostUSD != "0.25" || run.Status.Fault != nil {
 			t.Errorf("status %+v", run.Status)
 		}
-		if c := meta.FindStatusCondition(run.Status.Conditions, ConditionReady); c == nil || c.Status != metav1.ConditionTrue {
+		if c := meta.FindStatusCondition(run.Status.Conditions, agentrun.ConditionReady); c == nil || c.Status != metav1.ConditionTrue {
 			t.Errorf("Ready %+v", c)
 		}
 		if pod, _ := getPod(ns, "ok-0"); pod.Spec.ActiveDeadlineSeconds != nil {
@@ -384,7 +389,7 @@ func TestSettleGraceUsesClock(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t)
 	clk := clocktesting.NewFakeClock(time.Now())
-	startManager(t, ns, managerOpts{config: DefaultConfig(), clock: clk})
+	startManager(t, ns, managerOpts{config: shared.DefaultConfig(), clock: clk})
 	create(t, newRun(ns, "late"))
 	waitPod(t, ns, "late-0")
 	playSidecar(t, ns, "late-0", agentExited(0, "Completed", corev1.PodRunning))
@@ -412,13 +417,13 @@ func TestNudge(t *testing.T) {
 	create(t, newRun(ns, "n"))
 	waitPod(t, ns, "n-0")
 	playSidecar(t, ns, "n-0", condition(protocol.ConditionSilent, "SilentRun", "13 tool-only messages without a word"))
-	evs := waitEvents(t, ns, "n", EventNudged, 1)
+	evs := waitEvents(t, ns, "n", agentrun.EventNudged, 1)
 	if err := containsAll(evs[0].Note, "n-0", "13 tool-only messages"); err != nil {
 		t.Error(err)
 	}
 	playSidecar(t, ns, "n-0", condition(protocol.ConditionProgress, protocol.ReasonRunning, `{"steps":20,"costUSD":"0.3"}`))
 	consistently(t, "one nudge, run goes on", 700*time.Millisecond, func() error {
-		if evs, _ := runEvents(ns, "n", EventNudged); len(evs) != 1 {
+		if evs, _ := runEvents(ns, "n", agentrun.EventNudged); len(evs) != 1 {
 			return fmt.Errorf("%d Nudged events", len(evs))
 		}
 		if pod, _ := getPod(ns, "n-0"); pod.Spec.ActiveDeadlineSeconds != nil {
@@ -526,7 +531,7 @@ func TestRestartMidReroll(t *testing.T) {
 	first = startManager(t, ns, managerOpts{newClient: crashAfterReroll})
 	create(t, newRun(ns, "rs"))
 	waitPod(t, ns, "rs-0")
-	playSidecar(t, ns, "rs-0", trip(DetectorStall, "no event for 10m0s while the model was generating"))
+	playSidecar(t, ns, "rs-0", trip(monitor.DetectorStall, "no event for 10m0s while the model was generating"))
 	<-crashed
 	first.stop()
 	if run, _ := getRun(ns, "rs"); run.Status.Attempts != 1 {
@@ -542,7 +547,7 @@ func TestRestartMidReroll(t *testing.T) {
 		return err
 	})
 	waitPod(t, ns, "rs-1")
-	waitEvents(t, ns, "rs", EventRerolled, 1) // told by the restarted manager, not lost
+	waitEvents(t, ns, "rs", agentrun.EventRerolled, 1) // told by the restarted manager, not lost
 	consistently(t, "exactly one reroll", time.Second, func() error {
 		names, err := turnNames(ns, "rs")
 		slices.Sort(names)
@@ -655,7 +660,7 @@ func TestPodShape(t *testing.T) {
 	needEnv(t)
 	t.Parallel()
 	ns := newNamespace(t)
-	cfg := DefaultConfig()
+	cfg := shared.DefaultConfig()
 	cfg.Prices = json.RawMessage(`{"claude-sonnet-4":{"input":"3","output":"15"}}`)
 	startManager(t, ns, managerOpts{config: cfg})
 	create(t, newRun(ns, "shape", func(r *twv1.AgentRun) {
@@ -670,7 +675,7 @@ func TestPodShape(t *testing.T) {
 	if spec.RestartPolicy != corev1.RestartPolicyNever || spec.AutomountServiceAccountToken == nil || *spec.AutomountServiceAccountToken {
 		t.Errorf("restartPolicy %s automount %v", spec.RestartPolicy, spec.AutomountServiceAccountToken)
 	}
-	if spec.ServiceAccountName != SidecarServiceAccount {
+	if spec.ServiceAccountName != render.SidecarServiceAccount {
 		t.Errorf("serviceAccountName %q", spec.ServiceAccountName)
 	}
 	if !metav1.IsControlledBy(pod, turn) {
@@ -681,7 +686,7 @@ func TestPodShape(t *testing.T) {
 	}
 	for _, c := range spec.Containers {
 		for _, m := range c.VolumeMounts {
-			if m.MountPath == tokenMountPath || m.Name == tokenVolume || m.Name == stateVolume {
+			if m.MountPath == render.TokenMountPath || m.Name == render.TokenVolume || m.Name == render.StateVolume {
 				t.Errorf("container %s mounts the token or the sidecar's state", c.Name)
 			}
 		}
@@ -710,8 +715,8 @@ func TestPodShape(t *testing.T) {
 	if sc.Image != "turnwatch-sidecar:test" || !slices.Equal(sc.Command, []string{"turnwatch-sidecar", "run"}) {
 		t.Errorf("sidecar image %s command %v", sc.Image, sc.Command)
 	}
-	if len(sc.VolumeMounts) != 2 || sc.VolumeMounts[0].MountPath != tokenMountPath || !sc.VolumeMounts[0].ReadOnly ||
-		sc.VolumeMounts[1].Name != stateVolume || envOf(sc)[protocol.EnvStateDir] != sc.VolumeMounts[1].MountPath {
+	if len(sc.VolumeMounts) != 2 || sc.VolumeMounts[0].MountPath != render.TokenMountPath || !sc.VolumeMounts[0].ReadOnly ||
+		sc.VolumeMounts[1].Name != render.StateVolume || envOf(sc)[protocol.EnvStateDir] != sc.VolumeMounts[1].MountPath {
 		t.Errorf("sidecar mounts %v", sc.VolumeMounts)
 	}
 	env := envOf(sc)
@@ -737,7 +742,7 @@ func TestPodShape(t *testing.T) {
 	}
 	var vol *corev1.Volume
 	for i := range spec.Volumes {
-		if spec.Volumes[i].Name == tokenVolume {
+		if spec.Volumes[i].Name == render.TokenVolume {
 			vol = &spec.Volumes[i]
 		}
 	}
@@ -746,24 +751,16 @@ func TestPodShape(t *testing.T) {
 	}
 
 	rb := &rbacv1.RoleBinding{}
-	if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: SidecarServiceAccount}, rb); err != nil {
+	if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: render.SidecarServiceAccount}, rb); err != nil {
 		t.Fatal(err)
 	}
-	if rb.RoleRef.Kind != "ClusterRole" || rb.RoleRef.Name != SidecarClusterRole || rb.Labels[LabelComponent] != ComponentSidecarRBAC {
+	if rb.RoleRef.Kind != "ClusterRole" || rb.RoleRef.Name != agentturn.SidecarClusterRole || rb.Labels[agentturn.LabelComponent] != agentturn.ComponentSidecarRBAC {
 		t.Errorf("sidecar RoleBinding %+v %v", rb.RoleRef, rb.Labels)
 	}
-	if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: SidecarServiceAccount}, &corev1.ServiceAccount{}); err != nil {
+	if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: render.SidecarServiceAccount}, &corev1.ServiceAccount{}); err != nil {
 		t.Error(err)
 	}
 	if sc.SecurityContext == nil || sc.SecurityContext.RunAsUser == nil || *sc.SecurityContext.RunAsUser != protocol.SidecarUID {
 		t.Errorf("sidecar security context %+v", sc.SecurityContext)
 	}
-}
-
-func envOf(c corev1.Container) map[string]string {
-	m := map[string]string{}
-	for _, e := range c.Env {
-		m[e.Name] = e.Value
-	}
-	return m
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"turnwatch.dev/turnwatch/controllers/agentrun"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -23,11 +24,11 @@ func TestNudgeEveryStreak(t *testing.T) {
 		playSidecar(t, ns, "ns-0", condition(protocol.ConditionSilent, "SilentRun", protocol.NudgeMessage(streak, text)))
 	}
 	silent(1)
-	waitEvents(t, ns, "ns", EventNudged, 1)
+	waitEvents(t, ns, "ns", agentrun.EventNudged, 1)
 	silent(2)
-	waitEvents(t, ns, "ns", EventNudged, 2)
+	waitEvents(t, ns, "ns", agentrun.EventNudged, 2)
 	silent(4) // streak 3 came and went unseen
-	evs := waitEvents(t, ns, "ns", EventNudged, 4)
+	evs := waitEvents(t, ns, "ns", agentrun.EventNudged, 4)
 	notes := map[string]bool{}
 	for _, e := range evs {
 		notes[e.Note] = true
@@ -43,27 +44,12 @@ func TestNudgeEveryStreak(t *testing.T) {
 		}
 	}
 	consistently(t, "four streaks, four events", 700*time.Millisecond, func() error {
-		if evs, _ := runEvents(ns, "ns", EventNudged); len(evs) != 4 {
+		if evs, _ := runEvents(ns, "ns", agentrun.EventNudged); len(evs) != 4 {
 			return fmt.Errorf("%d Nudged events", len(evs))
 		}
 		return nil
 	})
 	if turn, _ := getTurn(ns, "ns-0"); turn.Status.Nudges != 4 || turn.Status.Outcome != "" {
 		t.Errorf("turn %+v", turn.Status)
-	}
-}
-
-func TestNudgeNote(t *testing.T) {
-	for _, tc := range []struct {
-		n, latest int32
-		msg, want string
-	}{
-		{1, 1, protocol.NudgeMessage(1, "quiet"), "turn t-0: nudge, streak 1: quiet"},
-		{1, 2, protocol.NudgeMessage(2, "quiet"), "turn t-0: nudge, streak 1"},
-		{1, 1, "an older sidecar's text", "turn t-0: nudge, streak 1: an older sidecar's text"},
-	} {
-		if got := nudgeNote("t-0", tc.n, tc.latest, tc.msg); got != tc.want {
-			t.Errorf("nudgeNote(%d of %d, %q) = %q, want %q", tc.n, tc.latest, tc.msg, got, tc.want)
-		}
 	}
 }

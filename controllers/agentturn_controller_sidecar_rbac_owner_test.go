@@ -12,6 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"turnwatch.dev/turnwatch/controllers/agentturn"
+	"turnwatch.dev/turnwatch/controllers/render"
 )
 
 // The sidecar's ServiceAccount and RoleBinding that the manager makes in a
@@ -27,23 +30,23 @@ func TestSidecarRBACOwnedByClusterRole(t *testing.T) {
 	}
 	ctx := context.Background()
 	role := &rbacv1.ClusterRole{}
-	if err := k8s.Get(ctx, client.ObjectKey{Name: SidecarClusterRole}, role); err != nil {
+	if err := k8s.Get(ctx, client.ObjectKey{Name: agentturn.SidecarClusterRole}, role); err != nil {
 		t.Fatal(err)
 	}
 	ns := newNamespace(t)
 	startManager(t, ns, managerOpts{})
 	create(t, newRun(ns, "owned"))
 	waitPod(t, ns, "owned-0")
-	want := metav1.OwnerReference{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: SidecarClusterRole, UID: role.UID}
+	want := metav1.OwnerReference{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: agentturn.SidecarClusterRole, UID: role.UID}
 	for _, obj := range []client.Object{&corev1.ServiceAccount{}, &rbacv1.RoleBinding{}} {
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: SidecarServiceAccount}, obj); err != nil {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: render.SidecarServiceAccount}, obj); err != nil {
 			t.Fatalf("%T: %v", obj, err)
 		}
 		if refs := obj.GetOwnerReferences(); len(refs) != 1 || refs[0] != want {
 			t.Errorf("%T owners %+v, want the ClusterRole %+v", obj, refs, want)
 		}
-		if obj.GetLabels()[LabelComponent] != ComponentSidecarRBAC {
-			t.Errorf("%T lost its label %s", obj, LabelComponent)
+		if obj.GetLabels()[agentturn.LabelComponent] != agentturn.ComponentSidecarRBAC {
+			t.Errorf("%T lost its label %s", obj, agentturn.LabelComponent)
 		}
 	}
 }
@@ -59,17 +62,17 @@ func TestSidecarRoleOwner(t *testing.T) {
 		wantErr   bool
 	}{
 		{"present", nil, true, false},
-		{"not installed", apierrors.NewNotFound(gr, SidecarClusterRole), false, false},
-		{"no right to read it", apierrors.NewForbidden(gr, SidecarClusterRole, errors.New("no")), false, false},
+		{"not installed", apierrors.NewNotFound(gr, agentturn.SidecarClusterRole), false, false},
+		{"no right to read it", apierrors.NewForbidden(gr, agentturn.SidecarClusterRole, errors.New("no")), false, false},
 		{"the API server unreachable", errors.New("connection refused"), false, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			owner, err := sidecarRoleOwner(context.Background(), roleReader{uid: "u-1", err: tc.err})
+			owner, err := agentturn.SidecarRoleOwner(context.Background(), roleReader{uid: "u-1", err: tc.err})
 			if (err != nil) != tc.wantErr || (owner != nil) != tc.wantOwner {
 				t.Fatalf("owner %+v, err %v", owner, err)
 			}
-			if owner != nil && (owner.UID != "u-1" || owner.Kind != "ClusterRole" || owner.Name != SidecarClusterRole || owner.APIVersion != "rbac.authorization.k8s.io/v1") {
+			if owner != nil && (owner.UID != "u-1" || owner.Kind != "ClusterRole" || owner.Name != agentturn.SidecarClusterRole || owner.APIVersion != "rbac.authorization.k8s.io/v1") {
 				t.Errorf("owner %+v", owner)
 			}
 		})

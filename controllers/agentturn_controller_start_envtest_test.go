@@ -21,6 +21,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/agentturn"
+	"turnwatch.dev/turnwatch/controllers/render"
+	"turnwatch.dev/turnwatch/controllers/shared"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -175,7 +178,7 @@ func TestPodRefusedByQuota(t *testing.T) {
 		ns := newNamespace(t)
 		setQuota(t, ns, "none", corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")})
 		clk := clocktesting.NewFakeClock(time.Now())
-		startManager(t, ns, managerOpts{config: DefaultConfig(), clock: clk})
+		startManager(t, ns, managerOpts{config: shared.DefaultConfig(), clock: clk})
 		create(t, newRun(ns, "full", noReroll))
 		consistently(t, "retried until startTimeout", time.Second, func() error {
 			if turn, err := getTurn(ns, "full-0"); err == nil && turn.Status.Outcome != "" {
@@ -213,7 +216,7 @@ func TestPendingPastStartTimeout(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t)
 	clk := clocktesting.NewFakeClock(time.Now())
-	cfg := DefaultConfig()
+	cfg := shared.DefaultConfig()
 	cfg.StartTimeout.Duration = 3 * time.Minute
 	startManager(t, ns, managerOpts{config: cfg, clock: clk})
 	create(t, newRun(ns, "stuck", noReroll))
@@ -277,7 +280,7 @@ func TestForeignPod(t *testing.T) {
 	ns := newNamespace(t)
 	clk := clocktesting.NewFakeClock(time.Now())
 	reads := &turnReads{n: map[string]int{}}
-	startManager(t, ns, managerOpts{config: DefaultConfig(), clock: clk, newClient: reads.client})
+	startManager(t, ns, managerOpts{config: shared.DefaultConfig(), clock: clk, newClient: reads.client})
 	foreign := func(name string, labels map[string]string, owner *metav1.OwnerReference) {
 		p := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
@@ -348,7 +351,7 @@ func TestResultThenHang(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t)
 	clk := clocktesting.NewFakeClock(time.Now())
-	startManager(t, ns, managerOpts{config: DefaultConfig(), clock: clk})
+	startManager(t, ns, managerOpts{config: shared.DefaultConfig(), clock: clk})
 	agentRunning := func(s *corev1.PodStatus) {
 		s.Phase = corev1.PodRunning
 		s.ContainerStatuses = []corev1.ContainerStatus{{Name: "agent", Image: "agent:test",
@@ -362,10 +365,10 @@ func TestResultThenHang(t *testing.T) {
 	// stopped after exitGrace.
 	create(t, newRun(ns, "fin", func(r *twv1.AgentRun) { r.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr.To[int64](5) }))
 	pod := waitPod(t, ns, "fin-0")
-	if g := pod.Spec.TerminationGracePeriodSeconds; g == nil || *g != sidecarGraceSeconds {
-		t.Errorf("grace %v, want it raised to %d", g, sidecarGraceSeconds)
+	if g := pod.Spec.TerminationGracePeriodSeconds; g == nil || *g != render.SidecarGraceSeconds {
+		t.Errorf("grace %v, want it raised to %d", g, render.SidecarGraceSeconds)
 	}
-	if evs := waitEvents(t, ns, "fin", EventGraceRaised, 1); !strings.Contains(evs[0].Note, "from 5 to 25") {
+	if evs := waitEvents(t, ns, "fin", agentturn.EventGraceRaised, 1); !strings.Contains(evs[0].Note, "from 5 to 25") {
 		t.Errorf("event %q", evs[0].Note)
 	}
 	playSidecar(t, ns, "fin-0", agentRunning)
@@ -398,7 +401,7 @@ func TestResultThenHang(t *testing.T) {
 	}
 	runPhase(t, ns, "hang", twv1.RunSucceeded)
 	for _, run := range []string{"fin", "hang"} {
-		evs := waitEvents(t, ns, run, EventStoppedAfterResult, 1)
+		evs := waitEvents(t, ns, run, agentturn.EventStoppedAfterResult, 1)
 		if err := containsAll(evs[0].Note, run+"-0", "did not exit within 1m0s"); err != nil {
 			t.Error(err)
 		}

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/agentrun"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -41,7 +42,7 @@ func TestVerdictAgentErrorAndSidecarFailure(t *testing.T) {
 			t.Errorf("fault %+v after %d attempts", f, run.Status.Attempts)
 		}
 		for _, c := range run.Status.Conditions {
-			if c.Type == ConditionFaulted && (c.Status != metav1.ConditionTrue || c.Reason != "AgentError") {
+			if c.Type == agentrun.ConditionFaulted && (c.Status != metav1.ConditionTrue || c.Reason != "AgentError") {
 				t.Errorf("Faulted %+v", c)
 			}
 		}

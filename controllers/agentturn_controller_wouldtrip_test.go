@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/agentturn"
+	"turnwatch.dev/turnwatch/controllers/shared"
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
@@ -20,31 +22,6 @@ func wouldTripsMessage(t time.Time, ws ...monitor.WouldTrip) string {
 		first[w.Detector] = t
 	}
 	return protocol.Marshal(protocol.WouldTripsOf(ws, first))
-}
-
-// A detector's first report is kept; its count follows the latest report
-// and never goes back (a stale read).
-func TestSetWouldTrips(t *testing.T) {
-	at := time.Date(2026, 12, 5, 18, 0, 0, 0, time.UTC)
-	loop := monitor.WouldTrip{Class: "runaway", Detector: "identicalCalls", Message: "repeated an identical tool call 4 times", Line: 37, Step: 4, Count: 1}
-	st := &twv1.AgentTurnStatus{}
-	setWouldTrips(st, protocol.WouldTripsOf([]monitor.WouldTrip{loop}, map[string]time.Time{"identicalCalls": at}))
-	later := loop
-	later.Count, later.Message = 6, "another text"
-	stall := monitor.WouldTrip{Class: "stalled", Detector: "stall", Message: "no output", Step: 9, Count: 1}
-	setWouldTrips(st, protocol.WouldTripsOf([]monitor.WouldTrip{later, stall}, nil))
-	setWouldTrips(st, protocol.WouldTripsOf([]monitor.WouldTrip{loop}, nil)) // stale
-	if len(st.WouldTrip) != 2 {
-		t.Fatalf("%+v", st.WouldTrip)
-	}
-	w := st.WouldTrip[0]
-	if w.Detector != "identicalCalls" || w.Class != twv1.ClassRunaway || w.Count != 6 || w.Message != loop.Message || w.Step != 4 ||
-		w.Time == nil || !w.Time.Time.Equal(at) {
-		t.Errorf("identicalCalls %+v", w)
-	}
-	if s := st.WouldTrip[1]; s.Detector != "stall" || s.Count != 1 || s.Time != nil || s.Class != twv1.ClassStalled {
-		t.Errorf("stall %+v", s)
-	}
 }
 
 // A Pod that reports a would-trip (an audited detector): the turn records
@@ -59,8 +36,8 @@ func TestWouldTripRecorded(t *testing.T) {
 	ns := newNamespace(t)
 	startManager(t, ns, managerOpts{})
 	const det = monitor.DetectorRepeatedErrors // no other test reports it in audit mode
-	metric := tripsTotal.WithLabelValues(det, string(twv1.ClassRunaway), "", modeAudit)
-	enforced := tripsTotal.WithLabelValues(det, string(twv1.ClassRunaway), "", modeEnforce)
+	metric := shared.TripsTotal.WithLabelValues(det, string(twv1.ClassRunaway), "", shared.ModeAudit)
+	enforced := shared.TripsTotal.WithLabelValues(det, string(twv1.ClassRunaway), "", shared.ModeEnforce)
 	before, beforeEnforced := promtestutil.ToFloat64(metric), promtestutil.ToFloat64(enforced)
 	at := time.Now().Truncate(time.Second)
 	w := monitor.WouldTrip{Class: monitor.ClassRunaway, Detector: det, Message: "the same tool error 6 times in a row", Line: 30, Step: 7, Count: 1}
@@ -68,7 +45,7 @@ func TestWouldTripRecorded(t *testing.T) {
 	run := newRun(ns, "audited")
 	pod := runningRun(t, run)
 	playSidecar(t, ns, pod.Name, condition(protocol.ConditionWouldTrip, protocol.ReasonWouldTrip, wouldTripsMessage(at, w)))
-	evs := waitEvents(t, ns, run.Name, EventWouldTrip, 1)
+	evs := waitEvents(t, ns, run.Name, agentturn.EventWouldTrip, 1)
 	if evs[0].Type != corev1.EventTypeNormal || containsAll(evs[0].Note, pod.Name, det, "step 7", w.Message, "goes on") != nil {
 		t.Errorf("event %s %q", evs[0].Type, evs[0].Note)
 	}
@@ -85,7 +62,7 @@ func TestWouldTripRecorded(t *testing.T) {
 		return nil
 	})
 	consistently(t, "one Event, the agent runs on", 700*time.Millisecond, func() error {
-		if evs, _ := runEvents(ns, run.Name, EventWouldTrip); len(evs) != 1 {
+		if evs, _ := runEvents(ns, run.Name, agentturn.EventWouldTrip); len(evs) != 1 {
 			return fmt.Errorf("%d WouldTrip events", len(evs))
 		}
 		if p, _ := getPod(ns, pod.Name); p.Spec.ActiveDeadlineSeconds != nil {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"turnwatch.dev/turnwatch/controllers/render"
 	"turnwatch.dev/turnwatch/internal/testenv"
 )
 
@@ -37,7 +38,7 @@ func TestSidecarCredential(t *testing.T) {
 	other := waitPod(t, ns, "other-0")
 
 	// The token the kubelet would project into the sidecar of own-0.
-	sidecar, err := client.New(testenv.TokenConfig(restConfig, podToken(t, ns, SidecarServiceAccount, own, 600)), client.Options{Scheme: testScheme})
+	sidecar, err := client.New(testenv.TokenConfig(restConfig, podToken(t, ns, render.SidecarServiceAccount, own, 600)), client.Options{Scheme: testScheme})
 	if err != nil {
 		t.Fatal(err)
 	}

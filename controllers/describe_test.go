@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/agentrun"
+	"turnwatch.dev/turnwatch/pkg/monitor"
 )
 
 // `kubectl describe agentrun` tells the whole story: which detector, its
@@ -21,11 +23,11 @@ func TestKubectlTellsTheStory(t *testing.T) {
 	startManager(t, ns, managerOpts{})
 	create(t, newRun(ns, "story"))
 	waitPod(t, ns, "story-0")
-	playSidecar(t, ns, "story-0", trip(DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
+	playSidecar(t, ns, "story-0", trip(monitor.DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
 	waitPod(t, ns, "story-1")
-	playSidecar(t, ns, "story-1", trip(DetectorStepBudget, "exceeded 256 steps"))
+	playSidecar(t, ns, "story-1", trip(monitor.DetectorStepBudget, "exceeded 256 steps"))
 	runPhase(t, ns, "story", twv1.RunFaulted)
-	waitEvents(t, ns, "story", EventFaulted, 1)
+	waitEvents(t, ns, "story", agentrun.EventFaulted, 1)
 
 	kubectl := func(args ...string) string {
 		out, errOut, err := testEnv.ControlPlane.KubeCtl().Run(append(args, "-n", ns)...)

@@ -14,6 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/agentrun"
+	"turnwatch.dev/turnwatch/controllers/shared"
+	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -26,7 +29,7 @@ func TestDrillRuns(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t)
 	clk := clocktesting.NewFakeClock(time.Now())
-	startManager(t, ns, managerOpts{config: DefaultConfig(), clock: clk})
+	startManager(t, ns, managerOpts{config: shared.DefaultConfig(), clock: clk})
 	const runs = 12
 	for i := range runs {
 		create(t, newRun(ns, fmt.Sprintf("d%d", i), func(r *twv1.AgentRun) {
@@ -56,17 +59,17 @@ func TestDrillRuns(t *testing.T) {
 		waitPod(t, ns, name)
 		playSidecar(t, ns, name, served(true))
 		playSidecar(t, ns, name, condition(protocol.ConditionProgress, protocol.ReasonRunning, `{"steps":4,"costUSD":"0.01"}`))
-		playSidecar(t, ns, name, trip(DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
+		playSidecar(t, ns, name, trip(monitor.DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
 		if name == "d0-0" {
 			playSidecar(t, ns, name, condition(protocol.ConditionCallRefused, protocol.ReasonCallRefused, "toolu_4"))
 		}
 	}
 	run := runPhase(t, ns, "d0", twv1.RunFaulted)
-	if d := run.Status.Drill; d == nil || d.Result != twv1.DrillPending || d.Expected.Detector != DetectorIdenticalCalls {
+	if d := run.Status.Drill; d == nil || d.Result != twv1.DrillPending || d.Expected.Detector != monitor.DetectorIdenticalCalls {
 		t.Fatalf("drill status before the late reports: %+v", d)
 	}
 	// The last turn's refusal comes after the trip that ended the run.
-	clk.Step(drillSettle)
+	clk.Step(agentrun.DrillSettle)
 	playSidecar(t, ns, "d0-1", condition(protocol.ConditionCallRefused, protocol.ReasonCallRefused, "toolu_8"))
 	eventually(t, "the drill's result", func() error {
 		run, err := getRun(ns, "d0")
@@ -79,11 +82,11 @@ func TestDrillRuns(t *testing.T) {
 		}
 		return nil
 	})
-	ev := waitEvents(t, ns, "d0", EventDrill+string(twv1.DrillCaught), 1)
+	ev := waitEvents(t, ns, "d0", agentrun.EventDrill+string(twv1.DrillCaught), 1)
 	if !strings.HasPrefix(ev[0].Note, "drill identicalLoop: ") {
 		t.Errorf("DrillCaught note %q", ev[0].Note)
 	}
-	for _, reason := range []string{EventFaulted, EventRerolled} {
+	for _, reason := range []string{agentrun.EventFaulted, agentrun.EventRerolled} {
 		for _, e := range waitEvents(t, ns, "d0", reason, 1) {
 			if !strings.HasPrefix(e.Note, "drill identicalLoop: ") {
 				t.Errorf("%s note %q does not say it is a drill", reason, e.Note)
@@ -95,7 +98,7 @@ func TestDrillRuns(t *testing.T) {
 	for _, name := range []string{"d1-0", "d1-1"} {
 		waitPod(t, ns, name)
 		playSidecar(t, ns, name, served(true))
-		playSidecar(t, ns, name, trip(DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
+		playSidecar(t, ns, name, trip(monitor.DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
 		turnSettled(t, ns, name)
 		playSidecar(t, ns, name, agentExited(137, "Error", corev1.PodFailed))
 	}
@@ -109,10 +112,10 @@ func TestDrillRuns(t *testing.T) {
 		}
 		return nil
 	})
-	if v := promtestutil.ToFloat64(tripsTotal.WithLabelValues(DetectorIdenticalCalls, "runaway", "identicalLoop", modeEnforce)); v < 2 {
+	if v := promtestutil.ToFloat64(shared.TripsTotal.WithLabelValues(monitor.DetectorIdenticalCalls, "runaway", "identicalLoop", shared.ModeEnforce)); v < 2 {
 		t.Errorf("drill trips %v", v)
 	}
-	if v := promtestutil.ToFloat64(costByNamespace.WithLabelValues(ns)); v != 0 {
+	if v := promtestutil.ToFloat64(shared.CostByNamespace.WithLabelValues(ns)); v != 0 {
 		t.Errorf("a drill's cost counted in the namespace's spend: %v", v)
 	}
 }

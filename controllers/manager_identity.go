@@ -12,14 +12,14 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// The manager reads an agent's log tail (agentturn_controller_tail.go) without holding pods/log
+// The manager reads an agent's log tail (agentturn/tail.go) without holding pods/log
 // cluster-wide: the per-namespace RoleBinding that gives the sidecar its
 // ClusterRole names the manager too, so the manager may read logs only in the
 // namespaces where turns run. It learns who it is from the API server
 // (SelfSubjectReview, which every authenticated user may call).
 
-// ManagerSubject is the RBAC subject of cfg's credential.
-func ManagerSubject(ctx context.Context, cfg *rest.Config) (*rbacv1.Subject, error) {
+// managerSubject is the RBAC subject of cfg's credential.
+func managerSubject(ctx context.Context, cfg *rest.Config) (*rbacv1.Subject, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,8 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+
+	"turnwatch.dev/turnwatch/controllers/agentturn"
 )
 
 func TestSubjectOf(t *testing.T) {
@@ -40,7 +42,7 @@ func TestSidecarRBACNamesTheManager(t *testing.T) {
 		want    int
 	}{{"manager known", mgr, 2}, {"manager unknown", nil, 1}} {
 		var rb *rbacv1.RoleBinding
-		for _, o := range sidecarRBAC("agents", tc.manager) {
+		for _, o := range agentturn.SidecarRBAC("agents", tc.manager) {
 			if b, ok := o.(*rbacv1.RoleBinding); ok {
 				rb = b
 			}

@@ -22,6 +22,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/agentturn"
+	"turnwatch.dev/turnwatch/controllers/shared"
 )
 
 // BenchmarkManagerMemory: N AgentRuns (default 1,000,
@@ -78,7 +80,7 @@ func runMemory(b *testing.B, n int) {
 // selectors, every object stored whole.
 func untrimmedCache() map[client.Object]cache.ByObject {
 	hasRun, _ := labels.NewRequirement(twv1.LabelRun, selection.Exists, nil)
-	ours := labels.SelectorFromSet(labels.Set{LabelComponent: ComponentSidecarRBAC})
+	ours := labels.SelectorFromSet(labels.Set{agentturn.LabelComponent: agentturn.ComponentSidecarRBAC})
 	return map[client.Object]cache.ByObject{
 		&corev1.Pod{}:            {Label: labels.NewSelector().Add(*hasRun)},
 		&corev1.ServiceAccount{}: {Label: ours},
@@ -122,7 +124,7 @@ func managerHeap(b *testing.B, ns string, byObject map[client.Object]cache.ByObj
 	empty := func(context.Context, string, string, string, int64) (io.ReadCloser, error) {
 		return io.NopCloser(strings.NewReader("")), nil
 	}
-	if err := Setup(mgr, Options{Config: DefaultConfig(), SidecarImage: "turnwatch-sidecar:test", Concurrency: 4, LogTail: empty}); err != nil {
+	if err := Setup(mgr, Options{Config: shared.DefaultConfig(), SidecarImage: "turnwatch-sidecar:test", Concurrency: 4, LogTail: empty}); err != nil {
 		b.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

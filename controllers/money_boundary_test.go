@@ -16,6 +16,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/agentturn"
 	"turnwatch.dev/turnwatch/internal/testenv"
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
@@ -85,7 +86,7 @@ func writeKubeconfig(t *testing.T) string {
 // says one turn of it costs up to the trip.
 func loopStream(t *testing.T) (string, monitor.Money) {
 	t.Helper()
-	raw, err := os.ReadFile("../test/fakeagent/scenarios/claude/loop.log")
+	raw, err := os.ReadFile("../test/fakeagent/scenarios/claude/identicalLoop.log")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +145,7 @@ func runSidecar(t *testing.T, bin, kubeconfig, stream string, pod *corev1.Pod, u
 		if err != nil {
 			return err
 		}
-		if c := podCondition(p, corev1.PodConditionType(until)); c == nil {
+		if c := agentturn.PodCondition(p, corev1.PodConditionType(until)); c == nil {
 			return fmt.Errorf("no %s yet; sidecar log:\n%s", until, out.String())
 		}
 		return nil

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/render"
 )
 
 // The admission policies turnwatch-agentrun-template (baseline) and
@@ -85,12 +86,12 @@ func TestPodSecurityBaselineAtAdmission(t *testing.T) {
 	}
 	// The legacy seccomp annotation, which the API server still copies
 	// into the field; Kubernetes' evaluator reads only the field.
-	legacy := podSecurityCase{"seccomp annotation", twv1.PodSecurityBaseline, false, annotate(seccompPodAnnotation, "unconfined"),
-		"spec.template.metadata.annotations[" + seccompPodAnnotation + "]"}
+	legacy := podSecurityCase{"seccomp annotation", twv1.PodSecurityBaseline, false, annotate(render.SeccompPodAnnotation, "unconfined"),
+		"spec.template.metadata.annotations[" + render.SeccompPodAnnotation + "]"}
 	if err := judgeCase(plain, legacy, "turnwatch-agentrun-template"); err != nil {
 		t.Errorf("the seccomp annotation: %v", err)
 	}
-	if p := podSecurityProblems(&metav1.ObjectMeta{Annotations: map[string]string{seccompAnnotationPrefix + "agent": "unconfined"}}, &corev1.PodSpec{}, podSecurity{}); len(p) != 1 {
+	if p := render.PodSecurityProblems(&metav1.ObjectMeta{Annotations: map[string]string{render.SeccompAnnotationPrefix + "agent": "unconfined"}}, &corev1.PodSpec{}, render.PodSecurity{}); len(p) != 1 {
 		t.Errorf("the controller on a container's seccomp annotation: %q", p)
 	}
 	// Every problem is named, not only the first.

@@ -16,6 +16,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/render"
+	"turnwatch.dev/turnwatch/controllers/shared"
+	"turnwatch.dev/turnwatch/controllers/turnpolicy"
 )
 
 // restrictedTemplate makes a template meet restricted: Pod-wide
@@ -237,8 +240,8 @@ func TestPodSecurityProblems(t *testing.T) {
 	for _, c := range podSecurityCases {
 		t.Run(c.name, func(t *testing.T) {
 			p := newCaseTemplate(c)
-			ps := podSecurity{Level: c.level, Source: "TurnPolicy/strict", HostNetwork: c.consent}
-			got := podSecurityProblems(&p.ObjectMeta, &p.Spec, ps)
+			ps := render.PodSecurity{Level: c.level, Source: "TurnPolicy/strict", HostNetwork: c.consent}
+			got := render.PodSecurityProblems(&p.ObjectMeta, &p.Spec, ps)
 			switch {
 			case c.field == "" && len(got) > 0:
 				t.Errorf("refused: %q", got)
@@ -267,28 +270,28 @@ func TestPodSecurityProblems(t *testing.T) {
 // highest precedence that asks it; the node's network is the namespace
 // label's alone.
 func TestPodSecurityOf(t *testing.T) {
-	pol := func(src string, l twv1.PodSecurityLevel) appliedPolicy {
-		return appliedPolicy{Source: src, Spec: &twv1.TurnPolicySpec{PodSecurity: l}}
+	pol := func(src string, l twv1.PodSecurityLevel) turnpolicy.AppliedPolicy {
+		return turnpolicy.AppliedPolicy{Source: src, Spec: &twv1.TurnPolicySpec{PodSecurity: l}}
 	}
 	cases := []struct {
 		name     string
-		policies []appliedPolicy
+		policies []turnpolicy.AppliedPolicy
 		labels   map[string]string
-		want     podSecurity
+		want     render.PodSecurity
 	}{
-		{"none", nil, nil, podSecurity{Level: twv1.PodSecurityBaseline}},
-		{"baseline asked", []appliedPolicy{pol("TurnPolicy/a", twv1.PodSecurityBaseline)}, nil, podSecurity{Level: twv1.PodSecurityBaseline}},
-		{"one asks restricted", []appliedPolicy{pol("ClusterTurnPolicy/c", twv1.PodSecurityRestricted), pol("TurnPolicy/a", "")}, nil,
-			podSecurity{Level: twv1.PodSecurityRestricted, Source: "ClusterTurnPolicy/c"}},
-		{"the higher precedence names it", []appliedPolicy{pol("ClusterTurnPolicy/c", twv1.PodSecurityRestricted), pol("TurnPolicy/a", twv1.PodSecurityRestricted)}, nil,
-			podSecurity{Level: twv1.PodSecurityRestricted, Source: "TurnPolicy/a"}},
-		{"a lower level does not undo it", []appliedPolicy{pol("ClusterTurnPolicy/c", twv1.PodSecurityRestricted), pol("TurnPolicy/a", twv1.PodSecurityBaseline)}, nil,
-			podSecurity{Level: twv1.PodSecurityRestricted, Source: "ClusterTurnPolicy/c"}},
-		{"consent", nil, map[string]string{twv1.LabelHostNetwork: twv1.HostNetworkAllowed}, podSecurity{Level: twv1.PodSecurityBaseline, HostNetwork: true}},
-		{"another value is no consent", nil, map[string]string{twv1.LabelHostNetwork: "true"}, podSecurity{Level: twv1.PodSecurityBaseline}},
+		{"none", nil, nil, render.PodSecurity{Level: twv1.PodSecurityBaseline}},
+		{"baseline asked", []turnpolicy.AppliedPolicy{pol("TurnPolicy/a", twv1.PodSecurityBaseline)}, nil, render.PodSecurity{Level: twv1.PodSecurityBaseline}},
+		{"one asks restricted", []turnpolicy.AppliedPolicy{pol("ClusterTurnPolicy/c", twv1.PodSecurityRestricted), pol("TurnPolicy/a", "")}, nil,
+			render.PodSecurity{Level: twv1.PodSecurityRestricted, Source: "ClusterTurnPolicy/c"}},
+		{"the higher precedence names it", []turnpolicy.AppliedPolicy{pol("ClusterTurnPolicy/c", twv1.PodSecurityRestricted), pol("TurnPolicy/a", twv1.PodSecurityRestricted)}, nil,
+			render.PodSecurity{Level: twv1.PodSecurityRestricted, Source: "TurnPolicy/a"}},
+		{"a lower level does not undo it", []turnpolicy.AppliedPolicy{pol("ClusterTurnPolicy/c", twv1.PodSecurityRestricted), pol("TurnPolicy/a", twv1.PodSecurityBaseline)}, nil,
+			render.PodSecurity{Level: twv1.PodSecurityRestricted, Source: "ClusterTurnPolicy/c"}},
+		{"consent", nil, map[string]string{twv1.LabelHostNetwork: twv1.HostNetworkAllowed}, render.PodSecurity{Level: twv1.PodSecurityBaseline, HostNetwork: true}},
+		{"another value is no consent", nil, map[string]string{twv1.LabelHostNetwork: "true"}, render.PodSecurity{Level: twv1.PodSecurityBaseline}},
 	}
 	for _, c := range cases {
-		if got := podSecurityOf(c.policies, c.labels); got != c.want {
+		if got := render.PodSecurityOf(c.policies, c.labels); got != c.want {
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
 		}
 	}
@@ -348,18 +351,18 @@ func TestRenderedSamplesMeetPodSecurity(t *testing.T) {
 					run.Spec.Drill = &twv1.Drill{Scenario: "healthy"}
 				}
 				consent := run.Spec.Template.Spec.HostNetwork
-				render := func(level twv1.PodSecurityLevel) (*corev1.Pod, error) {
+				renderAt := func(level twv1.PodSecurityLevel) (*corev1.Pod, error) {
 					turn := &twv1.AgentTurn{ObjectMeta: metav1.ObjectMeta{Name: "r-0", Namespace: "ns"}, Spec: twv1.AgentTurnSpec{RunName: run.Name, Prompt: "p"}}
-					return renderPod(run, turn, renderOptions{SidecarImage: "img", Guards: DefaultConfig().Guards, DrillPort: 41000,
-						PodSecurity: podSecurity{Level: level, Source: "TurnPolicy/strict", HostNetwork: consent}})
+					return render.RenderPod(run, turn, render.RenderOptions{SidecarImage: "img", Guards: shared.DefaultConfig().Guards, DrillPort: 41000,
+						PodSecurity: render.PodSecurity{Level: level, Source: "TurnPolicy/strict", HostNetwork: consent}})
 				}
 				judge := func(pod *corev1.Pod, level psapi.Level) []string {
 					spec := pod.Spec.DeepCopy()
 					spec.HostNetwork = false // consented: the one exception (checked below)
 					return realEvaluation(t, &pod.ObjectMeta, spec, level)
 				}
-				pod, err := render(twv1.PodSecurityBaseline)
-				var notDrillable *drillRefusedError
+				pod, err := renderAt(twv1.PodSecurityBaseline)
+				var notDrillable *turnpolicy.DrillRefusedError
 				if drill && errors.As(err, &notDrillable) {
 					t.Skip(err) // a demo template of a CLI whose endpoint it does not write
 				}
@@ -374,13 +377,13 @@ func TestRenderedSamplesMeetPodSecurity(t *testing.T) {
 				}
 
 				// As written, at restricted: the check and the evaluator agree.
-				_, err = render(twv1.PodSecurityRestricted)
+				_, err = renderAt(twv1.PodSecurityRestricted)
 				if real := judge(pod, psapi.LevelRestricted); (err != nil) != (len(real) > 0) {
 					t.Errorf("at restricted the controller says %v, Kubernetes' evaluator %q", err, real)
 				}
 
 				restrictedTemplate(&run.Spec.Template.Spec)
-				pod, err = render(twv1.PodSecurityRestricted)
+				pod, err = renderAt(twv1.PodSecurityRestricted)
 				if err != nil {
 					t.Fatalf("made restricted: %v", err)
 				}
@@ -398,19 +401,19 @@ func TestRenderedSamplesMeetPodSecurity(t *testing.T) {
 func TestEvaluatorProblemsBite(t *testing.T) {
 	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "agent", Image: "a"}},
 		SecurityContext: &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeUnconfined}}}}
-	p, err := evaluatorProblems(pod, podSecurity{})
+	p, err := render.EvaluatorProblems(pod, render.PodSecurity{})
 	if err != nil || len(p) != 1 || !strings.Contains(p[0], "seccompProfile") {
 		t.Errorf("got %q, %v; want the seccomp profile refused", p, err)
 	}
 	pod.Spec.SecurityContext = nil
 	pod.Spec.HostNetwork = true
-	if p, _ := evaluatorProblems(pod, podSecurity{}); len(p) != 1 {
+	if p, _ := render.EvaluatorProblems(pod, render.PodSecurity{}); len(p) != 1 {
 		t.Errorf("host network without consent: %q, want refused", p)
 	}
-	if p, _ := evaluatorProblems(pod, podSecurity{HostNetwork: true}); len(p) != 0 {
+	if p, _ := render.EvaluatorProblems(pod, render.PodSecurity{HostNetwork: true}); len(p) != 0 {
 		t.Errorf("host network with consent: %q, want admitted", p)
 	}
-	if p, _ := evaluatorProblems(pod, podSecurity{Level: twv1.PodSecurityRestricted, HostNetwork: true}); len(p) == 0 {
+	if p, _ := render.EvaluatorProblems(pod, render.PodSecurity{Level: twv1.PodSecurityRestricted, HostNetwork: true}); len(p) == 0 {
 		t.Error("a plain template at restricted: admitted")
 	}
 }
@@ -430,7 +433,7 @@ func TestPodSecurityListsMatchEvaluator(t *testing.T) {
 		t.Helper()
 		p := &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "agent", Image: "a"}}}}
 		mutate(p)
-		ours := podSecurityProblems(&p.ObjectMeta, &p.Spec, podSecurity{})
+		ours := render.PodSecurityProblems(&p.ObjectMeta, &p.Spec, render.PodSecurity{})
 		real := realEvaluation(t, &p.ObjectMeta, &p.Spec, psapi.LevelBaseline)
 		if (len(ours) > 0) != (len(real) > 0) {
 			t.Errorf("%s: the checks say %q, Kubernetes' evaluator %q", what, ours, real)
@@ -439,14 +442,14 @@ func TestPodSecurityListsMatchEvaluator(t *testing.T) {
 	for _, c := range allCapabilities {
 		try("capability "+string(c), agentSC(func(s *corev1.SecurityContext) { s.Capabilities = &corev1.Capabilities{Add: []corev1.Capability{c}} }))
 	}
-	for _, name := range append(slices.Clone(safeSysctls), "kernel.msgmax", "net.core.somaxconn", "net.ipv4.ip_forward", "vm.swappiness", "kernel.shm_rmid_forced.x") {
+	for _, name := range append(slices.Clone(render.SafeSysctls), "kernel.msgmax", "net.core.somaxconn", "net.ipv4.ip_forward", "vm.swappiness", "kernel.shm_rmid_forced.x") {
 		try("sysctl "+name, podSC(func(s *corev1.PodSecurityContext) { s.Sysctls = []corev1.Sysctl{{Name: name, Value: "1"}} }))
 	}
-	for _, typ := range append(slices.Clone(seLinuxTypes), "spc_t", "unconfined_t", "container_logreader_t") {
+	for _, typ := range append(slices.Clone(render.SeLinuxTypes), "spc_t", "unconfined_t", "container_logreader_t") {
 		try("SELinux type "+typ, agentSC(func(s *corev1.SecurityContext) { s.SELinuxOptions = &corev1.SELinuxOptions{Type: typ} }))
 	}
 	for _, v := range []string{"runtime/default", "localhost/agent", "unconfined", "", "docker/default"} {
-		try("AppArmor annotation "+v, annotate(appArmorAnnotationPrefix+"agent", v))
+		try("AppArmor annotation "+v, annotate(render.AppArmorAnnotationPrefix+"agent", v))
 	}
 	for _, typ := range []corev1.SeccompProfileType{"RuntimeDefault", "Localhost", "Unconfined"} {
 		try("seccomp "+string(typ), podSC(func(s *corev1.PodSecurityContext) {
@@ -471,15 +474,15 @@ func BenchmarkPodSecurity(b *testing.B) {
 		b.Fatal(err)
 	}
 	turn := &twv1.AgentTurn{ObjectMeta: metav1.ObjectMeta{Name: "r-0", Namespace: "ns"}, Spec: twv1.AgentTurnSpec{RunName: run.Name, Prompt: "p"}}
-	o := renderOptions{SidecarImage: "img", Guards: DefaultConfig().Guards}
-	pod, err := renderPod(run, turn, o)
+	o := render.RenderOptions{SidecarImage: "img", Guards: shared.DefaultConfig().Guards}
+	pod, err := render.RenderPod(run, turn, o)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Run("renderPod", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := renderPod(run, turn, o); err != nil {
+			if _, err := render.RenderPod(run, turn, o); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -487,8 +490,8 @@ func BenchmarkPodSecurity(b *testing.B) {
 	b.Run("checks", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			_ = podSecurityProblems(&run.Spec.Template.ObjectMeta, &run.Spec.Template.Spec, o.PodSecurity)
-			if _, err := evaluatorProblems(pod, o.PodSecurity); err != nil {
+			_ = render.PodSecurityProblems(&run.Spec.Template.ObjectMeta, &run.Spec.Template.Spec, o.PodSecurity)
+			if _, err := render.EvaluatorProblems(pod, o.PodSecurity); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -14,6 +14,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/agentrun"
+	"turnwatch.dev/turnwatch/controllers/agentturn"
+	"turnwatch.dev/turnwatch/controllers/render"
+	"turnwatch.dev/turnwatch/controllers/turnpolicy"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -127,10 +131,10 @@ func TestPremadeTurnCappedAtRender(t *testing.T) {
 	run := newRun(ns, "premade")
 	create(t, run)
 	turn := &twv1.AgentTurn{
-		ObjectMeta: metav1.ObjectMeta{Name: turnName(run.Name, 0), Namespace: ns, Labels: turnLabels(run, 0)},
+		ObjectMeta: metav1.ObjectMeta{Name: agentrun.TurnName(run.Name, 0), Namespace: ns, Labels: render.TurnLabels(run, 0)},
 		Spec: twv1.AgentTurnSpec{RunName: run.Name, Prompt: run.Spec.Prompt, Guards: []twv1.GuardSetting{
-			{Name: "stepBudget", Value: "100000", Source: SourceRun},
-			{Name: "stallTimeout", Value: `"0s"`, Source: SourceRun},
+			{Name: "stepBudget", Value: "100000", Source: turnpolicy.SourceRun},
+			{Name: "stallTimeout", Value: `"0s"`, Source: turnpolicy.SourceRun},
 		}},
 	}
 	if err := controllerutil.SetControllerReference(run, turn, testScheme); err != nil {
@@ -147,9 +151,9 @@ func TestPremadeTurnCappedAtRender(t *testing.T) {
 		t.Errorf("the sidecar's guards: %s, want stepBudget 100 and stallTimeout 5m (TurnPolicy/caps)", sidecarEnv(pod)[protocol.EnvGuards])
 	}
 	// A Warning says so, naming each guard, the values and the policy.
-	evs := waitEvents(t, ns, run.Name, EventGuardsCapped, 1)
+	evs := waitEvents(t, ns, run.Name, agentturn.EventGuardsCapped, 1)
 	if err := containsAll(evs[0].Note, "stepBudget 100000 to 100 (limit of TurnPolicy/caps)", `stallTimeout "0s" to "5m" (limit of TurnPolicy/caps)`); err != nil || evs[0].Type != corev1.EventTypeWarning {
-		t.Errorf("%s Event: %v (%s)", EventGuardsCapped, err, evs[0].Type)
+		t.Errorf("%s Event: %v (%s)", agentturn.EventGuardsCapped, err, evs[0].Type)
 	}
 	// The turn's spec is immutable: it still says what was written.
 	if got, err := getTurn(ns, turn.Name); err != nil || got.Spec.Guards[0].Value != "100000" {

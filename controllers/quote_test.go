@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/agentrun"
+	"turnwatch.dev/turnwatch/controllers/agentturn"
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
@@ -33,31 +35,31 @@ func TestVerdictEscapesTheAgent(t *testing.T) {
 	cond := func(typ, reason, msg string) corev1.PodCondition {
 		return corev1.PodCondition{Type: corev1.PodConditionType(typ), Status: corev1.ConditionTrue, Reason: reason, Message: msg}
 	}
-	would := protocol.Marshal([]protocol.WouldTrip{{WouldTrip: monitor.WouldTrip{Detector: DetectorIdenticalCalls, Class: "runaway", Message: forged, Line: 3, Step: 3, Count: 1}}})
+	would := protocol.Marshal([]protocol.WouldTrip{{WouldTrip: monitor.WouldTrip{Detector: monitor.DetectorIdenticalCalls, Class: "runaway", Message: forged, Line: 3, Step: 3, Count: 1}}})
 	for _, tc := range []struct {
 		name  string
 		conds []corev1.PodCondition
-		got   func(verdict) string
+		got   func(agentturn.Verdict) string
 	}{
 		{"the agent's error text", []corev1.PodCondition{finished(protocol.Summary{Result: true, ResultError: "error_max_turns" + forged})},
-			func(v verdict) string { return v.err.Message }},
-		{"a trip's message", []corev1.PodCondition{cond(protocol.ConditionTripped, protocol.ReasonFor(DetectorIdenticalCalls), forged)},
-			func(v verdict) string { return v.err.Message }},
+			func(v agentturn.Verdict) string { return v.Err.Message }},
+		{"a trip's message", []corev1.PodCondition{cond(protocol.ConditionTripped, protocol.ReasonFor(monitor.DetectorIdenticalCalls), forged)},
+			func(v agentturn.Verdict) string { return v.Err.Message }},
 		{"the refused call's id", []corev1.PodCondition{cond(protocol.ConditionCallRefused, protocol.ReasonCallRefused, "toolu_1"+forged)},
-			func(v verdict) string { return v.refusedCall }},
-		{"a nudge", []corev1.PodCondition{cond(protocol.ConditionSilent, protocol.ReasonFor(DetectorSilentRun), protocol.NudgeMessage(1, forged))},
-			func(v verdict) string { return v.nudge }},
+			func(v agentturn.Verdict) string { return v.RefusedCall }},
+		{"a nudge", []corev1.PodCondition{cond(protocol.ConditionSilent, protocol.ReasonFor(monitor.DetectorSilentRun), protocol.NudgeMessage(1, forged))},
+			func(v agentturn.Verdict) string { return v.Nudge }},
 		{"a would-trip", []corev1.PodCondition{cond(protocol.ConditionWouldTrip, protocol.ReasonWouldTrip, would)},
-			func(v verdict) string { return v.wouldTrips[0].Message }},
+			func(v agentturn.Verdict) string { return v.WouldTrips[0].Message }},
 		{"a warning", []corev1.PodCondition{cond(protocol.ConditionHooksNotRun, protocol.ReasonHooksNotRun, forged)},
-			func(v verdict) string { return v.warnings[protocol.ReasonHooksNotRun] }},
+			func(v agentturn.Verdict) string { return v.Warnings[protocol.ReasonHooksNotRun] }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: tc.conds}}
 			for i := range pod.Status.Conditions {
 				pod.Status.Conditions[i].LastTransitionTime = metav1.Now()
 			}
-			v := judge(pod, "agent", time.Now(), time.Minute)
+			v := agentturn.Judge(pod, "agent", time.Now(), time.Minute)
 			got := tc.got(v)
 			if raw(got) {
 				t.Errorf("quoted raw: %q", got)
@@ -83,20 +85,20 @@ func TestAgentQuotedEscapedOnTheRun(t *testing.T) {
 		play func(*corev1.PodStatus)
 	}{
 		{"errtext", finishedCond(protocol.Summary{Progress: counts(1, "0.01"), Result: true, ResultError: "error_max_turns" + forged})},
-		{"tripped", trip(DetectorIdenticalCalls, "repeated an identical tool call 4 times"+forged)},
+		{"tripped", trip(monitor.DetectorIdenticalCalls, "repeated an identical tool call 4 times"+forged)},
 	} {
 		t.Run(c.run, func(t *testing.T) {
 			t.Parallel()
 			create(t, newRun(ns, c.run, noReroll))
 			waitPod(t, ns, c.run+"-0")
-			playSidecar(t, ns, c.run+"-0", condition(protocol.ConditionSilent, protocol.ReasonFor(DetectorSilentRun), protocol.NudgeMessage(1, "silent"+forged)))
+			playSidecar(t, ns, c.run+"-0", condition(protocol.ConditionSilent, protocol.ReasonFor(monitor.DetectorSilentRun), protocol.NudgeMessage(1, "silent"+forged)))
 			playSidecar(t, ns, c.run+"-0", c.play)
 			run := runPhase(t, ns, c.run, twv1.RunFaulted)
 			texts := map[string]string{"fault": run.Status.Fault.Message}
-			if f := meta.FindStatusCondition(run.Status.Conditions, ConditionFaulted); f != nil {
+			if f := meta.FindStatusCondition(run.Status.Conditions, agentrun.ConditionFaulted); f != nil {
 				texts["Faulted condition"] = f.Message
 			}
-			for _, reason := range []string{EventFaulted, EventNudged} {
+			for _, reason := range []string{agentrun.EventFaulted, agentrun.EventNudged} {
 				for _, e := range waitEvents(t, ns, c.run, reason, 1) {
 					texts[reason+" Event"] = e.Note
 				}

@@ -22,6 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/agentturn"
+	"turnwatch.dev/turnwatch/controllers/shared"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -266,7 +268,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // managed-by Helm), as on a cluster installed with Helm: the manager must
 // see these in its cache and create nothing per Pod.
 func helmRBAC(b *testing.B, ns string) {
-	for _, obj := range sidecarRBAC(ns, nil) {
+	for _, obj := range agentturn.SidecarRBAC(ns, nil) {
 		l := obj.GetLabels()
 		l["app.kubernetes.io/managed-by"] = "Helm"
 		obj.SetLabels(l)
@@ -288,7 +290,7 @@ func scaleReport(ctx context.Context, c client.Client, pod *corev1.Pod) error {
 	env := sidecarEnv(pod)
 	prior, _ := strconv.ParseInt(env[protocol.EnvPriorSteps], 10, 64)
 	body := fmt.Sprintf(`{"status":{"steps":%d,"costUSD":%q,"progress":{"turn":%q,"steps":%d,"costUSD":%q,"time":%q}}}`,
-		prior+scaleOwnSteps, sumUSD(env[protocol.EnvPriorCostUSD], scaleOwnCost), pod.Name, scaleOwnSteps, sumUSD(scaleOwnCost),
+		prior+scaleOwnSteps, shared.SumUSD(env[protocol.EnvPriorCostUSD], scaleOwnCost), pod.Name, scaleOwnSteps, shared.SumUSD(scaleOwnCost),
 		time.Now().UTC().Format(time.RFC3339))
 	run := &twv1.AgentRun{}
 	run.Namespace, run.Name = pod.Namespace, pod.Labels[twv1.LabelRun]

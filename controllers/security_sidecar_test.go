@@ -11,6 +11,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/render"
+	"turnwatch.dev/turnwatch/controllers/shared"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -41,7 +43,7 @@ func TestSidecarSecurityContext(t *testing.T) {
 			turn := &twv1.AgentTurn{}
 			turn.Name, turn.Namespace = "r-0", "ns"
 			turn.Spec = twv1.AgentTurnSpec{RunName: "r", Prompt: "p"}
-			pod, err := renderPod(run, turn, renderOptions{SidecarImage: "img", Guards: DefaultConfig().Guards})
+			pod, err := render.RenderPod(run, turn, render.RenderOptions{SidecarImage: "img", Guards: shared.DefaultConfig().Guards})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,7 +58,7 @@ func TestSidecarSecurityContext(t *testing.T) {
 				t.Error("the Pod automounts a service-account token")
 			}
 			for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
-				i := slices.IndexFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == tokenVolume })
+				i := slices.IndexFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == render.TokenVolume })
 				if (i >= 0) != (c.Name == protocol.SidecarContainerName) {
 					t.Errorf("container %s mounts the token volume: %v, want only the sidecar", c.Name, i >= 0)
 				}
@@ -65,7 +67,7 @@ func TestSidecarSecurityContext(t *testing.T) {
 				}
 			}
 			for _, v := range pod.Spec.Volumes {
-				if v.Name == tokenVolume && (v.Projected == nil || v.Projected.DefaultMode == nil || *v.Projected.DefaultMode&0o222 != 0) {
+				if v.Name == render.TokenVolume && (v.Projected == nil || v.Projected.DefaultMode == nil || *v.Projected.DefaultMode&0o222 != 0) {
 					t.Errorf("token volume %+v: want projected, no write bits", v.VolumeSource)
 				}
 			}

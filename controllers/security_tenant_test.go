@@ -24,6 +24,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/agentrun"
+	"turnwatch.dev/turnwatch/controllers/agentturn"
+	"turnwatch.dev/turnwatch/controllers/render"
+	"turnwatch.dev/turnwatch/controllers/turnpolicy"
 	"turnwatch.dev/turnwatch/internal/testenv"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
@@ -52,7 +56,7 @@ func TestEditorCannotActAsSidecar(t *testing.T) {
 		create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa, Namespace: ns}})
 	}
 	create(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "agent-sa-sidecar", Namespace: ns},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: SidecarClusterRole},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: agentturn.SidecarClusterRole},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "agent-sa", Namespace: ns}}})
 	startManager(t, ns, managerOpts{})
 	victim := runningRun(t, newRun(ns, "victim"))
@@ -69,7 +73,7 @@ func TestEditorCannotActAsSidecar(t *testing.T) {
 		cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Extra: extra}
 		return kubernetes.NewForConfigOrDie(cfg)
 	}
-	sidecarUser := "system:serviceaccount:" + ns + ":" + SidecarServiceAccount
+	sidecarUser := "system:serviceaccount:" + ns + ":" + render.SidecarServiceAccount
 	bound := func(pod *corev1.Pod) *authenticationv1.TokenRequest {
 		req := &authenticationv1.TokenRequest{}
 		if pod != nil {
@@ -125,13 +129,13 @@ func TestEditorCannotActAsSidecar(t *testing.T) {
 		do   func() error
 		want string // a text the refusal holds
 	}{
-		{"a token of turnwatch-sidecar bound to the victim's Pod", func() error { return mint(editor, SidecarServiceAccount, bound(victim)) },
+		{"a token of turnwatch-sidecar bound to the victim's Pod", func() error { return mint(editor, render.SidecarServiceAccount, bound(victim)) },
 			"turnwatch-sidecar-token"},
-		{"a token of turnwatch-sidecar bound to no Pod", func() error { return mint(editor, SidecarServiceAccount, bound(nil)) },
+		{"a token of turnwatch-sidecar bound to no Pod", func() error { return mint(editor, render.SidecarServiceAccount, bound(nil)) },
 			"is the kubelet's to mint"},
 		{"a token of the template's account bound to its Pod", func() error { return mint(editor, "agent-sa", bound(victimSA)) },
 			"holds the turnwatch sidecar's rights"},
-		{"a token, impersonating turnwatch-sidecar", func() error { return mint(as(sidecarUser, nil), SidecarServiceAccount, bound(victim)) },
+		{"a token, impersonating turnwatch-sidecar", func() error { return mint(as(sidecarUser, nil), render.SidecarServiceAccount, bound(victim)) },
 			`cannot create resource "serviceaccounts/token"`},
 		// Two policies refuse it (turnwatch-sidecar-own-pod and
 		// turnwatch-turn-pod-status); either may answer first.
@@ -148,18 +152,18 @@ func TestEditorCannotActAsSidecar(t *testing.T) {
 		}, `cannot impersonate resource "userextras/authentication.kubernetes.io/pod-name"`},
 		{"a Pod of its own running as turnwatch-sidecar (the kubelet would mint it the token)", func() error {
 			_, err := editor.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "mine"}, Spec: corev1.PodSpec{
-				ServiceAccountName: SidecarServiceAccount, Containers: []corev1.Container{{Name: "app", Image: "app:test"}}}}, metav1.CreateOptions{})
+				ServiceAccountName: render.SidecarServiceAccount, Containers: []corev1.Container{{Name: "app", Image: "app:test"}}}}, metav1.CreateOptions{})
 			return err
 		}, "turnwatch-sidecar-account"},
 		{"a long-lived token Secret of turnwatch-sidecar", func() error {
 			_, err := editor.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "sidecar-token",
-				Annotations: map[string]string{corev1.ServiceAccountNameKey: SidecarServiceAccount}}, Type: corev1.SecretTypeServiceAccountToken}, metav1.CreateOptions{})
+				Annotations: map[string]string{corev1.ServiceAccountNameKey: render.SidecarServiceAccount}}, Type: corev1.SecretTypeServiceAccountToken}, metav1.CreateOptions{})
 			return err
 		}, "would hold a long-lived token"},
 		{"a token, impersonating a node", func() error {
 			cfg := rest.CopyConfig(editorCfg)
 			cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:node:" + testenv.NodeName, Groups: []string{"system:nodes"}}
-			return mint(kubernetes.NewForConfigOrDie(cfg), SidecarServiceAccount, bound(victim))
+			return mint(kubernetes.NewForConfigOrDie(cfg), render.SidecarServiceAccount, bound(victim))
 		}, "cannot impersonate"},
 	}
 	for _, c := range refused {
@@ -191,7 +195,7 @@ func TestEditorCannotActAsSidecar(t *testing.T) {
 
 	// The kubelet's path: the node mints the sidecar's token bound to the
 	// Pod, and with it the sidecar writes that Pod's status.
-	sidecar := kubernetes.NewForConfigOrDie(testenv.TokenConfig(restConfig, podToken(t, ns, SidecarServiceAccount, victim, 0)))
+	sidecar := kubernetes.NewForConfigOrDie(testenv.TokenConfig(restConfig, podToken(t, ns, render.SidecarServiceAccount, victim, 0)))
 	eventually(t, "the sidecar writes its own Pod's status", func() error { return podStatus(sidecar, victim.Name) })
 	templated := kubernetes.NewForConfigOrDie(testenv.TokenConfig(restConfig, podToken(t, ns, "agent-sa", victimSA, 0)))
 	eventually(t, "the template account's sidecar writes its own Pod's status", func() error { return podStatus(templated, victimSA.Name) })
@@ -231,7 +235,7 @@ func TestSidecarTokenNodeIdentity(t *testing.T) {
 	}
 	ctx := context.Background()
 	ns := newNamespace(t)
-	create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: SidecarServiceAccount, Namespace: ns}})
+	create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: render.SidecarServiceAccount, Namespace: ns}})
 	if _, err := testenv.Node(ctx, testEnv, restConfig); err != nil { // the node's RBAC
 		t.Fatal(err)
 	}
@@ -254,12 +258,12 @@ func TestSidecarTokenNodeIdentity(t *testing.T) {
 			}
 			cs := kubernetes.NewForConfigOrDie(u.Config())
 			eventually(t, "decided", func() error {
-				_, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, SidecarServiceAccount, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+				_, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, render.SidecarServiceAccount, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
 				switch {
 				case c.minted:
 					return err
 				case err == nil:
-					return fmt.Errorf("%s minted a token of %s", c.user, SidecarServiceAccount)
+					return fmt.Errorf("%s minted a token of %s", c.user, render.SidecarServiceAccount)
 				case !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "turnwatch-sidecar-token"):
 					return fmt.Errorf("want Forbidden by turnwatch-sidecar-token, got %v", err)
 				}
@@ -303,9 +307,9 @@ func TestEditorCannotWriteTurns(t *testing.T) {
 	}
 	premade := func(name string) *twv1.AgentTurn {
 		turn := &twv1.AgentTurn{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: turnLabels(run, 0)},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: render.TurnLabels(run, 0)},
 			Spec: twv1.AgentTurnSpec{RunName: run.Name, Prompt: run.Spec.Prompt, Guards: []twv1.GuardSetting{
-				{Name: "stepBudget", Value: "0", Source: SourceRun}}},
+				{Name: "stepBudget", Value: "0", Source: turnpolicy.SourceRun}}},
 		}
 		if err := controllerutil.SetControllerReference(run, turn, testScheme); err != nil {
 			t.Fatal(err)
@@ -313,7 +317,7 @@ func TestEditorCannotWriteTurns(t *testing.T) {
 		return turn
 	}
 	eventually(t, "a pre-made turn refused", func() error {
-		err := editor.Create(ctx, premade(turnName(run.Name, 0)))
+		err := editor.Create(ctx, premade(agentrun.TurnName(run.Name, 0)))
 		if !apierrors.IsForbidden(err) {
 			return fmt.Errorf("want Forbidden, got %v", err)
 		}
@@ -409,7 +413,7 @@ func TestManagerPassesPolicies(t *testing.T) {
 	ns := newNamespace(t)
 	startManager(t, ns, managerOpts{rest: managerConfig(t, ns)})
 	pod := runningRun(t, newRun(ns, "through"))
-	sidecar := sidecarOf(t, ns, SidecarServiceAccount, pod)
+	sidecar := sidecarOf(t, ns, render.SidecarServiceAccount, pod)
 	run, err := getRun(ns, "through")
 	if err != nil {
 		t.Fatal(err)
@@ -426,7 +430,7 @@ func TestManagerPassesPolicies(t *testing.T) {
 
 // managerCheck is how the admission policies recognise the manager: the
 // right config/rbac/role.yaml gives it alone.
-const managerCheck = "authorizer.group('rbac.authorization.k8s.io').resource('clusterroles').name('" + SidecarClusterRole + "').check('bind').allowed()"
+const managerCheck = "authorizer.group('rbac.authorization.k8s.io').resource('clusterroles').name('" + agentturn.SidecarClusterRole + "').check('bind').allowed()"
 
 // The policies that trust the manager recognise it alike, by a right the
 // manager's ClusterRole holds: bind on the sidecar's ClusterRole.
@@ -465,9 +469,9 @@ func TestPoliciesRecogniseTheManager(t *testing.T) {
 	}
 	for _, r := range role.Rules {
 		if slices.Contains(r.APIGroups, rbacv1.GroupName) && slices.Contains(r.Resources, "clusterroles") &&
-			slices.Contains(r.Verbs, "bind") && slices.Equal(r.ResourceNames, []string{SidecarClusterRole}) {
+			slices.Contains(r.Verbs, "bind") && slices.Equal(r.ResourceNames, []string{agentturn.SidecarClusterRole}) {
 			return
 		}
 	}
-	t.Errorf("config/rbac/role.yaml gives the manager no bind on ClusterRole %s alone", SidecarClusterRole)
+	t.Errorf("config/rbac/role.yaml gives the manager no bind on ClusterRole %s alone", agentturn.SidecarClusterRole)
 }

@@ -22,6 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/agentturn"
+	"turnwatch.dev/turnwatch/controllers/render"
 	"turnwatch.dev/turnwatch/internal/testenv"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
@@ -46,7 +48,7 @@ func TestTemplateRefusedAtAdmission(t *testing.T) {
 		field  string
 	}{
 		{"mount the token volume", spec(func(s *corev1.PodSpec) {
-			s.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: tokenVolume, MountPath: "/t"}}
+			s.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: render.TokenVolume, MountPath: "/t"}}
 		}), "spec.template.spec.containers[agent].volumeMounts"},
 		{"a volume with the reserved prefix", spec(func(s *corev1.PodSpec) {
 			s.Volumes = []corev1.Volume{{Name: "turnwatch-state", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
@@ -78,7 +80,7 @@ func TestTemplateRefusedAtAdmission(t *testing.T) {
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			run := newRun(ns, fmt.Sprintf("bad-%d", i), c.mutate)
-			hazards := templateHazards(&run.Spec.Template.Spec)
+			hazards := render.TemplateHazards(&run.Spec.Template.Spec)
 			if len(hazards) != 1 || !strings.HasPrefix(hazards[0], c.field) {
 				t.Errorf("the controller's check says %q, want %s", hazards, c.field)
 			}
@@ -135,7 +137,7 @@ func TestTurnPodStatusProtected(t *testing.T) {
 	// sidecar's rights, as docs/security.md says to.
 	create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "agent-sa", Namespace: ns}})
 	create(t, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "agent-sa-sidecar", Namespace: ns},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: SidecarClusterRole},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: agentturn.SidecarClusterRole},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "agent-sa", Namespace: ns}}})
 	startManager(t, ns, managerOpts{})
 	named := func(r *twv1.AgentRun) { r.Spec.Template.Spec.ServiceAccountName = "agent-sa" }
@@ -188,7 +190,7 @@ func TestManagerEffectivePermissions(t *testing.T) {
 		t.Fatal(err)
 	}
 	other, turns := newNamespace(t), newNamespace(t)
-	for _, obj := range sidecarRBAC(turns, &rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "turnwatch-manager", Namespace: ns}) {
+	for _, obj := range agentturn.SidecarRBAC(turns, &rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "turnwatch-manager", Namespace: ns}) {
 		create(t, obj)
 	}
 	rules := func(namespace string) ([]string, error) {

@@ -9,15 +9,19 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/agentrun"
+	"turnwatch.dev/turnwatch/controllers/agentturn"
+	"turnwatch.dev/turnwatch/controllers/shared"
+	"turnwatch.dev/turnwatch/controllers/turnpolicy"
 )
 
-// ControllerName is the reporting controller of turnwatch's Events.
-const ControllerName = "turnwatch-controller"
+// controllerName is the reporting controller of turnwatch's Events.
+const controllerName = "turnwatch-controller"
 
 // Options are the manager's settings for both controllers.
 type Options struct {
 	// Config is the cluster defaults.
-	Config Config
+	Config shared.Config
 	// SidecarImage is the image of the injected sidecar.
 	SidecarImage string
 	// Concurrency is how many runs, and how many turns, are reconciled at
@@ -27,7 +31,7 @@ type Options struct {
 	Clock clock.PassiveClock
 	// LogTail reads an agent's log tail; nil means through the manager's
 	// own credential (pods/log).
-	LogTail LogTail
+	LogTail agentturn.LogTail
 	// Manager is the manager's RBAC subject (ManagerSubject); nil means ask
 	// the API server at setup.
 	Manager *rbacv1.Subject
@@ -40,7 +44,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		o.Clock = clock.RealClock{}
 	}
 	if o.LogTail == nil {
-		lt, err := KubeLogTail(mgr.GetConfig())
+		lt, err := agentturn.KubeLogTail(mgr.GetConfig())
 		if err != nil {
 			return err
 		}
@@ -49,27 +53,27 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if o.Manager == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		m, err := ManagerSubject(ctx, mgr.GetConfig())
+		m, err := managerSubject(ctx, mgr.GetConfig())
 		if err != nil {
 			return err
 		}
 		o.Manager = m
 	}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &twv1.AgentTurn{}, indexOwnerUID, ownerUID); err != nil {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &twv1.AgentTurn{}, shared.IndexOwnerUID, shared.OwnerUID); err != nil {
 		return err
 	}
-	rec := drillEvents{mgr.GetEventRecorder(ControllerName)}
-	if err := (&AgentRunReconciler{
+	rec := drillEvents{mgr.GetEventRecorder(controllerName)}
+	if err := (&agentrun.AgentRunReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(), Recorder: rec, Clock: o.Clock, Config: o.Config,
 	}).SetupWithManager(mgr, o.Concurrency); err != nil {
 		return err
 	}
-	if err := (&TurnPolicyReconciler{
+	if err := (&turnpolicy.TurnPolicyReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: o.Clock, Config: o.Config,
 	}).SetupWithManager(mgr, o.Concurrency); err != nil {
 		return err
 	}
-	return (&AgentTurnReconciler{
+	return (&agentturn.AgentTurnReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(),
 		Recorder: rec, Clock: o.Clock, Config: o.Config, SidecarImage: o.SidecarImage, LogTail: o.LogTail, Manager: o.Manager,
 	}).SetupWithManager(mgr, o.Concurrency)

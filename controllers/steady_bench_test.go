@@ -21,6 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/agentrun"
+	"turnwatch.dev/turnwatch/controllers/shared"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -154,7 +156,7 @@ func (s *steadySidecars) follow(ctx context.Context, run, pod string) {
 // its own counts, in the canonical decimal form the sidecar writes) and its
 // own counts, in one merge patch of the run's status.
 func (s *steadySidecars) report(ctx context.Context, run, pod string, steps int64) error {
-	cost := sumUSD(benchCost(steps))
+	cost := shared.SumUSD(benchCost(steps))
 	body, _ := json.Marshal(map[string]any{"status": map[string]any{"steps": steps, "costUSD": cost,
 		"progress": map[string]any{"turn": pod, "steps": steps, "costUSD": cost, "time": time.Now().UTC().Format(time.RFC3339)}}})
 	r := &twv1.AgentRun{}
@@ -179,7 +181,7 @@ func (s *steadySidecars) trip(ctx context.Context, run string) {
 	s.mu.Lock()
 	s.stopped[run] = true
 	steps := s.steps[run]
-	turn := turnName(run, 0)
+	turn := agentrun.TurnName(run, 0)
 	s.tripAt[turn] = time.Now()
 	s.mu.Unlock()
 	lt := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
@@ -213,17 +215,17 @@ func runSteady(b *testing.B, o steadyOpts) {
 	ns := newNamespace(b)
 	helmRBAC(b, ns)
 	spread := benchBudgets(b, ns, o.budgets)
-	cfg := DefaultConfig()
-	cfg.StatusFreshness = metav1Duration{o.freshness}
-	cfg.StartTimeout = metav1Duration{time.Hour} // no kubelet: Pods stay Pending
-	cfg.Rerolls.Max = ptrTo[int32](0)            // a trip faults the run: no new turn in the load
+	cfg := shared.DefaultConfig()
+	cfg.StatusFreshness = shared.Duration{Duration: o.freshness}
+	cfg.StartTimeout = shared.Duration{Duration: time.Hour} // no kubelet: Pods stay Pending
+	cfg.Rerolls.Max = ptrTo[int32](0)                       // a trip faults the run: no new turn in the load
 	var ctrlWrites, sidecarWrites writeCounter
 	startManager(b, ns, managerOpts{config: cfg, rest: ctrlWrites.wrap(restConfig), namespaces: spread[1:]})
 	sc, err := client.New(sidecarWrites.wrap(restConfig), client.Options{Scheme: testScheme})
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := &steadySidecars{b: b, nsOf: map[string]string{}, client: sc, period: progressPeriod(o.freshness),
+	s := &steadySidecars{b: b, nsOf: map[string]string{}, client: sc, period: shared.ProgressPeriod(o.freshness),
 		steps: map[string]int64{}, pending: map[string]time.Time{}, stopped: map[string]bool{},
 		tripAt: map[string]time.Time{}, pods: map[string]bool{}}
 

@@ -30,6 +30,9 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/agentturn"
+	"turnwatch.dev/turnwatch/controllers/internal/fixture"
+	"turnwatch.dev/turnwatch/controllers/shared"
 	"turnwatch.dev/turnwatch/internal/testenv"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
@@ -97,13 +100,13 @@ type testManager struct {
 }
 
 type managerOpts struct {
-	config    Config
+	config    shared.Config
 	clock     clock.PassiveClock
 	newClient client.NewClientFunc
 	rest      *rest.Config
 	// logTail serves the agents' log tails (envtest has no kubelet); nil:
 	// every log is empty.
-	logTail LogTail
+	logTail agentturn.LogTail
 	// namespaces are more namespaces the manager caches besides its own.
 	namespaces []string
 }
@@ -111,7 +114,7 @@ type managerOpts struct {
 func startManager(t testing.TB, ns string, o managerOpts) *testManager {
 	t.Helper()
 	if o.config.Guards.StepBudget == nil {
-		o.config = DefaultConfig()
+		o.config = shared.DefaultConfig()
 	}
 	if o.clock == nil {
 		o.clock = clock.RealClock{}
@@ -174,23 +177,14 @@ func newNamespace(t testing.TB) string {
 	return ns.Name
 }
 
-// newRun is a valid AgentRun; mutate changes it before it is created.
-func newRun(ns, name string, mutate ...func(*twv1.AgentRun)) *twv1.AgentRun {
-	run := &twv1.AgentRun{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: twv1.AgentRunSpec{
-			Prompt: "fix the failing test in ./pkg/foo",
-			Format: twv1.FormatClaude,
-			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-				Containers: []corev1.Container{{Name: "agent", Image: "agent:test"}},
-			}},
-		},
-	}
-	for _, f := range mutate {
-		f(run)
-	}
-	return run
-}
+// The fixtures the tests of every package build from.
+var (
+	newRun      = fixture.Run
+	containsAll = fixture.ContainsAll
+	envOf       = fixture.EnvOf
+	t0          = fixture.T0
+	usd         = fixture.USD
+)
 
 func create(t testing.TB, obj client.Object) {
 	t.Helper()
@@ -401,13 +395,4 @@ func waitEvents(t testing.TB, ns, run, reason string, n int) []eventsv1.Event {
 		return err
 	})
 	return evs
-}
-
-func containsAll(s string, parts ...string) error {
-	for _, p := range parts {
-		if !strings.Contains(s, p) {
-			return fmt.Errorf("%q does not contain %q", s, p)
-		}
-	}
-	return nil
 }

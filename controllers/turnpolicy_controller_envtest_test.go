@@ -22,6 +22,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/agentrun"
+	"turnwatch.dev/turnwatch/controllers/shared"
+	"turnwatch.dev/turnwatch/controllers/turnpolicy"
 	"turnwatch.dev/turnwatch/pkg/monitor"
 )
 
@@ -32,7 +35,7 @@ import (
 
 // ledgerProcess is a policy reconciler with its own cache; funcs intercept
 // its client (a crash, a stale cache).
-func ledgerProcess(t *testing.T, ns string, clk clock.PassiveClock, funcs interceptor.Funcs) *TurnPolicyReconciler {
+func ledgerProcess(t *testing.T, ns string, clk clock.PassiveClock, funcs interceptor.Funcs) *turnpolicy.TurnPolicyReconciler {
 	t.Helper()
 	c, err := cache.New(restConfig, cache.Options{Scheme: testScheme, DefaultNamespaces: map[string]cache.Config{ns: {}}})
 	if err != nil {
@@ -53,7 +56,7 @@ func ledgerProcess(t *testing.T, ns string, clk clock.PassiveClock, funcs interc
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &TurnPolicyReconciler{Client: interceptor.NewClient(cl, funcs), APIReader: k8s, Clock: clk, Config: DefaultConfig()}
+	return &turnpolicy.TurnPolicyReconciler{Client: interceptor.NewClient(cl, funcs), APIReader: k8s, Clock: clk, Config: shared.DefaultConfig()}
 }
 
 // crashBeforeRelease fails every finalizer removal: the process dies
@@ -84,7 +87,7 @@ func budgetTurn(t *testing.T, ns, name, cost string, outcome twv1.TurnOutcome, a
 	create(t, turn)
 	turn.Status = twv1.AgentTurnStatus{Outcome: outcome, CostUSD: cost}
 	if outcome != "" {
-		turn.Status.CompletionTime = ptrTime(metav1.NewTime(at))
+		turn.Status.CompletionTime = shared.PtrTime(metav1.NewTime(at))
 	}
 	if err := k8s.Status().Update(context.Background(), turn); err != nil {
 		t.Fatal(err)
@@ -94,7 +97,7 @@ func budgetTurn(t *testing.T, ns, name, cost string, outcome twv1.TurnOutcome, a
 
 // pass runs reconciles until cond holds (each pass may meet a conflict or
 // a cache not caught up yet, as a controller's retries would).
-func pass(t *testing.T, r *TurnPolicyReconciler, p client.Object, what string, cond func(*twv1.TurnPolicy) error) {
+func pass(t *testing.T, r *turnpolicy.TurnPolicyReconciler, p client.Object, what string, cond func(*twv1.TurnPolicy) error) {
 	t.Helper()
 	eventually(t, what, func() error {
 		if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(p)}); err != nil {
@@ -214,7 +217,7 @@ func TestLedgerTwoManagersRace(t *testing.T) {
 	// one, so that each often acts on a copy the other has moved past.
 	var done sync.WaitGroup
 	stop := make(chan struct{})
-	for _, r := range []*TurnPolicyReconciler{a, b} {
+	for _, r := range []*turnpolicy.TurnPolicyReconciler{a, b} {
 		done.Add(1)
 		go func() {
 			defer done.Done()
@@ -409,23 +412,23 @@ func TestLedgerDrillIsARun(t *testing.T) {
 	for range 3 {
 		pass(t, r, p, "and counts once", counted)
 	}
-	runs := &AgentRunReconciler{Client: k8s, Recorder: events.NewFakeRecorder(10)}
+	runs := &agentrun.AgentRunReconciler{Client: k8s, Recorder: events.NewFakeRecorder(10)}
 	turn := &twv1.AgentTurn{}
-	if err := runs.addBudgetFinalizer(context.Background(), drill, turn); err != nil || !controllerutil.ContainsFinalizer(turn, twv1.BudgetFinalizer) {
+	if err := runs.AddBudgetFinalizer(context.Background(), drill, turn); err != nil || !controllerutil.ContainsFinalizer(turn, twv1.BudgetFinalizer) {
 		t.Errorf("a drill's turn got %v (%v)", turn.Finalizers, err)
 	}
 	spent := p.DeepCopy()
 	if err := k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: p.Name}, spent); err != nil {
 		t.Fatal(err)
 	}
-	spent.Status.Conditions = []metav1.Condition{{Type: twv1.PolicyConditionBudgetExhausted, Status: metav1.ConditionTrue, Reason: ReasonBudgetExhausted, Message: "spent", LastTransitionTime: metav1.Now()}}
+	spent.Status.Conditions = []metav1.Condition{{Type: twv1.PolicyConditionBudgetExhausted, Status: metav1.ConditionTrue, Reason: turnpolicy.ReasonBudgetExhausted, Message: "spent", LastTransitionTime: metav1.Now()}}
 	if err := k8s.Status().Update(context.Background(), spent); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "a drill is held", func() error {
-		d, err := runs.holdForBudget(context.Background(), drill, decision{step: stepCreate})
-		if err != nil || d.step != stepHold {
-			return fmt.Errorf("drill decision %s (%v)", d.step, err)
+		d, err := runs.HoldForBudget(context.Background(), drill, agentrun.Decision{Step: agentrun.StepCreate})
+		if err != nil || d.Step != agentrun.StepHold {
+			return fmt.Errorf("drill decision %s (%v)", d.Step, err)
 		}
 		return nil
 	})
@@ -456,7 +459,7 @@ func TestLedgerBudgetRemoved(t *testing.T) {
 }
 
 // passCluster is pass for a ClusterTurnPolicy.
-func passCluster(t *testing.T, r *TurnPolicyReconciler, p *twv1.ClusterTurnPolicy, what string, cond func(*twv1.TurnPolicy) error) {
+func passCluster(t *testing.T, r *turnpolicy.TurnPolicyReconciler, p *twv1.ClusterTurnPolicy, what string, cond func(*twv1.TurnPolicy) error) {
 	t.Helper()
 	eventually(t, what, func() error {
 		if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(p)}); err != nil {

@@ -16,6 +16,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/agentrun"
+	"turnwatch.dev/turnwatch/controllers/agentturn"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -49,7 +51,7 @@ func TestWritesPerTurnRealSidecar(t *testing.T) {
 		turnSettled(t, ns, name)
 	}
 	runPhase(t, ns, "w", twv1.RunFaulted)
-	waitEvents(t, ns, "w", EventFaulted, 1)
+	waitEvents(t, ns, "w", agentrun.EventFaulted, 1)
 
 	c, cBy := ctrlWrites.snapshot()
 	s, sBy := sidecarWrites.snapshot()
@@ -103,7 +105,7 @@ func emptyPatch(req *http.Request) string {
 // the Helm chart does (its managed-by label beside turnwatch's own).
 func presentSidecarRBAC(t testing.TB, ns string) {
 	t.Helper()
-	for _, obj := range sidecarRBAC(ns, nil) {
+	for _, obj := range agentturn.SidecarRBAC(ns, nil) {
 		l := obj.GetLabels()
 		l["app.kubernetes.io/managed-by"] = "Helm"
 		obj.SetLabels(l)

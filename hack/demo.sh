@@ -129,7 +129,7 @@ up() {
       sleep 0.5
     done
   done
-  k apply --server-side --force-conflicts -f config/sidecar/clusterrole.yaml -f config/sidecar/validatingadmissionpolicy.yaml >/dev/null
+  k apply --server-side --force-conflicts -k config/sidecar >/dev/null
 
   step "starting the manager (log: $STATE/manager.log)"
   stop_manager

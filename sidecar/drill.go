@@ -103,7 +103,7 @@ func (r *reporter) drillCondition() (desired, bool) {
 	if r.drill == nil {
 		return desired{}, false
 	}
-	return desired{Type: protocol.ConditionDrill, Reason: protocol.ReasonDrillServed, Message: protocol.Marshal(r.drill())}, true
+	return protocol.DrillCondition(r.drill()), true
 }
 
 // withDrill adds the drill's report to a verdict's conditions: the

@@ -78,7 +78,7 @@ func (r *runner) failLoudly(ctx context.Context, f *failure) {
 	if len(msg) > maxTermination {
 		msg = msg[:maxTermination]
 	}
-	body, n := r.rep.body([]desired{{Type: protocol.ConditionFailed, Reason: f.reason, Message: msg}})
+	body, n := r.rep.body([]desired{protocol.FailedCondition(f.reason, msg)})
 	if n == 0 {
 		return
 	}

@@ -52,11 +52,7 @@ type reporter struct {
 }
 
 // desired is one condition the sidecar wants on its Pod.
-type desired struct {
-	Type    string
-	Reason  string
-	Message string
-}
+type desired = protocol.Condition
 
 // condition is the patch form of a Pod condition. Unlike corev1.PodCondition
 // it leaves out the times it does not set: a null would clear them.
@@ -66,6 +62,12 @@ type condition struct {
 	Reason             string                 `json:"reason"`
 	Message            string                 `json:"message"`
 	LastTransitionTime *metav1.Time           `json:"lastTransitionTime,omitempty"`
+}
+
+// patchCondition is c as a patch sets it: True, and since when when the
+// patch moves its transition time.
+func patchCondition(c protocol.Condition, since *metav1.Time) condition {
+	return condition{Type: c.Type, Status: corev1.ConditionTrue, Reason: c.Reason, Message: c.Message, LastTransitionTime: since}
 }
 
 // load reads the Pod's conditions as they stand, retrying until it can.
@@ -135,12 +137,12 @@ func (r *reporter) body(conds []desired) ([]byte, int) {
 		if r.has(c) {
 			continue
 		}
-		pc := condition{Type: c.Type, Status: corev1.ConditionTrue, Reason: c.Reason, Message: c.Message}
 		// The transition time moves only when the status does.
+		var since *metav1.Time
 		if p, ok := r.present[c.Type]; !ok || p.Status != corev1.ConditionTrue {
-			pc.LastTransitionTime = &now
+			since = &now
 		}
-		out = append(out, pc)
+		out = append(out, patchCondition(c, since))
 	}
 	if len(out) == 0 {
 		return nil, 0
@@ -185,9 +187,9 @@ func (r *reporter) retry(ctx context.Context, what string, op func() error) erro
 // at that moment (nothing is reported after a trip, so this is the last word
 // on steps and cost until the controller reads the Pod).
 func (r *reporter) tripped(ctx context.Context, detector, message string, p protocol.Progress) error {
-	conds := []desired{{Type: protocol.ConditionTripped, Reason: protocol.ReasonFor(detector), Message: message}}
+	conds := []desired{protocol.TripCondition(detector, message)}
 	if r.ahead(p) {
-		conds = append(conds, progressCondition(p))
+		conds = append(conds, protocol.ProgressCondition(p))
 	}
 	return r.ensure(ctx, r.withWould(r.withDrill(conds))...)
 }
@@ -202,8 +204,7 @@ func (r *reporter) silent(ctx context.Context, detector, message string) error {
 	if c, ok := r.present[protocol.ConditionSilent]; ok && c.Status == corev1.ConditionTrue && protocol.NudgeStreak(c.Message) >= r.streaks {
 		return nil
 	}
-	return r.ensure(ctx, desired{Type: protocol.ConditionSilent, Reason: protocol.ReasonFor(detector),
-		Message: protocol.NudgeMessage(r.streaks, message)})
+	return r.ensure(ctx, protocol.NudgeCondition(r.streaks, detector, message))
 }
 
 // deltasHidden reports, with the next write, that the agent's stream
@@ -218,7 +219,7 @@ func (r *reporter) deltasHidden(message string) {
 // the next one. A restarted sidecar that finds it on the Pod already says
 // nothing more: once per turn is enough.
 func (r *reporter) logRotated(ctx context.Context, message string) {
-	c := desired{Type: protocol.ConditionLogRotated, Reason: protocol.ReasonLogRotated, Message: message}
+	c := protocol.WarningCondition(protocol.Warning{Condition: protocol.ConditionLogRotated, Reason: protocol.ReasonLogRotated}, message)
 	if p, ok := r.present[c.Type]; ok && p.Status == corev1.ConditionTrue {
 		return
 	}
@@ -236,7 +237,7 @@ func (r *reporter) logRotated(ctx context.Context, message string) {
 
 // warn reports one of protocol.Warnings with the next write.
 func (r *reporter) warn(condition, reason, message string) {
-	r.riders = append(r.riders, desired{Type: condition, Reason: reason, Message: message})
+	r.riders = append(r.riders, protocol.WarningCondition(protocol.Warning{Condition: condition, Reason: reason}, message))
 }
 
 // detectorSilentRun is the silent-run nudge's detector name (docs/design.md#silent-tool-run).
@@ -245,15 +246,11 @@ const detectorSilentRun = "silentRun"
 // finished reports the summary of the stream; a length stop, judged at the
 // end, comes in the same patch.
 func (r *reporter) finished(ctx context.Context, s protocol.Summary, lengthStop *desired) error {
-	reason := protocol.ReasonNoResult
-	if s.Result {
-		reason = protocol.ReasonResult
-	}
 	conds := []desired{}
 	if lengthStop != nil {
 		conds = append(conds, *lengthStop)
 	}
-	conds = append(conds, desired{Type: protocol.ConditionFinished, Reason: reason, Message: protocol.Marshal(s)})
+	conds = append(conds, protocol.FinishedCondition(s))
 	return r.ensure(ctx, r.withWould(r.withDrill(conds))...)
 }
 
@@ -278,7 +275,7 @@ func (r *reporter) progress(ctx context.Context, p protocol.Progress) {
 	if !r.progressDue() || !r.ahead(p) {
 		return
 	}
-	body, n := r.body([]desired{progressCondition(p)})
+	body, n := r.body([]desired{protocol.ProgressCondition(p)})
 	if n == 0 {
 		return
 	}
@@ -291,10 +288,6 @@ func (r *reporter) progress(ctx context.Context, p protocol.Progress) {
 // progressDue says whether the throttle lets a Progress write through.
 func (r *reporter) progressDue() bool {
 	return r.clock.Now().Sub(r.lastProgress) >= r.period
-}
-
-func progressCondition(p protocol.Progress) desired {
-	return desired{Type: protocol.ConditionProgress, Reason: protocol.ReasonRunning, Message: protocol.Marshal(p)}
 }
 
 // ahead says whether p is further than the Progress the Pod carries (none

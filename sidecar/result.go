@@ -61,10 +61,9 @@ func (w *resultWatch) check(ctx context.Context, rep *reporter, eng *monitor.Eng
 func (r *reporter) result(ctx context.Context, at time.Time, s protocol.Summary) error {
 	t := metav1.NewTime(at.Truncate(time.Second))
 	p := s.Progress
-	conds := []condition{{Type: protocol.ConditionResult, Status: corev1.ConditionTrue, Reason: protocol.ReasonResult,
-		Message: protocol.Marshal(s), LastTransitionTime: &t}}
+	conds := []condition{patchCondition(protocol.ResultCondition(s), &t)}
 	if r.ahead(p) {
-		pc := condition{Type: protocol.ConditionProgress, Status: corev1.ConditionTrue, Reason: protocol.ReasonRunning, Message: protocol.Marshal(p)}
+		pc := patchCondition(protocol.ProgressCondition(p), nil)
 		if prev, ok := r.present[pc.Type]; !ok || prev.Status != corev1.ConditionTrue {
 			now := metav1.NewTime(r.clock.Now().Truncate(time.Second))
 			pc.LastTransitionTime = &now

@@ -464,7 +464,8 @@ func (r *runner) finish(ctx context.Context, eng *monitor.Engine, followErr erro
 	var trip *desired
 	if t := v.Trip; t != nil {
 		r.log.Info("tripped at the end", "class", t.Class, "detector", t.Detector, "message", t.Message, "line", t.Line)
-		trip = &desired{Type: protocol.ConditionTripped, Reason: protocol.ReasonFor(t.Detector), Message: t.Message}
+		c := protocol.TripCondition(t.Detector, t.Message)
+		trip = &c
 	}
 	r.log.Info("finished", "steps", s.Steps, "costUSD", s.CostUSD(), "stopReason", s.StopReason, "result", s.Result,
 		"lines", s.Lines, "unparsed", s.Unparsed, "ignored", s.Ignored, "resultError", s.ResultError, "agentSessionID", s.AgentSessionID, "drained", followErr != nil,

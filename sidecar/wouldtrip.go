@@ -78,7 +78,7 @@ func (w *wouldTrips) remember(c corev1.PodCondition) {
 // counts it carries are written.
 func (r *reporter) wouldCondition() desired {
 	r.would.dirty, r.would.last = false, r.clock.Now()
-	return desired{Type: protocol.ConditionWouldTrip, Reason: protocol.ReasonWouldTrip, Message: protocol.Marshal(r.would.list)}
+	return protocol.WouldTripCondition(r.would.list)
 }
 
 // withWould adds ConditionWouldTrip to a turn's last write.

@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/utils/clock"
 
+	"turnwatch.dev/turnwatch/pkg/agents"
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/nudgefile"
 	"turnwatch.dev/turnwatch/pkg/protocol"
@@ -44,7 +45,7 @@ func recorded(t *testing.T, path string) []string {
 // Progress period (an hour here).
 func TestRunAuditedLoop(t *testing.T) {
 	p := &syncPatcher{p: &podPatcher{t: t}}
-	r := testRunner(t, &scriptedSource{lines: recorded(t, "../test/fakeagent/scenarios/claude/loop.log")}, p, clock.RealClock{})
+	r := testRunner(t, &scriptedSource{lines: recorded(t, "../test/fakeagent/scenarios/claude/identicalLoop.log")}, p, clock.RealClock{})
 	r.cfg.Audit = []string{monitor.DetectorIdenticalCalls}
 	r.cfg.Guards.NudgeDelivery = monitor.NudgeDeliveryFile
 	r.cfg.NudgeDir = t.TempDir()
@@ -106,7 +107,7 @@ func wouldWrites(t *testing.T, bodies []string) int {
 // With a period that has passed, the counts go out with the next look;
 // a restarted sidecar replaying the stream writes nothing again.
 func TestRunAuditedCountsAndRestart(t *testing.T) {
-	lines := recorded(t, "../test/fakeagent/scenarios/claude/loop.log")
+	lines := recorded(t, "../test/fakeagent/scenarios/claude/identicalLoop.log")
 	p := &syncPatcher{p: &podPatcher{t: t}}
 	r := testRunner(t, &scriptedSource{lines: lines}, p, clock.RealClock{})
 	r.cfg.Audit = []string{monitor.DetectorIdenticalCalls}
@@ -130,7 +131,7 @@ func TestRunAuditedCountsAndRestart(t *testing.T) {
 // On each real CLI's identical loop with identicalCalls audited, the
 // sidecar lets every call through: no refusal, no closing line.
 func TestJudgeCallsAudited(t *testing.T) {
-	for _, format := range []string{"claude", "codex", "gemini", "opencode", "pi"} {
+	for _, format := range agents.Formats() {
 		t.Run(format, func(t *testing.T) {
 			f, err := os.Open(filepath.Join("..", "pkg", "monitor", "testdata", "real", format, "identicalLoop.jsonl"))
 			if err != nil {

@@ -5,19 +5,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Format is the agent's stdout event format.
-// +kubebuilder:validation:Enum=pi;claude;codex;opencode;gemini;auto
-type Format string
-
-// Formats the sidecar reads.
-const (
-	FormatPi       Format = "pi"
-	FormatClaude   Format = "claude"
-	FormatCodex    Format = "codex"
-	FormatOpencode Format = "opencode"
-	FormatGemini   Format = "gemini"
-	FormatAuto     Format = "auto"
-)
+// Format, the agent's stdout event format, and its enum of the CLIs'
+// formats are generated from the CLIs' table (pkg/agents) into
+// zz_generated.format.go by hack/apitables (make generate).
 
 // RerollPolicy says which failed turns are tried again as a fresh
 // conversation. Unset fields take the cluster default (docs/design.md#fault-classes:

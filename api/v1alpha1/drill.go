@@ -1,16 +1,7 @@
 package v1alpha1
 
-// Drill makes a run a drill (docs/drill.md): the sidecar serves the scripted
-// model on the Pod's loopback, playing Scenario, and the controller points
-// the agent's model endpoint at it with a dummy key. Nothing else of the
-// template changes, no token is spent and no network is used.
-type Drill struct {
-	// Scenario is the scripted model's scenario the agent is drilled with
-	// (docs/drill.md#scenarios).
-	// +kubebuilder:validation:Enum=healthy;identicalLoop;cycle;silentRun;repeatedErrors;whitespace;repetition;lengthStop;apiError;stall;overspend;subagentLoop
-	// +required
-	Scenario string `json:"scenario"`
-}
+// Drill, whose enum lists the scripted model's scenarios, is generated from
+// them (zz_generated.drill.go, by hack/apitables: `make generate`).
 
 // DrillResult is how a drill ended, against what its scenario expected.
 // +kubebuilder:validation:Enum=Pending;Caught;CaughtOtherwise;Missed;AsExpected;FalseAlarm

@@ -19,78 +19,16 @@ const (
 	EnforcementAudit Enforcement = "audit"
 )
 
+// Guards, GuardLimits and DetectorPolicies, which hold one field or key
+// per guard or detector, are generated from the detector table
+// (zz_generated.guards.go, by hack/apitables: `make generate`).
+
 // DetectorPolicy is one detector's setting in a policy.
 type DetectorPolicy struct {
 	// Enforcement overrides the policy's spec.enforcement for this
 	// detector.
 	// +required
 	Enforcement Enforcement `json:"enforcement"`
-}
-
-// GuardLimits are the most a run may ask of each threshold guard, by the
-// guard's name (docs/policies.md#limits). For a count or a duration a
-// larger value is more, and 0 (which switches the detector off) is more
-// than any; an unset maxCostUSD (no cap) is more than any cap.
-type GuardLimits struct {
-	// StepBudget is the largest stepBudget a run may ask.
-	// +kubebuilder:validation:Minimum=0
-	// +optional
-	StepBudget *int32 `json:"stepBudget,omitempty"`
-
-	// IdenticalCalls is the largest identicalCalls a run may ask.
-	// +kubebuilder:validation:Minimum=0
-	// +optional
-	IdenticalCalls *int32 `json:"identicalCalls,omitempty"`
-
-	// SilentTurns is the largest silentTurns a run may ask.
-	// +kubebuilder:validation:Minimum=0
-	// +optional
-	SilentTurns *int32 `json:"silentTurns,omitempty"`
-
-	// StallTimeout is the longest stallTimeout a run may ask, in Go
-	// duration syntax.
-	// +kubebuilder:validation:Pattern=`^([0-9]{1,5}(\.[0-9]+)?(ns|us|µs|ms|s|m|h)){1,4}$`
-	// +kubebuilder:validation:MaxLength=32
-	// +optional
-	StallTimeout *string `json:"stallTimeout,omitempty"`
-
-	// ToolTimeout is the longest toolTimeout a run may ask, in Go duration
-	// syntax.
-	// +kubebuilder:validation:Pattern=`^([0-9]{1,5}(\.[0-9]+)?(ns|us|µs|ms|s|m|h)){1,4}$`
-	// +kubebuilder:validation:MaxLength=32
-	// +optional
-	ToolTimeout *string `json:"toolTimeout,omitempty"`
-
-	// WhitespaceDeltas is the largest whitespaceDeltas a run may ask.
-	// +kubebuilder:validation:Minimum=0
-	// +optional
-	WhitespaceDeltas *int32 `json:"whitespaceDeltas,omitempty"`
-
-	// WhitespaceBytes is the largest whitespaceBytes a run may ask.
-	// +kubebuilder:validation:Minimum=0
-	// +optional
-	WhitespaceBytes *int32 `json:"whitespaceBytes,omitempty"`
-
-	// MaxCostUSD is the largest maxCostUSD a run may ask, a decimal string;
-	// a run that asks none is capped at it.
-	// +kubebuilder:validation:Pattern=`^[0-9]{1,9}(\.[0-9]{1,9})?$`
-	// +optional
-	MaxCostUSD *string `json:"maxCostUSD,omitempty"`
-
-	// CycleRepeats is the largest cycleRepeats a run may ask.
-	// +kubebuilder:validation:Minimum=0
-	// +optional
-	CycleRepeats *int32 `json:"cycleRepeats,omitempty"`
-
-	// ErrorRepeats is the largest errorRepeats a run may ask.
-	// +kubebuilder:validation:Minimum=0
-	// +optional
-	ErrorRepeats *int32 `json:"errorRepeats,omitempty"`
-
-	// RepeatedTextBytes is the largest repeatedTextBytes a run may ask.
-	// +kubebuilder:validation:Minimum=0
-	// +optional
-	RepeatedTextBytes *int32 `json:"repeatedTextBytes,omitempty"`
 }
 
 // Budget is a spend budget over a rolling window, for all the runs a policy
@@ -150,9 +88,8 @@ type TurnPolicySpec struct {
 	// Detectors set one detector's enforcement over spec.enforcement, by
 	// the detector's name.
 	// +kubebuilder:validation:MaxProperties=16
-	// +kubebuilder:validation:XValidation:rule="self.all(d, d in ['stall', 'degeneration', 'repetition', 'stepBudget', 'identicalCalls', 'cycles', 'repeatedErrors', 'spend', 'lengthStop', 'silentRun'])",message="every key must name a detector: stall, degeneration, repetition, stepBudget, identicalCalls, cycles, repeatedErrors, spend, lengthStop, silentRun"
 	// +optional
-	Detectors map[string]DetectorPolicy `json:"detectors,omitempty"`
+	Detectors DetectorPolicies `json:"detectors,omitempty"`
 
 	// Budget caps what the runs the policy applies to spend together in a
 	// window. Drill runs count like any run and are held like any.

@@ -68,7 +68,7 @@ func newDrillFlagSet(f *drillFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.output, "output", "text", "text (a table, for a person) or json (the rows, for tools)")
 	fs.StringVar(&f.output, "o", "text", "short for --output")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, drillUsageText)
+		fmt.Fprint(fs.Output(), drillUsageText)
 		fs.PrintDefaults()
 	}
 	return fs
@@ -78,9 +78,9 @@ func newDrillFlagSet(f *drillFlags, stderr io.Writer) *flag.FlagSet {
 func runDrill(args []string, stdout, stderr io.Writer) int {
 	var f drillFlags
 	fs := newDrillFlagSet(&f, stderr)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return 2
+	pos, code, done := parseCommand(fs, args, stdout, stderr)
+	if done {
+		return code
 	}
 	if len(pos) != 0 || f.file == "" || (f.output != "text" && f.output != "json") {
 		fs.Usage()

@@ -17,8 +17,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -71,7 +73,7 @@ func newFlagSet(f *flags, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&f.gap, "gap", explain.DefaultGap, "shortest silence between two lines that the timeline shows")
 	fs.DurationVar(&f.timeout, "request-timeout", 30*time.Second, "how long the API calls may take")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, usageText)
+		fmt.Fprint(fs.Output(), usageText)
 		fs.PrintDefaults()
 	}
 	return fs
@@ -93,6 +95,26 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// parseCommand parses a command's flags and positional arguments. done
+// says there is nothing more to do, with the exit code: -h or --help
+// printed the command's usage on stdout and exits 0, as kubectl's own
+// commands do; a bad flag printed it on stderr and exits 2.
+func parseCommand(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (pos []string, code int, done bool) {
+	var out bytes.Buffer
+	fs.SetOutput(&out)
+	pos, err := parse(fs, args)
+	fs.SetOutput(stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		_, _ = stdout.Write(out.Bytes())
+		return nil, 0, true
+	}
+	_, _ = stderr.Write(out.Bytes())
+	if err != nil {
+		return nil, 2, true
+	}
+	return pos, 0, false
+}
+
 // commandsUsage lists the commands, for a call that names none.
 const commandsUsage = `usage: kubectl turnwatch explain RUN [flags]
        kubectl turnwatch drill -f RUN.yaml [flags]
@@ -111,6 +133,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		case "drill":
 			return runDrill(args[1:], stdout, stderr)
 		case "-h", "--help", "help":
+			fmt.Fprint(stdout, commandsUsage)
+			return 0
 		default:
 			fmt.Fprintf(stderr, "kubectl turnwatch: unknown command %q\n", args[0])
 		}
@@ -123,9 +147,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 func runExplain(args []string, stdout, stderr io.Writer) int {
 	var f flags
 	fs := newFlagSet(&f, stderr)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return 2
+	pos, code, done := parseCommand(fs, args, stdout, stderr)
+	if done {
+		return code
 	}
 	if len(pos) != 1 || (f.output != "text" && f.output != "json") {
 		fs.Usage()

@@ -49,6 +49,30 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// Help is asked for, not a mistake: it goes to stdout and exits 0, as
+// kubectl's own commands do; a bad flag still exits 2.
+func TestHelpExitsZero(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--help"}, "kubectl turnwatch COMMAND -h"},
+		{[]string{"help"}, "kubectl turnwatch COMMAND -h"},
+		{[]string{"explain", "--help"}, "usage: kubectl turnwatch explain"},
+		{[]string{"explain", "x", "-h"}, "usage: kubectl turnwatch explain"},
+		{[]string{"drill", "--help"}, "usage: kubectl turnwatch drill"},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(tt.args, &out, &errOut); code != 0 || !strings.Contains(out.String(), tt.want) || errOut.Len() != 0 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", tt.args, code, out.String(), errOut.String())
+		}
+	}
+	var out, errOut bytes.Buffer
+	if code := run([]string{"drill", "--bogus"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "usage: kubectl turnwatch drill") || out.Len() != 0 {
+		t.Errorf("drill --bogus: exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	}
+}
+
 func TestChooseTurn(t *testing.T) {
 	turns := []explain.Turn{{Name: "r-0", Attempt: 0}, {Name: "r-1", Attempt: 1}, {Name: "r-2", Attempt: 2}}
 	tests := []struct {

@@ -19,6 +19,7 @@ import (
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/controllers"
+	"turnwatch.dev/turnwatch/controllers/shared"
 )
 
 func main() {
@@ -42,7 +43,7 @@ func main() {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("setup")
 
-	cfg, err := controllers.LoadConfig(configPath)
+	cfg, err := shared.LoadConfig(configPath)
 	if err != nil {
 		log.Error(err, "reading the config", "path", configPath)
 		os.Exit(1)

@@ -12,18 +12,20 @@ import (
 	"syscall"
 	"time"
 
+	"turnwatch.dev/turnwatch/pkg/agents"
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/nudgefile"
 )
 
-// CLI names --cli accepts.
+// CLI names --cli accepts: the hook protocols a CLI of agents.CLIs speaks
+// (its Hook), and plain.
 const (
-	cliClaude = "claude"
-	cliCodex  = "codex" // Claude Code's wire format (hooks.json)
-	cliGemini = "gemini"
-	// cliAdapter is the JSON protocol of turnwatch's own adapters (the
-	// opencode plugin, the pi extension): see adapterEvent.
-	cliAdapter = "adapter"
+	cliClaude = agents.HookClaude
+	cliCodex  = agents.HookCodex
+	cliGemini = agents.HookGemini
+	// cliAdapter is the protocol of turnwatch's own adapters: see
+	// hookEvent's Event.
+	cliAdapter = agents.HookAdapter
 	cliPlain   = "plain"
 )
 

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"turnwatch.dev/turnwatch/pkg/agents"
 	"turnwatch.dev/turnwatch/pkg/nudgefile"
 )
 
@@ -199,5 +201,25 @@ func TestHookAcknowledges(t *testing.T) {
 	}
 	if fi, _ := os.Stat(filepath.Join(dir, nudgefile.AckFile)); fi.Mode().Perm() != 0o644 {
 		t.Errorf("acks file mode %v, want 0644 (the sidecar's user reads it)", fi.Mode())
+	}
+}
+
+// Every CLI's hook protocol (agents.CLIs) is one --cli accepts, with an
+// answer of its own: a protocol without its case in render and
+// renderRefusal would answer as plain, which its CLI cannot read.
+func TestEveryCLIHasItsProtocol(t *testing.T) {
+	recs := []nudgefile.Record{{Seq: 1, Detector: "silentRun", Message: "change course", Line: 1}}
+	v := nudgefile.Verdict{Detector: "identicalCalls", Message: "stop"}
+	for _, c := range agents.CLIs {
+		if !slices.Contains(clis, c.Hook) {
+			t.Errorf("%s: hook protocol %q is not one of --cli's %v", c.Format, c.Hook, clis)
+			continue
+		}
+		if bytes.Equal(render(c.Hook, "PostToolUse", recs, false), render(cliPlain, "PostToolUse", recs, false)) {
+			t.Errorf("%s: render answers %s as plain", c.Format, c.Hook)
+		}
+		if bytes.Equal(renderRefusal(c.Hook, v), renderRefusal(cliPlain, v)) {
+			t.Errorf("%s: renderRefusal answers %s as plain", c.Format, c.Hook)
+		}
 	}
 }

@@ -86,7 +86,7 @@ func jsonNumber(v any) string { b, _ := json.Marshal(v); return string(b) }
 // and where, and suggests a guard past what it saw.
 func TestCalibrateWouldTrip(t *testing.T) {
 	var out, errb bytes.Buffer
-	loop := "../../test/fakeagent/scenarios/claude/loop.log"
+	loop := "../../test/fakeagent/scenarios/claude/identicalLoop.log"
 	if code := dispatch([]string{"calibrate", loop}, nil, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
@@ -192,7 +192,7 @@ func mustJSON(t *testing.T, v any) []byte {
 // would stop it at its 4th call; with --audit as the turn had it, the
 // stream reads on and the would-trip is listed with its count.
 func TestCalibrateAuditedStream(t *testing.T) {
-	stream, err := os.ReadFile("../../test/fakeagent/scenarios/claude/loop.log")
+	stream, err := os.ReadFile("../../test/fakeagent/scenarios/claude/identicalLoop.log")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 func TestExplainCommand(t *testing.T) {
-	const loop = "../../test/fakeagent/scenarios/claude/loop.log"
+	const loop = "../../test/fakeagent/scenarios/claude/identicalLoop.log"
 	tests := []struct {
 		name  string
 		args  []string

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
+	"turnwatch.dev/turnwatch/pkg/agents"
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
@@ -25,7 +27,7 @@ type engineFlags struct {
 }
 
 func (f *engineFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.format, "format", monitor.FormatAuto, "stream format: pi, claude, codex, opencode, gemini or auto")
+	fs.StringVar(&f.format, "format", monitor.FormatAuto, "stream format: "+strings.Join(agents.Formats(), ", ")+" or "+monitor.FormatAuto)
 	fs.StringVar(&f.guards, "guards", "", "JSON file with any subset of the guard names (the rest default)")
 	fs.StringVar(&f.prices, "prices", "", "JSON price table merged over the built-in one")
 	fs.StringVar(&f.prior, "prior-cost", "", "what earlier turns of the run cost, decimal USD (weighed against maxCostUSD; the report is this stream's own cost)")

@@ -203,13 +203,14 @@ type schema struct {
 	AnyOf       []schema `json:"anyOf,omitempty"`
 }
 
-// The API's patterns and bounds (api/v1alpha1/guards.go), which the chart's
-// schema keeps: a Go duration; one bounded under a minute (refuseWait) is
-// written in seconds at most; a decimal cost, or a number as --set writes
-// one; at most 64 world tools of at most 256 bytes.
+// The API's patterns and bounds (the markers hack/apitables writes into
+// api/v1alpha1/zz_generated.guards.go), which the chart's schema keeps: a
+// Go duration; one bounded under a minute (refuseWait) is written in
+// seconds at most; a decimal cost, or a number as --set writes one; at most
+// 64 world tools of at most 256 bytes.
 const (
 	durationPattern = twv1.DurationPattern
-	secondsPattern  = `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s))+$`
+	secondsPattern  = twv1.SecondsPattern
 	costPattern     = `^([0-9]{1,9}(\.[0-9]{1,9})?)?$`
 )
 
@@ -226,9 +227,9 @@ func schemaOf(gd monitor.Guard) schema {
 		return schema{Type: "integer", Minimum: &zero}
 	case monitor.GuardDuration:
 		if gd.Most > 0 && gd.Most < time.Minute {
-			return schema{Type: "string", Pattern: secondsPattern, MaxLength: 16}
+			return schema{Type: "string", Pattern: secondsPattern, MaxLength: twv1.SecondsMaxLength}
 		}
-		return schema{Type: "string", Pattern: durationPattern, MaxLength: 32}
+		return schema{Type: "string", Pattern: durationPattern, MaxLength: twv1.DurationMaxLength}
 	case monitor.GuardBool:
 		return schema{Type: "boolean"}
 	case monitor.GuardChoice:
@@ -236,8 +237,8 @@ func schemaOf(gd monitor.Guard) schema {
 	case monitor.GuardCost:
 		return schema{AnyOf: []schema{{Type: "string", Pattern: costPattern}, {Type: "number", Minimum: &zero}}}
 	case monitor.GuardTools:
-		return schema{Type: "array", MaxItems: 64, UniqueItems: true,
-			Items: &schema{Type: "string", MinLength: 1, MaxLength: 256}}
+		return schema{Type: "array", MaxItems: twv1.MaxWorldTools, UniqueItems: true,
+			Items: &schema{Type: "string", MinLength: 1, MaxLength: twv1.MaxToolNameLength}}
 	}
 	panic("chartguards: guard " + gd.Name + " has no kind the chart knows")
 }

@@ -15,8 +15,10 @@ import (
 
 // SidecarPolicy are the manifests of config/sidecar that a namespace's
 // sidecars need cluster-wide: their ClusterRole, and the admission
-// policies with their bindings.
-var SidecarPolicy = []string{"config/sidecar/clusterrole.yaml", "config/sidecar/validatingadmissionpolicy.yaml"}
+// policies with their bindings (the limits policies in a file of their
+// own, which hack/apitables writes).
+var SidecarPolicy = []string{"config/sidecar/clusterrole.yaml", "config/sidecar/validatingadmissionpolicy.yaml",
+	"config/sidecar/validatingadmissionpolicy_limits.yaml"}
 
 // InstallSidecarPolicy creates SidecarPolicy's objects; existing ones are kept.
 func InstallSidecarPolicy(ctx context.Context, c client.Client) error {

@@ -35,23 +35,23 @@ func TestScenarioTimelines(t *testing.T) {
 		nudge            bool
 	}{
 		// The four identical calls; the trip is the fourth call's entry.
-		{"claude", "loop", "identicalCalls", 4, 0, false, false},
-		{"pi", "loop", "identicalCalls", 4, 0, false, false},
+		{"claude", "identicalLoop", "identicalCalls", 4, 0, false, false},
+		{"pi", "identicalLoop", "identicalCalls", 4, 0, false, false},
 		// codex reports grep's exit status 1 (no match) as a failed command.
-		{"codex", "loop", "identicalCalls", 4, 3, false, false},
-		{"opencode", "loop", "identicalCalls", 4, 0, false, false},
-		{"gemini", "loop", "identicalCalls", 4, 0, false, false},
+		{"codex", "identicalLoop", "identicalCalls", 4, 3, false, false},
+		{"opencode", "identicalLoop", "identicalCalls", 4, 0, false, false},
+		{"gemini", "identicalLoop", "identicalCalls", 4, 0, false, false},
 		{"pi", "whitespace", "degeneration", 2, 0, false, false},
 		{"claude", "whitespace", "degeneration", 2, 0, false, false},
 		{"gemini", "whitespace", "degeneration", 2, 0, false, false},
 		// The gap and the trip are one entry.
 		{"claude", "stall", "stall", 1, 0, true, false},
 		{"codex", "stall", "stall", 1, 0, true, false},
-		{"pi", "length", "lengthStop", 1, 0, false, false},
-		{"opencode", "length", "lengthStop", 1, 0, false, false},
+		{"pi", "lengthStop", "lengthStop", 1, 0, false, false},
+		{"opencode", "lengthStop", "lengthStop", 1, 0, false, false},
 		{"claude", "healthy", "", 0, 1, false, false},
-		{"codex", "silent", "", 0, 0, false, true},
-		{"opencode", "silent", "", 0, 0, false, true},
+		{"codex", "silentRun", "", 0, 0, false, true},
+		{"opencode", "silentRun", "", 0, 0, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.format+"/"+tt.scenario, func(t *testing.T) {
@@ -156,7 +156,7 @@ func TestCorpus(t *testing.T) {
 }
 
 func TestTextColourOnlyWhenAsked(t *testing.T) {
-	tl, err := Stream(scenario(t, "claude", "loop"), Options{Format: "claude"})
+	tl, err := Stream(scenario(t, "claude", "identicalLoop"), Options{Format: "claude"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,8 @@ package monitor
 import (
 	"fmt"
 	"slices"
+
+	"turnwatch.dev/turnwatch/pkg/agents"
 )
 
 // Detector names, as docs/design.md spells them (reports, conditions, metrics).
@@ -38,18 +40,19 @@ func ClassOf(detector string) string {
 	return ""
 }
 
-// Formats the engine reads.
+// Formats the engine reads (each a CLI's of agents.CLIs, with its parser
+// in formats), and auto.
 const (
 	FormatPi       = "pi"
 	FormatClaude   = "claude"
 	FormatCodex    = "codex"
 	FormatOpencode = "opencode"
 	FormatGemini   = "gemini"
-	FormatAuto     = "auto"
+	FormatAuto     = agents.Auto
 )
 
-// Formats lists the format names New accepts.
-var Formats = []string{FormatPi, FormatClaude, FormatCodex, FormatOpencode, FormatGemini, FormatAuto}
+// Formats lists the format names New accepts: the CLIs' table's, then auto.
+var Formats = append(agents.Formats(), FormatAuto)
 
 // Stop reasons after normalization (docs/design.md#stop-reasons).
 const (

@@ -1,11 +1,15 @@
 package monitor
 
-import "strings"
+import (
+	"strings"
 
-// A stream that hides the model's deltas (Report.DeltasHidden): claude
-// without --include-partial-messages prints whole content blocks only,
-// codex exec --json whole messages, opencode run --format json whole text
-// parts. The detectors that read deltas cannot see such a stream.
+	"turnwatch.dev/turnwatch/pkg/agents"
+)
+
+// A stream that hides the model's deltas (Report.DeltasHidden): the CLIs
+// whose row of agents.CLIs names a DeltasFix print whole messages, always
+// or without a flag. The detectors that read deltas cannot see such a
+// stream.
 
 // BlindDetectors are the detectors that cannot see a stream that hides
 // the model's deltas: degeneration (it counts whitespace-only deltas),
@@ -15,17 +19,11 @@ var BlindDetectors = []string{DetectorDegeneration, DetectorRepetition, Detector
 
 // DeltasHiddenFix is what makes a stream of format show its deltas: the
 // flag to run the CLI with, or "none: " and why when the CLI has none;
-// "" for the formats that print deltas (gemini, pi) and unknown ones.
+// "" for the formats that print deltas and unknown ones (the CLI's
+// DeltasFix in agents.CLIs).
 func DeltasHiddenFix(format string) string {
-	switch format {
-	case FormatClaude:
-		return "run claude with --include-partial-messages"
-	case FormatCodex:
-		return "none: codex exec --json prints whole messages"
-	case FormatOpencode:
-		return "none: opencode run --format json prints whole text parts"
-	}
-	return ""
+	c, _ := agents.Lookup(format)
+	return c.DeltasFix
 }
 
 // DeltasHiddenMessage is the sentence that says a stream of format hides

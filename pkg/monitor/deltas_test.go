@@ -8,14 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"turnwatch.dev/turnwatch/pkg/agents"
 	"turnwatch.dev/turnwatch/pkg/scriptedmodel"
 )
 
-// TestDeltasHiddenReal: every real recording of codex and opencode that
-// carries assistant text or thinking hides its deltas (codex exec --json
-// prints whole messages, opencode run --format json whole text parts);
-// the other codex and opencode recordings, and every claude (recorded
-// with --include-partial-messages), gemini and pi one show them or carry
+// TestDeltasHiddenReal: every real recording of a CLI that never shows
+// deltas (agents.CLI.HidesDeltas: codex and opencode) that carries
+// assistant text or thinking hides its deltas; the other codex and
+// opencode recordings, and every claude (recorded with
+// --include-partial-messages), gemini and pi one show them or carry
 // nothing to judge. Each with its scenario's guards, as TestRealRecordings
 // replays them (a trip that ends the turn inside the message still
 // judges it: codex and opencode repetition), with the format named and
@@ -29,7 +30,8 @@ func TestDeltasHiddenReal(t *testing.T) {
 	for _, f := range realRecordings(t) {
 		format := filepath.Base(filepath.Dir(f))
 		name := strings.TrimSuffix(filepath.Base(f), ".jsonl")
-		want := (format == FormatCodex || format == FormatOpencode) && recordedAssistantText(t, f, format)
+		c, _ := agents.Lookup(format)
+		want := c.HidesDeltas() != "" && recordedAssistantText(t, f, format)
 		if w, ok := exceptions[format+"/"+name]; ok {
 			want = w == "true"
 		}

@@ -91,7 +91,7 @@ var detectorTable = [...]Detector{
 	// Cycles are off until calibrate says a team's healthy turns allow them.
 	{Name: DetectorCycles, Class: ClassRunaway, at: atCall, check: cycles, Guards: []Guard{
 		{Name: "cycleRepeats", Kind: GuardCount, def: 0, Least: 2, TripsAtLimit: true, // one copy of a sequence is no cycle
-			Help:  "Cycles: a sequence of 2 to 5 tool calls repeated this many times in a row trips `runaway`; 0 (off) or at least 2. Run `calibrate` on healthy streams before switching it on.",
+			Help:  "Cycles: a sequence of 2 to 5 tool calls (not all the same) repeated this many times in a row trips `runaway` (A B A B A B A B is 2 calls repeated 4 times); 0 (off) or at least 2. Run `calibrate` on healthy streams before switching it on.",
 			field: func(g *Guards) any { return &g.CycleRepeats }, measure: counter(func(s *State) int { return s.Cycle })},
 	}, reset: func(e *Engine) {
 		e.f.X.Cyc = cycleTrack{}
@@ -128,13 +128,13 @@ var settingGuards = []Guard{
 		Help:  "Nudges reach the agent too: \"none\" (Event and Pod condition only) or \"file\" (/run/turnwatch/nudges.jsonl, read by the agent CLI's hook through /run/turnwatch/bin/turnwatch-hook; docs/nudges.md).",
 		field: func(g *Guards) any { return &g.NudgeDelivery }},
 	{Name: "warnFirst", Kind: GuardBool, def: false,
-		Help:  "Where nudges are delivered, a turn's first loop trip (identical calls, cycles, repeated errors) becomes a warning; the next one trips.",
+		Help:  "Where nudges are delivered, a turn's first loop trip (identical calls, cycles, repeated errors) becomes a warning that names the loop; its count starts over, and the next one trips.",
 		field: func(g *Guards) any { return &g.WarnFirst }},
 	{Name: "refuse", Kind: GuardBool, def: true, hook: true,
 		Help:  "Where nudges are delivered, the agent's pre-tool hook refuses the call that trips a stopping detector before the CLI runs it, and ends the CLI's turn (docs/nudges.md).",
 		field: func(g *Guards) any { return &g.Refuse }},
 	{Name: "refuseWait", Kind: GuardDuration, def: Duration(2 * time.Second), Most: MaxRefuseWait, hook: true,
-		Help:  "How long the pre-tool hook waits for the sidecar's verdict on its call (at most 5s); past it the call runs.",
+		Help:  "How long the pre-tool hook waits for the sidecar's verdict on its call (at most 5s); past it the call runs (fail open).",
 		field: func(g *Guards) any { return &g.RefuseWait }},
 }
 

@@ -31,17 +31,40 @@ type parseContext struct {
 	ev *event
 }
 
-var parsers = map[string]parser{
-	FormatPi:       parsePi,
-	FormatClaude:   parseClaude,
-	FormatCodex:    parseCodex,
-	FormatOpencode: parseOpencode,
-	FormatGemini:   parseGemini,
+// format is one stream format the engine reads, a CLI's of agents.CLIs:
+// its parser, and its sniff, beside the parser, which recognises the
+// format's own lines for auto by event types that only it uses, and by
+// keys where two formats share a type (tool_use: opencode has "part",
+// gemini "tool_name"; result: claude has "subtype", gemini "status"). A
+// line exactly one format claims decides; one that two claim (both keys)
+// decides nothing.
+type format struct {
+	name  string
+	parse parser
+	sniff func(typ string, line []byte) bool
+}
+
+// formats is the table of the formats, in the order auto sniffs them:
+// formatFit counts by this index (and a checkpoint keeps the counts), so
+// a new format goes last. Formats lists them in the CLIs' table's order.
+var formats = [...]format{
+	{FormatPi, parsePi, sniffPi}, {FormatClaude, parseClaude, sniffClaude}, {FormatOpencode, parseOpencode, sniffOpencode},
+	{FormatGemini, parseGemini, sniffGemini}, {FormatCodex, parseCodex, sniffCodex},
+}
+
+// formatIndex is the index of the format named f in formats, -1 for none.
+func formatIndex(f string) int {
+	for i := range formats {
+		if formats[i].name == f {
+			return i
+		}
+	}
+	return -1
 }
 
 func (e *Engine) setFormat(f string) {
-	if p, ok := parsers[f]; ok {
-		e.f.Active, e.parse = f, p
+	if i := formatIndex(f); i >= 0 {
+		e.f.Active, e.parse = f, formats[i].parse
 	}
 }
 
@@ -79,7 +102,7 @@ func (e *Engine) parseOnce(line []byte) bool {
 	if i < 0 {
 		return false
 	}
-	e.setFormat(formatSniffs[i].format)
+	e.setFormat(formats[i].name)
 	return e.parseWith(line)
 }
 
@@ -170,26 +193,12 @@ func topHas(line []byte, key string) bool {
 	}
 }
 
-// formatSniffs are auto's formats: each format recognises its own lines
-// (its sniff, beside its parser) by event types that only it uses, and by
-// keys where two formats share a type (tool_use: opencode has "part",
-// gemini "tool_name"; result: claude has "subtype", gemini "status"). A
-// line exactly one of them claims decides; one that two claim (both keys)
-// decides nothing.
-var formatSniffs = []struct {
-	format string
-	sniff  func(typ string, line []byte) bool
-}{
-	{FormatPi, sniffPi}, {FormatClaude, sniffClaude}, {FormatOpencode, sniffOpencode},
-	{FormatGemini, sniffGemini}, {FormatCodex, sniffCodex},
-}
-
 // sniff recognises the format of one line for auto: the one format that
 // claims it (sniffIndex), "" when none does or two do. A line no format
 // claims (a banner, an "error" event) decides nothing.
 func sniff(line []byte) string {
 	if i := sniffIndex(line); i >= 0 {
-		return formatSniffs[i].format
+		return formats[i].name
 	}
 	return ""
 }

@@ -1,30 +1,31 @@
 package monitor
 
-import "testing"
+import (
+	"testing"
 
-// Every format New accepts (but auto) has a parser and recognises its own
-// lines for auto.
+	"turnwatch.dev/turnwatch/pkg/agents"
+)
+
+// Every CLI of the table has a format row with a parser and a sniff (auto
+// picks it), and every format row is a CLI's.
 func TestEveryFormatSniffs(t *testing.T) {
-	sniffs := map[string]bool{}
-	for _, f := range formatSniffs {
-		sniffs[f.format] = true
-	}
-	for _, f := range Formats {
-		if f == FormatAuto {
-			continue
-		}
-		if !sniffs[f] {
-			t.Errorf("format %s has no sniff in formatSniffs: auto never picks it", f)
-		}
-		if parsers[f] == nil {
-			t.Errorf("format %s has no parser", f)
+	for _, c := range agents.CLIs {
+		i := formatIndex(c.Format)
+		switch {
+		case i < 0:
+			t.Errorf("CLI %s has no row in formats: the engine cannot read its stream", c.Format)
+		case formats[i].parse == nil:
+			t.Errorf("format %s has no parser", c.Format)
+		case formats[i].sniff == nil:
+			t.Errorf("format %s has no sniff: auto never picks it", c.Format)
 		}
 	}
-}
-
-// formatFit counts one bucket per format auto sniffs.
-func TestFormatFitHasABucketPerFormat(t *testing.T) {
-	if n := len(formatFit{}.Counts); n != len(formatSniffs) {
-		t.Errorf("formatFit counts %d formats, formatSniffs has %d", n, len(formatSniffs))
+	for _, f := range formats {
+		if _, ok := agents.Lookup(f.name); !ok {
+			t.Errorf("format %s is no CLI's of agents.CLIs: New refuses it", f.name)
+		}
+	}
+	if formatIndex(FormatAuto) >= 0 {
+		t.Error("auto has a row in formats")
 	}
 }

@@ -31,10 +31,10 @@ const (
 	fitLineMax = 1 << 20
 )
 
-// formatFit counts, per format of formatSniffs, the unparsed lines that
-// are an event of that format alone.
+// formatFit counts, per format of formats, the unparsed lines that are an
+// event of that format alone.
 type formatFit struct {
-	Counts  [5]int
+	Counts  [len(formats)]int
 	Sniffed int
 }
 
@@ -63,7 +63,7 @@ func (f *formatFit) best() string {
 	if top < 0 {
 		return ""
 	}
-	return formatSniffs[top].format
+	return formats[top].name
 }
 
 // judgeFormat notes, once, that the stream does not read as its format.
@@ -103,7 +103,7 @@ func formatMismatchText(active string, unparsed, judged int, fit string) string 
 // (Report.FormatMismatch); "" while it does.
 func (e *Engine) FormatMismatch() string { return e.f.FormatNote }
 
-// sniffIndex is the index in formatSniffs of the one format whose event
+// sniffIndex is the index in formats of the one format whose event
 // line is, or -1 when no format or more than one claims it. A line whose
 // keys or type spell ASCII with escapes is sniffed canonical.
 func sniffIndex(line []byte) int {
@@ -127,8 +127,8 @@ func sniffIndexOnce(line []byte) int {
 	}
 	t := string(typ)
 	found := -1
-	for i, f := range formatSniffs {
-		if !f.sniff(t, line) {
+	for i := range formats {
+		if !formats[i].sniff(t, line) {
 			continue
 		}
 		if found >= 0 {
@@ -151,7 +151,7 @@ func (e *Engine) rethink(line []byte) bool {
 		return false
 	}
 	i := sniffIndex(line)
-	if i < 0 || formatSniffs[i].format == e.f.Active {
+	if i < 0 || formats[i].name == e.f.Active {
 		return false
 	}
 	e.restart()

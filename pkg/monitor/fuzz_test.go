@@ -51,7 +51,7 @@ func seedCorpus(f *testing.F, dir string) {
 	}
 	for _, name := range scen {
 		switch strings.TrimSuffix(filepath.Base(name), ".log") {
-		case "cycle", "errors", "repeat":
+		case "cycle", "repeatedErrors", "repetition":
 			data, err := os.ReadFile(name)
 			if err != nil {
 				f.Fatal(err)

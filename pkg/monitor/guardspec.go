@@ -29,7 +29,8 @@ type Guard struct {
 	Name string
 	Kind GuardKind
 	// Help is the guard's one line in the chart's values.yaml, which
-	// `make chart-sync` writes from this table (hack/chartguards).
+	// `make chart-sync` writes from this table (hack/chartguards), and the
+	// API fields' godoc and CRD descriptions (hack/apitables).
 	Help string
 	// Least is the least non-zero value of a count (0 reads as 1):
 	// cycleRepeats is 0 (off) or at least 2.

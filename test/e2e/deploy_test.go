@@ -29,7 +29,7 @@ func TestDeployKustomize(t *testing.T) {
 	}
 	env.report.add("make deploy to a Ready manager", time.Since(start))
 
-	obj := agentRun("deploy-looping", runSpec{scenario: "loop", format: "claude", speed: 4})
+	obj := agentRun("deploy-looping", runSpec{scenario: "identicalLoop", format: "claude", speed: 4})
 	if _, err := kubectlApply(t, obj); err != nil {
 		t.Fatal(err)
 	}

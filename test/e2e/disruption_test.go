@@ -65,7 +65,7 @@ func TestSidecarKilledMidRun(t *testing.T) {
 	needOperator(t)
 	t.Parallel()
 	const name = "disrupt-sidecar"
-	spec := runSpec{scenario: "silent", format: "pi", speed: 0.5}
+	spec := runSpec{scenario: "silentRun", format: "pi", speed: 0.5}
 	createRun(t, name, spec)
 	pod := waitPodOfRun(t, name)
 
@@ -124,7 +124,7 @@ func killSidecar(t *testing.T, pod string) string {
 func TestAPIServerRestartMidRun(t *testing.T) {
 	needOperator(t)
 	const name = "disrupt-apiserver"
-	spec := runSpec{scenario: "silent", format: "pi", speed: 0.5}
+	spec := runSpec{scenario: "silentRun", format: "pi", speed: 0.5}
 	createRun(t, name, spec)
 	pod := waitPodOfRun(t, name)
 	time.Sleep(8 * time.Second) // into the stream, before the nudge
@@ -172,7 +172,7 @@ const (
 func TestSidecarKilledAfterRotation(t *testing.T) {
 	needOperator(t)
 	const name = "disrupt-rotation"
-	spec := runSpec{scenario: "silent", format: "pi", speed: rotationSpeed, extraArgs: []string{"--pad", rotationPad}}
+	spec := runSpec{scenario: "silentRun", format: "pi", speed: rotationSpeed, extraArgs: []string{"--pad", rotationPad}}
 	want := replayScenario(t, spec)
 	createRun(t, name, spec)
 	pod := waitPodOfRun(t, name)

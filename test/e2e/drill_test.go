@@ -33,6 +33,7 @@ var drillPassing = []string{"Caught", "CaughtOtherwise", "AsExpected"}
 // log and the report, and README's must be theirs (drill_table_test.go).
 func TestDrill(t *testing.T) {
 	needOperator(t)
+	t.Parallel()
 	needAgentImages(t)
 	bin := needTools(t)
 	ns := env.ns + "-drill"
@@ -52,7 +53,7 @@ func TestDrill(t *testing.T) {
 	tables := map[string]string{}
 	start := time.Now()
 	t.Run("samples", func(t *testing.T) {
-		slots := make(chan struct{}, 2) // two cores: two drills of three runs each at once
+		slots := make(chan struct{}, 2) // two drills of three runs each at once, beside the other tests' runs
 		for _, f := range files {
 			sample := readSampleRun(t, f)
 			format := str(sample, "spec", "format")

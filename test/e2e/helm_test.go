@@ -54,7 +54,7 @@ func TestHelmChart(t *testing.T) {
 	prom := startPrometheus(t)
 
 	// A sample run trips, rerolls and faults.
-	spec := runSpec{scenario: "loop", format: "claude", speed: 4}
+	spec := runSpec{scenario: "identicalLoop", format: "claude", speed: 4}
 	createRun(t, "helm-looping", spec)
 	waitRun(t, "helm-looping", 3*time.Minute)
 	checkTripStory(t, "helm-looping", spec, tripStory{detector: "identicalCalls", class: "runaway", attempts: 2})
@@ -334,7 +334,7 @@ func checkUpgrade(t *testing.T, oldManager string) {
 	t.Helper()
 	ctx := context.Background()
 	// About 100 s of varied tool calls: it runs through the manager's restart.
-	createRun(t, "helm-running", runSpec{scenario: "silent", format: "claude", speed: 0.25})
+	createRun(t, "helm-running", runSpec{scenario: "silentRun", format: "claude", speed: 0.25})
 	running := waitPodOfRun(t, "helm-running")
 	pod, err := env.kube.CoreV1().Pods(env.ns).Get(ctx, running, metav1.GetOptions{})
 	if err != nil {
@@ -362,7 +362,7 @@ func checkUpgrade(t *testing.T, oldManager string) {
 	checkLease(t, newManager)
 	env.report.add("helm upgrade to a new manager", time.Since(start))
 
-	spec := runSpec{scenario: "loop", format: "claude", speed: 4, rerolls: ptr(int64(0))}
+	spec := runSpec{scenario: "identicalLoop", format: "claude", speed: 4, rerolls: ptr(int64(0))}
 	createRun(t, "helm-after-upgrade", spec)
 	r := waitRun(t, "helm-after-upgrade", 3*time.Minute)
 	if msg := str(r, "status", "fault", "message"); !strings.Contains(msg, "3 times") {

@@ -37,7 +37,7 @@ func TestTripLatency(t *testing.T) {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			name := fmt.Sprintf("latency-%02d", i)
-			createRun(t, name, runSpec{scenario: "loop", format: "pi", speed: 2})
+			createRun(t, name, runSpec{scenario: "identicalLoop", format: "pi", speed: 2})
 			waitRun(t, name, 4*time.Minute)
 			for _, turn := range turnsOf(name) {
 				if measureTrip(t, name, turn.GetName()) {

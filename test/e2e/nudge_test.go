@@ -29,6 +29,7 @@ const claudeHookSettings = `{"hooks":{"PostToolUse":[{"matcher":"*","hooks":[{"t
 // and nothing but nudges in the nudges file.
 func TestNudgesReachTheAgent(t *testing.T) {
 	needOperator(t)
+	t.Parallel()
 	tests := []struct {
 		name     string
 		react    string

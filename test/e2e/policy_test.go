@@ -222,7 +222,7 @@ spec:
 	waitPolicySeen(t, ns, policy)
 
 	// The loop scenario: the same grep 100 times, then a final answer.
-	u := agentRun(run, runSpec{scenario: "loop", format: "pi", speed: 4, rerolls: ptr[int64](0)})
+	u := agentRun(run, runSpec{scenario: "identicalLoop", format: "pi", speed: 4, rerolls: ptr[int64](0)})
 	u.SetNamespace(ns)
 	if _, err := env.dyn.Resource(agentRunGVR).Namespace(ns).Create(context.Background(), u, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

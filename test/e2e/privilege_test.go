@@ -27,7 +27,7 @@ import (
 func TestLeastPrivilege(t *testing.T) {
 	needOperator(t)
 	t.Parallel()
-	spec := runSpec{scenario: "silent", format: "pi", speed: 0.5}
+	spec := runSpec{scenario: "silentRun", format: "pi", speed: 0.5}
 	createRun(t, "privilege-a", spec)
 	createRun(t, "privilege-b", spec)
 	own, neighbour := waitPodOfRun(t, "privilege-a"), waitPodOfRun(t, "privilege-b")

@@ -85,7 +85,7 @@ scrape_configs:
 		out, _ := os.ReadFile(p.log)
 		t.Fatalf("%v\n%s", err, tail(string(out), 20))
 	}
-	// The first scrape reads the counters at zero (controllers/metrics_init.go),
+	// The first scrape reads the counters at zero (controllers/shared/metrics_init.go),
 	// so the trips that follow are an increase, not where the series start.
 	err = waitFor(context.Background(), time.Minute, "Prometheus to scrape the manager once", func() (bool, error) {
 		s, err := p.query(`up{job="turnwatch"}`)

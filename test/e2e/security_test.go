@@ -127,7 +127,7 @@ func TestSecurityAttacks(t *testing.T) {
 	if _, err := env.dyn.Resource(agentRunGVR).Namespace(env.ns).Create(context.Background(), hostile, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	createRun(t, "neighbour", runSpec{scenario: "silent", format: "pi", speed: 0.5})
+	createRun(t, "neighbour", runSpec{scenario: "silentRun", format: "pi", speed: 0.5})
 	neighbour := waitPodOfRun(t, "neighbour")
 
 	t.Run("the agent finds no credential and cannot forge Finished", func(t *testing.T) {
@@ -322,7 +322,7 @@ func sharedPIDPod(t *testing.T) {
 			ServiceAccountName: "turnwatch-sidecar", RestartPolicy: corev1.RestartPolicyNever,
 			InitContainers: []corev1.Container{{
 				Name: "stand-in-sidecar", Image: fakeAgentImage, ImagePullPolicy: corev1.PullNever, RestartPolicy: &always,
-				Args:            []string{"--scenario", "silent", "--format", "pi", "--speed", "0.05"},
+				Args:            []string{"--scenario", "silentRun", "--format", "pi", "--speed", "0.05"},
 				SecurityContext: &corev1.SecurityContext{RunAsUser: &uid, RunAsGroup: &uid},
 				VolumeMounts:    []corev1.VolumeMount{{Name: "token", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true}},
 			}},

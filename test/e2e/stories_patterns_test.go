@@ -15,6 +15,7 @@ import (
 // spec.guards, as a team would after calibrate.
 func TestTripsPatterns(t *testing.T) {
 	needOperator(t)
+	t.Parallel()
 	tests := []struct {
 		name  string
 		spec  runSpec
@@ -26,11 +27,11 @@ func TestTripsPatterns(t *testing.T) {
 		story: tripStory{detector: "cycles", class: "runaway", attempts: 1},
 	}, {
 		name:  "errors",
-		spec:  runSpec{scenario: "errors", format: "pi", speed: 2, rerolls: ptr[int64](0)},
+		spec:  runSpec{scenario: "repeatedErrors", format: "pi", speed: 2, rerolls: ptr[int64](0)},
 		story: tripStory{detector: "repeatedErrors", class: "runaway", attempts: 1},
 	}, {
 		name:  "repeat",
-		spec:  runSpec{scenario: "repeat", format: "gemini", speed: 2, rerolls: ptr[int64](0)},
+		spec:  runSpec{scenario: "repetition", format: "gemini", speed: 2, rerolls: ptr[int64](0)},
 		story: tripStory{detector: "repetition", class: "degenerate", attempts: 1},
 	}}
 	for _, tt := range tests {

@@ -27,13 +27,14 @@ type tripStory struct {
 // allows) -> fault on the AgentRun -> `kubectl describe` text.
 func TestTrips(t *testing.T) {
 	needOperator(t)
+	t.Parallel()
 	tests := []struct {
 		name  string
 		spec  runSpec
 		story tripStory
 	}{{
 		name:  "loop",
-		spec:  runSpec{scenario: "loop", format: "pi", speed: 2},
+		spec:  runSpec{scenario: "identicalLoop", format: "pi", speed: 2},
 		story: tripStory{detector: "identicalCalls", class: "runaway", attempts: 2},
 	}, {
 		name:  "stall",
@@ -49,27 +50,27 @@ func TestTrips(t *testing.T) {
 		story: tripStory{detector: "spend", class: "overspend", attempts: 1},
 	}, {
 		name:  "continue",
-		spec:  runSpec{scenario: "loop", format: "pi", speed: 2, session: "e2e-session", cont: true},
+		spec:  runSpec{scenario: "identicalLoop", format: "pi", speed: 2, session: "e2e-session", cont: true},
 		story: tripStory{detector: "identicalCalls", class: "runaway", attempts: 1},
 	}, {
 		name:  "length",
-		spec:  runSpec{scenario: "length", format: "pi", speed: 2},
+		spec:  runSpec{scenario: "lengthStop", format: "pi", speed: 2},
 		story: tripStory{detector: "lengthStop", class: "length", attempts: 1},
 	}, {
 		name:  "loop-claude",
-		spec:  runSpec{scenario: "loop", format: "claude", speed: 2, rerolls: ptr[int64](0)},
+		spec:  runSpec{scenario: "identicalLoop", format: "claude", speed: 2, rerolls: ptr[int64](0)},
 		story: tripStory{detector: "identicalCalls", class: "runaway", attempts: 1},
 	}, {
 		name:  "loop-codex",
-		spec:  runSpec{scenario: "loop", format: "codex", speed: 2, rerolls: ptr[int64](0)},
+		spec:  runSpec{scenario: "identicalLoop", format: "codex", speed: 2, rerolls: ptr[int64](0)},
 		story: tripStory{detector: "identicalCalls", class: "runaway", attempts: 1},
 	}, {
 		name:  "loop-opencode",
-		spec:  runSpec{scenario: "loop", format: "opencode", speed: 2, rerolls: ptr[int64](0)},
+		spec:  runSpec{scenario: "identicalLoop", format: "opencode", speed: 2, rerolls: ptr[int64](0)},
 		story: tripStory{detector: "identicalCalls", class: "runaway", attempts: 1},
 	}, {
 		name:  "loop-gemini",
-		spec:  runSpec{scenario: "loop", format: "gemini", speed: 2, rerolls: ptr[int64](0)},
+		spec:  runSpec{scenario: "identicalLoop", format: "gemini", speed: 2, rerolls: ptr[int64](0)},
 		story: tripStory{detector: "identicalCalls", class: "runaway", attempts: 1},
 	}, {
 		name:  "whitespace-claude",
@@ -210,6 +211,7 @@ func checkTripStory(t *testing.T, name string, spec runSpec, want tripStory) {
 // TestFinishes runs the stories of runs no detector stops.
 func TestFinishes(t *testing.T) {
 	needOperator(t)
+	t.Parallel()
 	tests := []struct {
 		name     string
 		spec     runSpec
@@ -225,7 +227,7 @@ func TestFinishes(t *testing.T) {
 		{name: "healthy-codex", spec: runSpec{scenario: "healthy", format: "codex", speed: 2}, phase: "Succeeded", steps: 4, finished: protocol.ReasonResult},
 		{name: "healthy-opencode", spec: runSpec{scenario: "healthy", format: "opencode", speed: 2}, phase: "Succeeded", steps: 4, costUSD: "0.0435", finished: protocol.ReasonResult},
 		{name: "healthy-gemini", spec: runSpec{scenario: "healthy", format: "gemini", speed: 2}, phase: "Succeeded", steps: 4, finished: protocol.ReasonResult},
-		{name: "silent", spec: runSpec{scenario: "silent", format: "pi", speed: 2}, phase: "Succeeded", steps: 18, nudged: true, finished: protocol.ReasonResult},
+		{name: "silent", spec: runSpec{scenario: "silentRun", format: "pi", speed: 2}, phase: "Succeeded", steps: 18, nudged: true, finished: protocol.ReasonResult},
 		{name: "noresult", spec: runSpec{scenario: "noresult", format: "pi", speed: 2, rerolls: ptr[int64](0)}, phase: "Faulted", class: "no-signal", steps: 1, finished: protocol.ReasonNoResult},
 	}
 	for _, tt := range tests {

@@ -44,7 +44,7 @@ func TestTenantAttacks(t *testing.T) {
 	ctx := context.Background()
 	tenantCfg := tenantConfig(t)
 	tenant := clientsFor(tenantCfg)
-	createRun(t, "tenant-victim", runSpec{scenario: "silent", format: "pi", speed: 0.5})
+	createRun(t, "tenant-victim", runSpec{scenario: "silentRun", format: "pi", speed: 0.5})
 	victim := waitPodOfRun(t, "tenant-victim")
 	p, err := env.kube.CoreV1().Pods(env.ns).Get(ctx, victim, metav1.GetOptions{})
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 )
 
 // sidecarRBACSelector selects the sidecar identities turnwatch makes per
-// namespace (controllers.LabelComponent=ComponentSidecarRBAC).
+// namespace (agentturn.LabelComponent=ComponentSidecarRBAC).
 const sidecarRBACSelector = "turnwatch.dev/component=sidecar-rbac"
 
 // checkSidecarRBACOwned: the RoleBinding the manager made in the test's

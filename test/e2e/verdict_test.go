@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"turnwatch.dev/turnwatch/controllers"
+	"turnwatch.dev/turnwatch/controllers/render"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -37,7 +37,7 @@ func TestRefusedLogStream(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = env.kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
 
-	name := controllers.SidecarServiceAccount
+	name := render.SidecarServiceAccount
 	meta := metav1.ObjectMeta{Name: name, Namespace: ns}
 	f := false
 	if _, err := env.kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: meta, AutomountServiceAccountToken: &f}, metav1.CreateOptions{}); err != nil {
@@ -55,7 +55,7 @@ func TestRefusedLogStream(t *testing.T) {
 	}
 
 	zero := int64(0)
-	run := agentRun("refused-log", runSpec{scenario: "silent", format: "pi", speed: 0.2, rerolls: &zero})
+	run := agentRun("refused-log", runSpec{scenario: "silentRun", format: "pi", speed: 0.2, rerolls: &zero})
 	run.SetNamespace(ns)
 	if _, err := env.dyn.Resource(agentRunGVR).Namespace(ns).Create(ctx, run, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

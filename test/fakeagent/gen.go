@@ -4,29 +4,47 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+
+	"turnwatch.dev/turnwatch/pkg/agents"
+	"turnwatch.dev/turnwatch/pkg/scriptedmodel"
 )
 
 //go:generate go run . gen -out scenarios
 
-// Formats are the agent CLIs' stream formats, in a fixed order.
-var Formats = []string{"pi", "claude", "codex", "opencode", "gemini"}
-
+// renderers write a Script in a CLI's format (agents.CLIs).
 var renderers = map[string]func(Script) string{
 	"pi": renderPi, "claude": renderClaude, "codex": renderCodex, "opencode": renderOpencode, "gemini": renderGemini,
 }
 
+// Formats are the formats the fake agent plays: the CLIs' (agents.CLIs)
+// that it has a renderer for, in the table's order.
+var Formats = slices.DeleteFunc(agents.Formats(), func(f string) bool { return renderers[f] == nil })
+
 // Missing lists the scenario/format pairs that do not exist, and why: the
-// format cannot express the scenario.
-var Missing = map[string]string{
-	"codex/whitespace":    "codex exec --json streams no deltas: messages and reasoning arrive whole",
-	"opencode/whitespace": "opencode run --format json streams no deltas: text parts arrive whole",
-	"codex/length":        "codex exec --json carries no stop reason",
-	"gemini/length":       "gemini's stream-json carries no stop reason",
-	"codex/overspend":     "codex reports only tokens, once, cumulative, on turn.completed: the cost cannot climb inside the turn",
-	"gemini/overspend":    "gemini reports tokens only in the final result's stats: the cost cannot climb inside the turn",
-	"opencode/errors":     "opencode's bash tool reports a command that exits non-zero as completed (the exit code is metadata): only a tool that throws is status error",
+// format cannot express the scenario. A scenario a real CLI's stream is
+// blind to (its exception in agents.CLIs: whitespace where the stream
+// shows no deltas) is missing in that CLI's format too.
+var Missing = withBlind(map[string]string{
+	"codex/lengthStop":        "codex exec --json carries no stop reason",
+	"codex/overspend":         "codex reports only tokens, once, cumulative, on turn.completed: the cost cannot climb inside the turn",
+	"gemini/overspend":        "gemini reports tokens only in the final result's stats: the cost cannot climb inside the turn",
+	"opencode/repeatedErrors": "opencode's bash tool reports a command that exits non-zero as completed (the exit code is metadata): only a tool that throws is status error",
+})
+
+// withBlind adds to missing the scenarios of the same name that each CLI's
+// stream is blind to (scriptedmodel's Verdict).
+func withBlind(missing map[string]string) map[string]string {
+	for _, f := range agents.Formats() {
+		for _, sc := range scriptedmodel.Scenarios {
+			if _, _, ex := sc.Verdict(f); ex.Blind != "" {
+				missing[f+"/"+sc.Name] = ex.Blind
+			}
+		}
+	}
+	return missing
 }
 
 // Generate renders every scenario in every format that can express it,
@@ -80,13 +98,17 @@ func writeScenarios(dir string) error {
 // matrix renders which scenario exists in which format.
 func matrix() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-11s", "scenario")
+	w := len("scenario")
+	for _, name := range scriptNames() {
+		w = max(w, len(name))
+	}
+	fmt.Fprintf(&b, "%-*s", w, "scenario")
 	for _, f := range Formats {
 		fmt.Fprintf(&b, " %-9s", f)
 	}
 	b.WriteString("\n")
 	for _, s := range Scripts() {
-		fmt.Fprintf(&b, "%-11s", s.Name)
+		fmt.Fprintf(&b, "%-*s", w, s.Name)
 		for _, f := range Formats {
 			mark := "yes"
 			if _, ok := Missing[f+"/"+s.Name]; ok {

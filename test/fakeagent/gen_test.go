@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"io/fs"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -118,7 +119,7 @@ func TestScenarioStreams(t *testing.T) {
 				}
 			}
 			wantFinal := scripts[name].Result
-			if key == "opencode/length" {
+			if key == "opencode/lengthStop" {
 				// opencode's final result is a step_finish with reason stop;
 				// a run cut by the length cap ends on reason length instead.
 				wantFinal = false
@@ -150,12 +151,12 @@ func TestLoopRepeatsOneCallByteForByte(t *testing.T) {
 		"gemini":   `"tool_name":"search_file_content","tool_id":`,
 	}
 	for format, call := range calls {
-		text := Generate()[format+"/loop"]
+		text := Generate()[format+"/identicalLoop"]
 		if n := strings.Count(text, call); n < 90 {
 			t.Errorf("%s loop repeats %q %d times, want at least 90", format, call, n)
 		}
 	}
-	if n := strings.Count(Generate()["codex/loop"], `"command":"bash -lc 'grep -rn \"func Reconcile\" .'","aggregated_output":"","exit_code":null`); n != 100 {
+	if n := strings.Count(Generate()["codex/identicalLoop"], `"command":"bash -lc 'grep -rn \"func Reconcile\" .'","aggregated_output":"","exit_code":null`); n != 100 {
 		t.Errorf("codex loop starts the identical command %d times, want 100", n)
 	}
 }
@@ -165,11 +166,11 @@ func TestScripts(t *testing.T) {
 		t.Run(s.Name, func(t *testing.T) {
 			last := s.Msgs[len(s.Msgs)-1]
 			switch s.Name {
-			case "healthy", "loop", "silent", "overspend", "stall":
+			case "healthy", "identicalLoop", "silentRun", "overspend", "stall":
 				if last.Stop != "end" || !s.Result {
 					t.Errorf("ends with stop %q, result %v; want end with a result", last.Stop, s.Result)
 				}
-			case "whitespace", "length":
+			case "whitespace", "lengthStop":
 				if last.Stop != "length" {
 					t.Errorf("ends with stop %q, want length", last.Stop)
 				}
@@ -179,7 +180,7 @@ func TestScripts(t *testing.T) {
 				}
 			}
 			switch s.Name {
-			case "silent":
+			case "silentRun":
 				quiet := 0
 				for _, m := range s.Msgs[1:] {
 					if m.speaks() {
@@ -221,5 +222,14 @@ func TestCostArithmetic(t *testing.T) {
 	}
 	if got := sumCost(overspend()); got != "3.9030" {
 		t.Errorf("overspend costs %s in all, want 3.9030", got)
+	}
+}
+
+// Every renderer plays a CLI's format: none is left out of Formats.
+func TestEveryFormatRenders(t *testing.T) {
+	for f := range renderers {
+		if !slices.Contains(Formats, f) {
+			t.Errorf("renderer of %s: no CLI of agents.CLIs has that format", f)
+		}
 	}
 }

@@ -3,9 +3,9 @@
 // agent container of an AgentRun, so a Pod behaves like a real agent CLI
 // without any model behind it.
 //
-//	fakeagent --scenario loop --format pi [--speed 4] [--exit-code 0] [--hold]
+//	fakeagent --scenario identicalLoop --format pi [--speed 4] [--exit-code 0] [--hold]
 //	fakeagent --file stream.log          replay any file ("-" for stdin)
-//	fakeagent --scenario silent --pad 24000 [--dump]   pad a pi stream (pad.go)
+//	fakeagent --scenario silentRun --pad 24000 [--dump]   pad a pi stream (pad.go)
 //	fakeagent --rate 100 --for 5m        a healthy pi stream at 100 events a second (steady.go)
 //	fakeagent --scenario healthy --format claude --hostile-call 12582912   a hostile agent's stream (hostile.go)
 //	fakeagent --list                     which scenarios exist in which format
@@ -28,6 +28,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -57,8 +58,8 @@ func main() {
 func run(argv []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fakeagent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	scenario := fs.String("scenario", "", "embedded scenario: healthy, loop, stall, whitespace, silent, overspend, length, noresult")
-	format := fs.String("format", "pi", "stream format: pi, claude, codex, opencode, gemini")
+	scenario := fs.String("scenario", "", "embedded scenario: "+strings.Join(scriptNames(), ", "))
+	format := fs.String("format", "pi", "stream format: "+strings.Join(Formats, ", "))
 	file := fs.String("file", "", "replay this file instead of a scenario (- for stdin)")
 	speed := fs.Float64("speed", 1, "replay speed factor: 2 plays twice as fast")
 	exit := fs.Int("exit-code", 0, "exit code once the stream is played")

@@ -109,7 +109,7 @@ func TestRunRefusesWhatAFormatCannotSay(t *testing.T) {
 		code int
 	}{
 		{[]string{"--scenario", "whitespace", "--format", "codex"}, 2},
-		{[]string{"--scenario", "length", "--format", "gemini"}, 2},
+		{[]string{"--scenario", "lengthStop", "--format", "gemini"}, 2},
 		{[]string{"--scenario", "nosuch", "--format", "pi"}, 2},
 		{[]string{}, 2},
 		{[]string{"--file", "testdata/does-not-exist"}, 2},

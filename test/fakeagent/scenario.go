@@ -10,7 +10,8 @@ import (
 // of one agent turn with their timing. Each format's renderer turns it into
 // that CLI's event stream, so the five streams of a scenario tell the same story.
 type Script struct {
-	// Name is the scenario name (healthy, loop, ...).
+	// Name is the scenario name: the scripted model's name for the same
+	// story (scriptedmodel.Scenarios), or one of fakeOnly.
 	Name string
 	// Prompt is what the user asked.
 	Prompt string
@@ -86,10 +87,24 @@ func words(s string) []string {
 	return out
 }
 
+// fakeOnly are the scenarios the scripted model does not play: a CLI that
+// exits in the middle of its turn, without its final result, is the
+// agent's doing, not the model's.
+var fakeOnly = []string{"noresult"}
+
 // Scripts returns every scenario, in a fixed order.
 func Scripts() []Script {
-	return []Script{healthy(), loop(), stall(), whitespace(), silent(), overspend(), length(), noresult(),
-		cycle(), toolErrors(), repeat()}
+	return []Script{healthy(), identicalLoop(), stall(), whitespace(), silentRun(), overspend(), lengthStop(), noresult(),
+		cycle(), repeatedErrors(), repetition()}
+}
+
+// scriptNames are the scenarios' names, in Scripts' order.
+func scriptNames() []string {
+	var out []string
+	for _, s := range Scripts() {
+		out = append(out, s.Name)
+	}
+	return out
 }
 
 func healthy() Script {
@@ -121,9 +136,9 @@ func healthy() Script {
 	}
 }
 
-// loop is the reviewer of docs/design.md#the-reviewer-that-never-stopped:
+// identicalLoop is the reviewer of docs/design.md#the-reviewer-that-never-stopped:
 // the same grep, byte for byte, ~100 times.
-func loop() Script {
+func identicalLoop() Script {
 	grep := Call{Kind: Grep, Pattern: "func Reconcile", Path: ".", Output: "", Took: 100 * time.Millisecond}
 	msgs := []Msg{{Wait: 1 * sec, Every: 80 * time.Millisecond,
 		Text:  words("Let me find where Reconcile is defined."),
@@ -135,7 +150,7 @@ func loop() Script {
 	msgs = append(msgs, Msg{Wait: 1 * sec, Every: 80 * time.Millisecond,
 		Text: words("I could not find func Reconcile in this repository."),
 		Stop: "end", In: 8000, Out: 20, CostUSD: "0.0243"})
-	return Script{Name: "loop", Prompt: "Review the diff for the Reconcile change.", Result: true, Msgs: msgs}
+	return Script{Name: "identicalLoop", Prompt: "Review the diff for the Reconcile change.", Result: true, Msgs: msgs}
 }
 
 // stall is the idle turn of docs/design.md#the-turn-that-was-alive-but-useless:
@@ -184,10 +199,10 @@ func whitespace() Script {
 	}
 }
 
-// silent is the run of docs/design.md#the-agent-that-never-reported: 16
+// silentRun is the run of docs/design.md#the-agent-that-never-reported: 16
 // tool-only messages, each different,
 // then it speaks and finishes.
-func silent() Script {
+func silentRun() Script {
 	msgs := []Msg{{Wait: 1 * sec, Every: 80 * time.Millisecond,
 		Text:  words("I'll move the storage layer to the new interface."),
 		Calls: []Call{{Kind: Read, Path: "storage/store.go", Output: "package storage\n", Took: 100 * time.Millisecond}},
@@ -217,7 +232,7 @@ func silent() Script {
 		Msg{Wait: 1 * sec, Every: 80 * time.Millisecond,
 			Text: words("Done: the storage layer uses the new interface and its tests pass."),
 			Stop: "end", In: 4200, Out: 40, CostUSD: "0.0132"})
-	return Script{Name: "silent", Prompt: "Move the storage layer to the context-aware interface.", Result: true, Msgs: msgs}
+	return Script{Name: "silentRun", Prompt: "Move the storage layer to the context-aware interface.", Result: true, Msgs: msgs}
 }
 
 // overspend climbs about 0.36 USD per message, ten messages: 3.6 USD.
@@ -234,10 +249,10 @@ func overspend() Script {
 	return Script{Name: "overspend", Prompt: "Rewrite the handbook.", Result: true, Msgs: msgs}
 }
 
-// length ends on the output-length stop reason after a long answer.
-func length() Script {
+// lengthStop ends on the output-length stop reason after a long answer.
+func lengthStop() Script {
 	return Script{
-		Name:   "length",
+		Name:   "lengthStop",
 		Prompt: "Write the full incident report.",
 		Result: true,
 		Msgs: []Msg{

@@ -30,9 +30,9 @@ func cycle() Script {
 	return Script{Name: "cycle", Prompt: "Check that the config loader is tested.", Result: true, Msgs: msgs}
 }
 
-// toolErrors runs a different command each time and gets the same error back:
+// repeatedErrors runs a different command each time and gets the same error back:
 // the identical-call streak never grows, repeated errors trips at the 6th.
-func toolErrors() Script {
+func repeatedErrors() Script {
 	fail := "error: cannot connect to the database at localhost:5432: connection refused\n"
 	var msgs []Msg
 	for i := 0; i < 10; i++ {
@@ -46,15 +46,15 @@ func toolErrors() Script {
 	}
 	msgs = append(msgs, Msg{Wait: 1 * sec, Every: 80 * time.Millisecond,
 		Text: words("The database is not reachable."), Stop: "end", In: 2500, Out: 20, CostUSD: "0.0080"})
-	return Script{Name: "errors", Prompt: "Apply the pending migrations.", Result: true, Msgs: msgs}
+	return Script{Name: "repeatedErrors", Prompt: "Apply the pending migrations.", Result: true, Msgs: msgs}
 }
 
-// repeat streams the same sentence over and over (what Gemini CLI and Roo
+// repetition streams the same sentence over and over (what Gemini CLI and Roo
 // Code call a content loop): about 6 KB of it, then stops.
-func repeat() Script {
+func repetition() Script {
 	text := words(strings.Repeat("I will check the configuration file again to be sure. ", 110))
 	return Script{
-		Name:   "repeat",
+		Name:   "repetition",
 		Prompt: "Is the config file valid?",
 		Result: true,
 		Msgs: []Msg{

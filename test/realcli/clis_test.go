@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"testing"
+
+	"turnwatch.dev/turnwatch/pkg/agents"
 )
 
 // cli is how one real CLI is run headless against the scripted model: the
@@ -125,6 +128,23 @@ enabled = false
 			return os.CopyFS(filepath.Join(home, ".config", "opencode"), os.DirFS(filepath.Join(clisDir, "opencode-config")))
 		},
 	},
+}
+
+// Every CLI of the table (agents.CLIs) is run here, and nothing else: its
+// exceptions are found by running it.
+func TestEveryCLIIsRun(t *testing.T) {
+	run := map[string]bool{}
+	for _, c := range clis {
+		if _, ok := agents.Lookup(c.format); !ok {
+			t.Errorf("%s: format %q is no CLI's of agents.CLIs", c.name, c.format)
+		}
+		run[c.format] = true
+	}
+	for _, c := range agents.CLIs {
+		if !run[c.Format] {
+			t.Errorf("CLI %s of agents.CLIs is not run: its exceptions are unproven", c.Format)
+		}
+	}
 }
 
 // codexProvider switches off what codex fetches at start (plugins).

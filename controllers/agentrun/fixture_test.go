@@ -1,0 +1,9 @@
+package agentrun
+
+import "turnwatch.dev/turnwatch/controllers/internal/fixture"
+
+// The fixtures the tests build from (controllers/internal/fixture).
+var (
+	newRun      = fixture.Run
+	containsAll = fixture.ContainsAll
+)

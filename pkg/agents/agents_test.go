@@ -1,0 +1,90 @@
+package agents
+
+import (
+	"path"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Every row says all that the other parts derive from it: a CLI missing a
+// state folder would mount its session store at HOME itself, one missing
+// an endpoint could not be drilled.
+func TestEveryCLIIsComplete(t *testing.T) {
+	hooks := []string{HookClaude, HookCodex, HookGemini, HookAdapter}
+	seen := map[string]bool{}
+	for _, c := range CLIs {
+		switch {
+		case c.Format == "" || c.Format == Auto || seen[c.Format]:
+			t.Errorf("format %q: want a name of its own, not auto", c.Format)
+		case !underHome(c.StateDir):
+			t.Errorf("%s: state folder %q: want a clean folder under HOME", c.Format, c.StateDir)
+		case c.Endpoint.Env == "" || len(c.Endpoint.Keys) == 0:
+			t.Errorf("%s: endpoint %+v: want its env and key env", c.Format, c.Endpoint)
+		case !slices.Contains(hooks, c.Hook):
+			t.Errorf("%s: hook protocol %q: want one of %v", c.Format, c.Hook, hooks)
+		}
+		seen[c.Format] = true
+	}
+}
+
+// underHome says dir is a folder under HOME, not HOME itself.
+func underHome(dir string) bool {
+	return dir != "" && !path.IsAbs(dir) && path.Clean(dir) == dir && dir != "." && dir != ".." && !strings.HasPrefix(dir, "../")
+}
+
+// Every exception says one thing; only a CLI that never shows deltas is
+// blind for the want of them.
+func TestExceptionsSayOneThing(t *testing.T) {
+	for _, c := range CLIs {
+		for name, ex := range c.Exceptions {
+			n := 0
+			for _, set := range []bool{ex.Blind != "", ex.NoDeltas, ex.Own != ""} {
+				if set {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Errorf("%s %s: %+v: want exactly one of Blind, NoDeltas and Own", c.Format, name, ex)
+			}
+			if ex.NoDeltas && c.HidesDeltas() == "" {
+				t.Errorf("%s %s: NoDeltas, but its DeltasFix %q names a fix", c.Format, name, c.DeltasFix)
+			}
+		}
+	}
+}
+
+func TestHidesDeltas(t *testing.T) {
+	for _, tt := range []struct{ fix, want string }{
+		{"", ""},
+		{"run claude with --include-partial-messages", ""},
+		{"none: codex exec --json prints whole messages", "codex exec --json prints whole messages"},
+	} {
+		if got := (CLI{DeltasFix: tt.fix}).HidesDeltas(); got != tt.want {
+			t.Errorf("HidesDeltas of %q = %q, want %q", tt.fix, got, tt.want)
+		}
+	}
+}
+
+func TestUnderHome(t *testing.T) {
+	for dir, want := range map[string]bool{".claude": true, ".local/share/opencode": true, "..x": true,
+		"": false, ".": false, "..": false, "../x": false, "/root/.pi": false, ".pi/": false} {
+		if underHome(dir) != want {
+			t.Errorf("underHome(%q) = %v, want %v", dir, !want, want)
+		}
+	}
+}
+
+func TestLookup(t *testing.T) {
+	if c, ok := Lookup("opencode"); !ok || c.StateDir != ".local/share/opencode" {
+		t.Errorf("Lookup(opencode) = %+v, %v", c, ok)
+	}
+	for _, f := range []string{Auto, "", "aider"} {
+		if _, ok := Lookup(f); ok {
+			t.Errorf("Lookup(%q) found a CLI", f)
+		}
+	}
+	if got := Formats(); len(got) != len(CLIs) || got[0] != CLIs[0].Format {
+		t.Errorf("Formats() = %v", got)
+	}
+}
