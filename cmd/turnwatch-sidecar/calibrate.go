@@ -184,24 +184,15 @@ func measure(in io.Reader, opts monitor.Options, maxLine int) (maxima, error) {
 		return maxima{}, err
 	}
 	m := newMaxima()
-	lr := monitor.NewLineReader(in, maxLine)
-	n := 0
-	for {
-		line, ok := lr.Next()
-		if !ok {
-			break
-		}
-		n++
-		before := eng.State()
-		if lr.Skipped() {
-			eng.FeedSkipped(line, time.Time{})
-		} else {
-			eng.Feed(line, time.Time{})
-		}
-		after := eng.State()
-		m.fold(&before, &after, n, false)
+	var before monitor.State
+	loop := monitor.Loop{
+		Before: func() { before = eng.State() },
+		After: func(monitor.Fed) {
+			after := eng.State()
+			m.fold(&before, &after, eng.Lines(), false)
+		},
 	}
-	if err := lr.Err(); err != nil {
+	if err := loop.Run(eng, monitor.NewLineReader(in, maxLine)); err != nil {
 		return maxima{}, err
 	}
 	eng.Finish()

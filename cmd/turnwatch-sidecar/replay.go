@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"turnwatch.dev/turnwatch/pkg/agents"
 	"turnwatch.dev/turnwatch/pkg/monitor"
@@ -109,30 +108,16 @@ func runReplay(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// replay runs the engine over a whole stream as production would:
-// evaluation ends at the first trip that stops the turn (later lines are
-// still counted), the length stop is judged at the end. Lines carry no
-// clock unless they have the kubectl --timestamps prefix.
+// replay runs the engine over a whole stream as production would
+// (monitor.Replay).
 func replay(in io.Reader, opts monitor.Options, maxLine int) (monitor.Report, error) {
 	eng, err := monitor.New(opts)
 	if err != nil {
 		return monitor.Report{}, err
 	}
-	lr := monitor.NewLineReader(in, maxLine)
-	for {
-		line, ok := lr.Next()
-		if !ok {
-			break
-		}
-		if lr.Skipped() {
-			eng.FeedSkipped(line, time.Time{})
-			continue
-		}
-		eng.Feed(line, time.Time{})
-	}
-	if err := lr.Err(); err != nil {
+	report, err := monitor.Replay(eng, in, maxLine)
+	if err != nil {
 		return monitor.Report{}, err
 	}
-	eng.Finish()
-	return eng.Report(), nil
+	return report, nil
 }

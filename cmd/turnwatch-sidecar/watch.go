@@ -112,20 +112,15 @@ func (w *watcher) run(argv []string, stdin io.Reader, stdout io.Writer, maxLine 
 	go w.ticker(tick, done)
 
 	// Pass every byte through as it is read, and feed the lines.
-	lr := monitor.NewLineReader(io.TeeReader(pipe, stdout), maxLine)
-	for {
-		line, ok := lr.Next()
-		if !ok {
-			break
-		}
-		w.mu.Lock()
-		if lr.Skipped() {
-			w.report(w.eng.FeedSkipped(line, time.Now()), false)
-		} else {
-			w.report(w.eng.Feed(line, time.Now()), true)
-		}
-		w.mu.Unlock()
+	loop := monitor.Loop{
+		Clock:  time.Now,
+		Before: w.mu.Lock,
+		After: func(f monitor.Fed) {
+			w.report(f.Verdicts, !f.Skipped)
+			w.mu.Unlock()
+		},
 	}
+	_ = loop.Run(w.eng, monitor.NewLineReader(io.TeeReader(pipe, stdout), maxLine)) // as before: a read error ends the stream
 	close(done)
 	waitErr := w.cmd.Wait()
 	close(w.exited)

@@ -40,9 +40,6 @@ type Options struct {
 const (
 	DefaultGap       = 30 * time.Second
 	DefaultArgsWidth = 72
-	// maxLine is the longest line read; longer ones are counted, not parsed
-	// (the sidecar's LineReader does the same with its cap).
-	maxLine = 8 << 20
 )
 
 // Call is one tool call, numbered in the order the turn started them.
@@ -117,7 +114,9 @@ type builder struct {
 }
 
 // Stream reads a stream (one event per line, with or without the kubectl
-// --timestamps prefix) and explains it.
+// --timestamps prefix) and explains it. It reads the lines as replay and the
+// sidecar do (monitor.Loop): a line over monitor.DefaultMaxLine is one
+// unparsed line, so the timeline's line numbers are theirs.
 func Stream(r io.Reader, opts Options) (*Timeline, error) {
 	eng, err := monitor.New(monitor.Options{Format: opts.Format, Guards: opts.Guards, Prices: opts.Prices, PriorCostUSD: opts.PriorCostUSD,
 		Audit: opts.Audit})
@@ -132,52 +131,24 @@ func Stream(r io.Reader, opts Options) (*Timeline, error) {
 	}
 	b := &builder{opts: opts, eng: eng, steps: map[string]int{}, shown: map[string]bool{}, names: map[int]string{},
 		streakFrom: -1, wsFrom: -1}
-	if err := readLines(r, b.line); err != nil {
+	var before monitor.Report
+	var prevState monitor.State
+	loop := monitor.Loop{
+		Before: func() { before, prevState = eng.Report(), eng.State() },
+		After:  func(f monitor.Fed) { b.line(f, before, prevState) },
+	}
+	if err := loop.Run(eng, monitor.NewLineReader(r, monitor.DefaultMaxLine)); err != nil {
 		return nil, err
 	}
 	b.finish()
 	return &b.tl, nil
 }
 
-// readLines calls fn with every line, without its newline; a line longer
-// than maxLine is passed cut (and so will not parse).
-func readLines(r io.Reader, fn func([]byte)) error {
-	buf := make([]byte, 0, 64<<10)
-	chunk := make([]byte, 64<<10)
-	for {
-		n, err := r.Read(chunk)
-		buf = append(buf, chunk[:n]...)
-		for {
-			i := bytes.IndexByte(buf, '\n')
-			if i < 0 {
-				break
-			}
-			fn(buf[:i])
-			buf = buf[i+1:]
-		}
-		if len(buf) > maxLine {
-			fn(buf[:maxLine])
-			buf = buf[:0]
-		}
-		if err == io.EOF {
-			if len(buf) > 0 {
-				fn(buf)
-			}
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		// Keep the unread tail at the front so the buffer does not grow.
-		buf = append(make([]byte, 0, max(cap(buf), 64<<10)), buf...)
-	}
-}
-
-func (b *builder) line(line []byte) {
-	before := b.eng.Report()
-	prevState := b.eng.State()
+// line builds the entry of one line the loop fed: before and prevState
+// are the engine's counters before it.
+func (b *builder) line(f monitor.Fed, before monitor.Report, prevState monitor.State) {
+	line, v := f.Line, f.Verdicts
 	at, rest := monitor.LineTime(line)
-	v := b.eng.Feed(line, time.Time{})
 	after := b.eng.Report()
 	st := b.eng.State()
 	n := after.Lines

@@ -33,19 +33,20 @@ type answerSeen struct {
 	Sig, Ans uint64
 }
 
+// agentSlots are the agents' slots, the current one's unused while it is
+// current (its fields are the fold's own).
+type agentSlots [maxAgents]agentSlot
+
 // agentSlot parks an agent that is not the current one.
 type agentSlot struct {
-	key       uint64 // hash of the parent tool id; 0 is the main agent
-	used      bool
-	tick      uint64 // last switch to it, for eviction
-	msg       message
-	open      Money
-	streak    int
-	lastSig   uint64
-	silent    int
-	nudged    bool
-	errStreak int
-	x         patternState
+	Key      uint64 // hash of the parent tool id; 0 is the main agent
+	Used     bool
+	Tick     uint64 // last switch to it, for eviction
+	Msg      message
+	Open     Money
+	LastSig  uint64
+	Counters AgentCounters
+	X        patternState
 }
 
 // agentKey is the slot key of a line's agent.
@@ -59,7 +60,7 @@ func agentKey(parent []byte) uint64 {
 // switchAgent makes the agent that wrote the current line the current one.
 func (e *Engine) switchAgent(parent []byte) {
 	key := agentKey(parent)
-	if key == e.agents[e.agent].key {
+	if key == e.f.Agents[e.f.Agent].Key {
 		return
 	}
 	e.park()
@@ -74,46 +75,44 @@ func (e *Engine) slotOf(key uint64) int {
 	}
 	free, oldest := -1, -1
 	for i := 1; i < maxAgents; i++ {
-		s := &e.agents[i]
+		s := &e.f.Agents[i]
 		switch {
-		case s.used && s.key == key:
+		case s.Used && s.Key == key:
 			return i
-		case !s.used && free < 0:
+		case !s.Used && free < 0:
 			free = i
-		case s.used && (oldest < 0 || s.tick < e.agents[oldest].tick):
+		case s.Used && (oldest < 0 || s.Tick < e.f.Agents[oldest].Tick):
 			oldest = i
 		}
 	}
 	if free < 0 {
 		free = oldest
-		e.seg = e.seg.Add(e.agents[free].open) // its open message is paid, not judged
+		e.f.Seg = e.f.Seg.Add(e.f.Agents[free].Open) // its open message is paid, not judged
 	}
-	e.agents[free] = agentSlot{key: key, used: true}
-	e.subagents = true
+	e.f.Agents[free] = agentSlot{Key: key, Used: true}
+	e.f.Subagents = true
 	return free
 }
 
 // park saves the current agent's fields into its slot.
 func (e *Engine) park() {
-	s := &e.agents[e.agent]
-	s.used = true
-	s.msg, s.open, s.streak, s.lastSig = e.msg, e.open, e.st.Streak, e.lastSig
-	s.silent, s.nudged, s.errStreak, s.x = e.st.Silent, e.st.Nudged, e.st.ErrorStreak, e.x
+	s := &e.f.Agents[e.f.Agent]
+	s.Used = true
+	s.Msg, s.Open, s.LastSig, s.X, s.Counters = e.f.Msg, e.f.Open, e.f.LastSig, e.f.X, e.st.AgentCounters
 }
 
 // unpark makes slot idx the current agent.
 func (e *Engine) unpark(idx int) {
-	s := &e.agents[idx]
-	e.agent = idx
-	e.tick++
-	s.tick = e.tick
-	e.msg, e.open, e.st.Streak, e.lastSig = s.msg, s.open, s.streak, s.lastSig
-	e.st.Silent, e.st.Nudged, e.st.ErrorStreak, e.x = s.silent, s.nudged, s.errStreak, s.x
-	e.st.Cycle, e.st.CyclePeriod = e.x.Cyc.best()
-	e.otherOpen = 0
-	for i := range e.agents {
-		if i != idx && e.agents[i].used {
-			e.otherOpen = e.otherOpen.Add(e.agents[i].open)
+	s := &e.f.Agents[idx]
+	e.f.Agent = idx
+	e.f.Tick++
+	s.Tick = e.f.Tick
+	e.f.Msg, e.f.Open, e.f.LastSig, e.f.X, e.st.AgentCounters = s.Msg, s.Open, s.LastSig, s.X, s.Counters
+	e.st.Cycle, e.st.CyclePeriod = e.f.X.Cyc.best()
+	e.f.OtherOpen = 0
+	for i := range e.f.Agents {
+		if i != idx && e.f.Agents[i].Used {
+			e.f.OtherOpen = e.f.OtherOpen.Add(e.f.Agents[i].Open)
 		}
 	}
 }
@@ -121,18 +120,18 @@ func (e *Engine) unpark(idx int) {
 // dropSubagents ends every subagent at a turn or session boundary: their
 // open messages are paid, not judged, and the main agent is current.
 func (e *Engine) dropSubagents() {
-	if !e.subagents {
+	if !e.f.Subagents {
 		return
 	}
-	if e.agent != 0 {
+	if e.f.Agent != 0 {
 		e.park()
 		e.unpark(0)
 	}
 	for i := 1; i < maxAgents; i++ {
-		if e.agents[i].used {
-			e.seg = e.seg.Add(e.agents[i].open)
+		if e.f.Agents[i].Used {
+			e.f.Seg = e.f.Seg.Add(e.f.Agents[i].Open)
 		}
-		e.agents[i] = agentSlot{}
+		e.f.Agents[i] = agentSlot{}
 	}
-	e.otherOpen, e.subagents = 0, false
+	e.f.OtherOpen, e.f.Subagents = 0, false
 }

@@ -79,21 +79,21 @@ func (e *Engine) wouldTrip(l *link, detector, message string, line int) {
 	case d.reset != nil:
 		d.reset(e)
 	default:
-		e.recorded |= l.bit
+		e.f.Recorded |= l.bit
 	}
 	e.wouldCount++
-	for i := range e.would {
-		if w := &e.would[i]; w.Detector == detector {
+	for i := range e.f.Would {
+		if w := &e.f.Would[i]; w.Detector == detector {
 			w.Count++
 			return
 		}
 	}
-	e.would = append(e.would, WouldTrip{Class: d.Class, Detector: detector, Message: message, Line: line, Step: e.st.Steps, Count: 1})
+	e.f.Would = append(e.f.Would, WouldTrip{Class: d.Class, Detector: detector, Message: message, Line: line, Step: e.st.Steps, Count: 1})
 }
 
 // WouldTrips are the turn's would-trips so far, one per audited detector
 // that would have tripped, in the order of their first.
-func (e *Engine) WouldTrips() []WouldTrip { return append([]WouldTrip(nil), e.would...) }
+func (e *Engine) WouldTrips() []WouldTrip { return append([]WouldTrip(nil), e.f.Would...) }
 
 // WouldTripCount is how many would-trips the turn had so far, all
 // detectors together: a caller that sees it move reads WouldTrips. It

@@ -169,8 +169,8 @@ func benchImpls(b *testing.B, st benchStream, report func(*testing.B, benchStrea
 		}
 		reportCPU(b, cpu, len(st.data))
 		b.StopTimer()
-		if len(e.trips) != 0 {
-			b.Fatalf("the stream tripped: %+v", e.trips)
+		if len(e.f.Trips) != 0 {
+			b.Fatalf("the stream tripped: %+v", e.f.Trips)
 		}
 		report(b, st)
 	})
@@ -235,13 +235,7 @@ func reportPerDelta(b *testing.B, st benchStream) {
 func feedAll(e *Engine, lr *LineReader, r *bytes.Reader, data []byte) {
 	r.Reset(data)
 	lr.r, lr.start, lr.end, lr.err = r, 0, 0, nil
-	for {
-		line, ok := lr.Next()
-		if !ok {
-			return
-		}
-		e.Feed(line, time.Time{})
-	}
+	_ = Loop{}.Run(e, lr) // a bytes.Reader does not fail
 }
 
 // TestZeroAllocsPerDelta pins the steady state: feeding delta lines (and
@@ -297,13 +291,7 @@ func BenchmarkMemory(b *testing.B) {
 			for range b.N {
 				e, _ := New(Options{Format: FormatPi, Guards: benchGuards()})
 				lr := NewLineReader(&repeatReader{data: st.data, left: size}, 0)
-				for {
-					line, ok := lr.Next()
-					if !ok {
-						break
-					}
-					e.Feed(line, time.Time{})
-				}
+				_ = Loop{}.Run(e, lr)
 				b.StopTimer()
 				runtime.GC()
 				var ms runtime.MemStats

@@ -29,49 +29,49 @@ type callInfo struct {
 // callSet remembers call ids (by 64-bit hash) with their flags, evicting
 // the oldest when full.
 type callSet struct {
-	flags map[uint64]callInfo
-	ring  [maxCalls]uint64
-	next  int
-	n     int
+	Flags map[uint64]callInfo
+	Ring  [maxCalls]uint64
+	Next  int
+	N     int
 }
 
-func (c *callSet) init() { c.flags = make(map[uint64]callInfo) } // grows with the calls seen, up to maxCalls
+func (c *callSet) init() { c.Flags = make(map[uint64]callInfo) } // grows with the calls seen, up to maxCalls
 
 // get returns the flags of id, and whether it is new (then it is added).
 func (c *callSet) get(id uint64) (f uint8, isNew bool, evicted uint8) {
-	if f, ok := c.flags[id]; ok {
+	if f, ok := c.Flags[id]; ok {
 		return f.F, false, 0
 	}
-	if c.n == maxCalls {
-		old := c.ring[c.next]
-		evicted = c.flags[old].F
-		delete(c.flags, old)
-		c.n--
+	if c.N == maxCalls {
+		old := c.Ring[c.Next]
+		evicted = c.Flags[old].F
+		delete(c.Flags, old)
+		c.N--
 	}
-	c.ring[c.next] = id
-	c.next = (c.next + 1) % maxCalls
-	c.n++
-	c.flags[id] = callInfo{}
+	c.Ring[c.Next] = id
+	c.Next = (c.Next + 1) % maxCalls
+	c.N++
+	c.Flags[id] = callInfo{}
 	return 0, true, evicted
 }
 
 func (c *callSet) set(id uint64, f uint8) {
-	if ci, ok := c.flags[id]; ok {
+	if ci, ok := c.Flags[id]; ok {
 		ci.F = f
-		c.flags[id] = ci
+		c.Flags[id] = ci
 	}
 }
 
 // setSig records a compared call's signature and place.
 func (c *callSet) setSig(id, sig uint64, seq int64) {
-	if ci, ok := c.flags[id]; ok {
+	if ci, ok := c.Flags[id]; ok {
 		ci.Sig, ci.Seq = sig, seq
-		c.flags[id] = ci
+		c.Flags[id] = ci
 	}
 }
 
 func (c *callSet) lookup(id uint64) (callInfo, bool) {
-	ci, ok := c.flags[id]
+	ci, ok := c.Flags[id]
 	return ci, ok
 }
 

@@ -12,9 +12,9 @@ func TestChainOrder(t *testing.T) {
 	var got []string
 	for _, l := range chain {
 		reason, _, _ := l.check(&State{Guards: Guards{StepBudget: 1, IdenticalCalls: 1, SilentTurns: 1, StallTimeout: 1, ToolTimeout: 1,
-			WhitespaceDeltas: 1, WhitespaceBytes: 1, CycleRepeats: 2, ErrorRepeats: 1, RepeatedTextBytes: 1}, Steps: 2, Streak: 1,
-			Silent: 2, WhitespaceDeltas: 1, Cost: 2, Cap: 1, StopReason: StopLength, Gap: 2, Cycle: 2, CyclePeriod: 2,
-			ErrorStreak: 1, RepeatBytes: 1, RepeatPeriod: 1})
+			WhitespaceDeltas: 1, WhitespaceBytes: 1, CycleRepeats: 2, ErrorRepeats: 1, RepeatedTextBytes: 1}, Steps: 2,
+			AgentCounters: AgentCounters{Streak: 1, Silent: 2, ErrorStreak: 1}, WhitespaceDeltas: 1, Cost: 2, Cap: 1, StopReason: StopLength, Gap: 2, Cycle: 2, CyclePeriod: 2,
+			RepeatBytes: 1, RepeatPeriod: 1})
 		got = append(got, reason)
 	}
 	want := "stall degeneration repetition stepBudget identicalCalls cycles repeatedErrors spend lengthStop silentRun"
@@ -44,9 +44,9 @@ func TestChainOrder(t *testing.T) {
 // A check reads State and never changes it: the fold passes its own.
 func TestChecksDoNotChangeState(t *testing.T) {
 	s := State{Guards: Guards{StepBudget: 1, IdenticalCalls: 1, SilentTurns: 1, StallTimeout: 1, ToolTimeout: 1,
-		WhitespaceDeltas: 1, WhitespaceBytes: 1, CycleRepeats: 2, ErrorRepeats: 1, RepeatedTextBytes: 1}, Steps: 2, Streak: 1,
-		Silent: 2, WhitespaceDeltas: 1, Cost: 2, Cap: 1, StopReason: StopLength, Gap: 2, Cycle: 2, CyclePeriod: 2,
-		ErrorStreak: 1, RepeatBytes: 1, RepeatPeriod: 1, Outstanding: 1}
+		WhitespaceDeltas: 1, WhitespaceBytes: 1, CycleRepeats: 2, ErrorRepeats: 1, RepeatedTextBytes: 1}, Steps: 2,
+		AgentCounters: AgentCounters{Streak: 1, Silent: 2, ErrorStreak: 1}, WhitespaceDeltas: 1, Cost: 2, Cap: 1, StopReason: StopLength, Gap: 2, Cycle: 2, CyclePeriod: 2,
+		RepeatBytes: 1, RepeatPeriod: 1, Outstanding: 1}
 	for _, l := range chain {
 		c := s
 		l.check(&c)
@@ -98,10 +98,10 @@ func TestOrderWithinOneEvent(t *testing.T) {
 		e, _ := New(Options{Format: FormatPi, Guards: guards(func(g *Guards) { g.WhitespaceDeltas, g.StepBudget = 1, 0 })})
 		e.ev = event{msgOpen: true, hasDelta: true, delta: []byte(" ")}
 		e.ev.addCall([]byte("c"), []byte("bash"), []byte("{}"), true)
-		e.lines = 1
+		e.f.Lines = 1
 		e.apply()
-		if len(e.trips) != 1 || e.trips[0].Detector != DetectorDegeneration || e.st.Steps != 0 {
-			t.Fatalf("trips %+v steps %d, want degeneration before the call is seen", e.trips, e.st.Steps)
+		if len(e.f.Trips) != 1 || e.f.Trips[0].Detector != DetectorDegeneration || e.st.Steps != 0 {
+			t.Fatalf("trips %+v steps %d, want degeneration before the call is seen", e.f.Trips, e.st.Steps)
 		}
 	})
 	t.Run("spend before the nudge", func(t *testing.T) {

@@ -1,6 +1,10 @@
 package monitor
 
 import (
+	"bytes"
+	"encoding"
+	"encoding/gob"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -90,6 +94,36 @@ func feedReport(t *testing.T, opts Options, cp []byte, lines []string) Report {
 	return e.Report()
 }
 
+// A checkpoint an older sidecar wrote (version 2: the fold copied field by
+// field) is refused, so the sidecar replays the log as it does without one.
+func TestCheckpointOlderVersionRefused(t *testing.T) {
+	type msgSnapshot struct {
+		Open   bool
+		Calls  int
+		Model  []byte
+		Deltas bool
+	}
+	old := struct {
+		Version        int
+		Format, Active string
+		St             State
+		Lines, Anon    int
+		Msg            msgSnapshot
+		ErrNote        []byte
+	}{Version: 2, Format: FormatPi, Active: FormatPi, St: State{Steps: 3}, Lines: 7, Msg: msgSnapshot{Open: true, Calls: 1, Model: []byte("m")}}
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(&old); err != nil {
+		t.Fatal(err)
+	}
+	e, _ := New(Options{Format: FormatPi})
+	if err := e.Restore(b.Bytes()); err == nil || !strings.Contains(err.Error(), "version 2") {
+		t.Fatalf("restored a version-2 checkpoint: %v", err)
+	}
+	if r := e.Report(); r.Lines != 0 || r.Steps != 0 {
+		t.Fatalf("a refused checkpoint left %+v", r)
+	}
+}
+
 func TestCheckpointRefused(t *testing.T) {
 	a, _ := New(Options{Format: FormatPi})
 	cp, _ := a.Checkpoint()
@@ -103,28 +137,57 @@ func TestCheckpointRefused(t *testing.T) {
 	}
 }
 
-// The snapshot must follow the engine: a field added to Engine, message or
-// State must be added to the snapshot (or named here as derived from
-// Options or per-line scratch), else a restored engine silently differs.
+// The checkpoint holds the fold whole: Engine keeps outside State and
+// foldState only what New derives from Options, per-line scratch, and what
+// Restore derives from the fold (a field added to Engine must be one of
+// those, or go into foldState); and every field the snapshot reaches
+// encodes (exported, or a type that encodes itself), else gob drops it and
+// a restored engine silently differs.
 func TestCheckpointCoversTheEngine(t *testing.T) {
-	known := map[string][]string{
-		"Engine": {"opts", "format", "active", "parse", "prices", "world", "st", "calls", "ev", "sc", "obj", "canon", "pi", "pc", "lines", "unparsed",
-			"ignored", "parsed", "fit", "formatNote", "formatFits", "autoLines", "autoIgnored", "live", "result", "stopped", "finished", "stopLine", "lastTime", "trips", "nudges", "audit", "recorded", "would", "wouldCount", "cur", "anon", "msg",
-			"lastSig", "x", "agent", "tick", "agents", "otherOpen", "subagents",
-			"errNote", "resultErr", "failed", "cliStop", "closed", "seg", "open", "msgs", "costNote", "sessionModel", "agentSession", "deltas", "priceCache"},
-		"message": {"open", "id", "speaks", "calls", "stop", "hasStop", "weakStop", "stopLine", "toks", "model", "rep", "deltas", "whole"},
-		"State": {"Guards", "Steps", "Streak", "Silent", "Nudged", "Warned", "WhitespaceDeltas", "WhitespaceBytes", "Cost", "Prior", "Cap",
-			"StopReason", "Outstanding", "Gap", "Cycle", "CyclePeriod", "ErrorStreak", "Answered", "RepeatBytes", "RepeatPeriod"},
+	outside := []string{"opts", "format", "parse", "prices", "world", "audit", "st", "f", "ev", "sc", "obj", "canon", "pi", "pc", "cur",
+		"wouldCount", "priceCache"}
+	var got []string
+	for f := range reflect.TypeFor[Engine]().Fields() {
+		got = append(got, f.Name)
 	}
-	for _, typ := range []reflect.Type{reflect.TypeOf(Engine{}), reflect.TypeOf(message{}), reflect.TypeOf(State{})} {
-		var got []string
-		for i := range typ.NumField() {
-			got = append(got, typ.Field(i).Name)
-		}
-		if !reflect.DeepEqual(got, known[typ.Name()]) {
-			t.Errorf("%s has fields %v; the checkpoint knows %v: update checkpoint.go and this list", typ.Name(), got, known[typ.Name()])
-		}
+	if !reflect.DeepEqual(got, outside) {
+		t.Errorf("Engine has fields %v; want %v: put the fold's in foldState", got, outside)
 	}
+	seen := map[reflect.Type]bool{}
+	paths := unencoded(reflect.TypeFor[snapshot](), "snapshot", seen)
+	paths = append(paths, unencoded(reflect.TypeFor[parked](), "agentSlots[]", seen)...) // agentSlots encodes these
+	for _, path := range paths {
+		t.Errorf("%s does not encode: export it (or give its type MarshalBinary)", path)
+	}
+}
+
+// unencoded lists the fields under typ that gob would drop.
+func unencoded(typ reflect.Type, path string, seen map[reflect.Type]bool) []string {
+	if seen[typ] || typ.Implements(reflect.TypeFor[encoding.BinaryMarshaler]()) {
+		return nil
+	}
+	seen[typ] = true
+	switch typ.Kind() {
+	case reflect.Array, reflect.Slice, reflect.Pointer:
+		return unencoded(typ.Elem(), path+"[]", seen)
+	case reflect.Map:
+		return append(unencoded(typ.Key(), path+"[key]", seen), unencoded(typ.Elem(), path+"[]", seen)...)
+	case reflect.Struct:
+	default:
+		return nil
+	}
+	if typ == reflect.TypeFor[time.Time]() {
+		return nil
+	}
+	var out []string
+	for f := range typ.Fields() {
+		if !f.IsExported() {
+			out = append(out, path+"."+f.Name)
+			continue
+		}
+		out = append(out, unencoded(f.Type, path+"."+f.Name, seen)...)
+	}
+	return out
 }
 
 // The checkpoint stays small however long the stream: the call set is
@@ -146,5 +209,40 @@ func TestCheckpointSizeBounded(t *testing.T) {
 	t.Logf("checkpoint after %d lines, %d steps: %d bytes", len(s.lines), e.State().Steps, len(cp))
 	if len(cp) > 256<<10 {
 		t.Errorf("checkpoint of %d bytes", len(cp))
+	}
+}
+
+// The parked agents survive a checkpoint: A's streak, hidden among B's
+// calls, trips on the same line whatever line the sidecar restarted after.
+func TestCheckpointSubagentsEveryCut(t *testing.T) {
+	s := &stream{}
+	s.add(cInit())
+	for i := range 4 {
+		for _, a := range []string{"A", "B", ""} {
+			arg := fmt.Sprint(a, i)
+			if a == "A" {
+				arg = "x"
+			}
+			id := s.id("toolu")
+			s.add(cSub(a, s.id("msg"), id, "Grep", map[string]any{"q": arg}), cSubResult(a, id, "found "+arg, false))
+		}
+	}
+	opts := Options{Format: FormatClaude}
+	want := feedReport(t, opts, nil, s.lines)
+	if len(want.Trips) != 1 || want.Trips[0].Detector != DetectorIdenticalCalls {
+		t.Fatalf("trips %s, want A's identical calls", js(want.Trips))
+	}
+	for cut := range s.lines {
+		first, _ := New(opts)
+		for _, l := range s.lines[:cut] {
+			first.Feed([]byte(l), time.Time{})
+		}
+		cp, err := first.Checkpoint()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := feedReport(t, opts, cp, s.lines[cut:]); js(got) != js(want) {
+			t.Fatalf("cut at %d:\n got %s\nwant %s", cut, js(got), js(want))
+		}
 	}
 }

@@ -45,14 +45,14 @@ func (e *Engine) content(raw []byte, complete bool, strs jsonscan.Spans) bool {
 				return true
 			}
 		case string(b.typ) == "text":
-			if e.msg.open && hasText(b.text) {
-				e.msg.speaks = true
+			if e.f.Msg.Open && hasText(b.text) {
+				e.f.Msg.Speaks = true
 			}
-			if complete && e.msg.open && e.block(b.text, kindText) {
+			if complete && e.f.Msg.Open && e.block(b.text, kindText) {
 				return true
 			}
 		case string(b.typ) == "thinking":
-			if complete && e.msg.open && e.block(b.thinking, kindThinking) {
+			if complete && e.f.Msg.Open && e.block(b.thinking, kindThinking) {
 				return true
 			}
 		case string(b.typ) == "tool_result":

@@ -75,7 +75,7 @@ func (d *deltaSight) decided() bool { return d.seen || d.hidden }
 // CLI wrote itself (Claude Code's API error text, model "<synthetic>") was
 // never streamed by a model, so it says nothing about the stream's deltas.
 func (d *deltaSight) judge(m *message) {
-	if !d.decided() && m.whole && !m.deltas && string(m.model.bytes()) != syntheticModel {
+	if !d.decided() && m.Whole && !m.Deltas && string(m.Model.bytes()) != syntheticModel {
 		d.hidden = true
 	}
 }
@@ -86,4 +86,4 @@ const syntheticModel = "<synthetic>"
 
 // DeltasHidden says the stream hides the model's deltas (Report.DeltasHidden),
 // without building a Report: the sidecar asks after every line.
-func (e *Engine) DeltasHidden() bool { return e.deltas.hidden }
+func (e *Engine) DeltasHidden() bool { return e.f.Deltas.hidden }

@@ -60,7 +60,7 @@ var detectorTable = [...]Detector{
 			Help:  "Stall: longest silence while a tool call is outstanding before `stalled` trips.",
 			field: func(g *Guards) any { return &g.ToolTimeout }, measure: gapWhile(true)},
 	}, again: func(e *Engine) { // the silence starts over at the moment judged
-		e.lastTime, e.st.Gap = e.lastTime.Add(e.st.Gap), 0
+		e.f.LastTime, e.st.Gap = e.f.LastTime.Add(e.st.Gap), 0
 	}},
 	{Name: DetectorDegeneration, Class: ClassDegenerate, at: atDelta, check: degeneration, Guards: []Guard{
 		{Name: "whitespaceDeltas", Kind: GuardCount, def: 128, TripsAtLimit: true,
@@ -75,7 +75,7 @@ var detectorTable = [...]Detector{
 			Help:  "Repetition: this many bytes of streamed text repeating one pattern of 1 to 256 bytes trip `degenerate`.",
 			field: func(g *Guards) any { return &g.RepeatedTextBytes }, measure: counter(func(s *State) int { return s.RepeatBytes })},
 	}, again: func(e *Engine) { // the message's text runs start over
-		e.msg.rep = [2]repeatTracker{}
+		e.f.Msg.Rep = [2]repeatTracker{}
 		e.st.RepeatBytes, e.st.RepeatPeriod = 0, 0
 	}},
 	{Name: DetectorStepBudget, Class: ClassRunaway, at: atCall, check: stepBudget, Guards: []Guard{
@@ -87,14 +87,14 @@ var detectorTable = [...]Detector{
 		{Name: "identicalCalls", Kind: GuardCount, def: 4, TripsAtLimit: true,
 			Help:  "Identical calls: this many byte-identical tool calls in a row trip `runaway`.",
 			field: func(g *Guards) any { return &g.IdenticalCalls }, measure: counter(func(s *State) int { return s.Streak })},
-	}, reset: func(e *Engine) { e.st.Streak, e.lastSig = 0, 0 }},
+	}, reset: func(e *Engine) { e.st.Streak, e.f.LastSig = 0, 0 }},
 	// Cycles are off until calibrate says a team's healthy turns allow them.
 	{Name: DetectorCycles, Class: ClassRunaway, at: atCall, check: cycles, Guards: []Guard{
 		{Name: "cycleRepeats", Kind: GuardCount, def: 0, Least: 2, TripsAtLimit: true, // one copy of a sequence is no cycle
 			Help:  "Cycles: a sequence of 2 to 5 tool calls (not all the same) repeated this many times in a row trips `runaway` (A B A B A B A B is 2 calls repeated 4 times); 0 (off) or at least 2. Run `calibrate` on healthy streams before switching it on.",
 			field: func(g *Guards) any { return &g.CycleRepeats }, measure: counter(func(s *State) int { return s.Cycle })},
 	}, reset: func(e *Engine) {
-		e.x.Cyc = cycleTrack{}
+		e.f.X.Cyc = cycleTrack{}
 		e.st.Cycle, e.st.CyclePeriod = 0, 0
 	}},
 	{Name: DetectorRepeatedErrors, Class: ClassRunaway, at: atAnswer, check: repeatedErrors, Guards: []Guard{

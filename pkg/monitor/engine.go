@@ -2,7 +2,6 @@ package monitor
 
 import (
 	"bytes"
-	"strconv"
 	"time"
 
 	"turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
@@ -15,93 +14,32 @@ import (
 type Engine struct {
 	opts   Options // as New read them (auto's restart builds from them again)
 	format string  // requested: one of Formats
-	active string  // the format being parsed ("" while auto has not decided)
 	parse  parser
 	prices Prices
 	world  map[string]struct{}
+	// audit are the detectors whose trips only record (Options.Audit).
+	audit detectorBits
 
-	st    State
-	calls callSet
+	// st is what the checks see (state.go): the fold's counters, and the
+	// guards, cap and prior cost from Options.
+	st State
+	// f is everything else the fold has folded (fold.go): with st, what a
+	// checkpoint holds.
+	f foldState
+
+	// Per line: the event being applied and the parse's scratch.
 	ev    event
 	sc    jsonscan.Scanner
 	obj   jsonscan.Obj
 	canon []byte // the line rewritten without ASCII \u escapes, when it had any (internal/jsonscan/spelling.go)
 	pi    piMemo // what the last pi message left for the next line's (format_pi_memo.go)
 	// pc is what the parser of the line sees (format.go).
-	pc parseContext
+	pc  parseContext
+	cur Verdicts // what the line produced
 
-	lines, unparsed int
-	ignored         int // known lines that carry nothing (Report.Ignored)
-	// parsed counts the lines the format read, ignored ones included;
-	// formatmismatch.go judges the stream by it and unparsed.
-	parsed int
-	// Whether the stream reads as its format (formatmismatch.go): what the
-	// unparsed lines read as, and the note once it does not.
-	fit        formatFit
-	formatNote string
-	formatFits string // the format named in formatNote
-	// autoLines counts the lines auto's format read since it decided, the
-	// deciding line included, and autoIgnored says that line was an
-	// ignored one (formatmismatch.go, rethink).
-	autoLines    int
-	autoIgnored  bool
-	live, result bool
-	stopped      bool // a trip ended evaluation
-	finished     bool
-	stopLine     int // line of the event that set StopReason
-	lastTime     time.Time
-	trips        []Trip
-	nudges       []Nudge
-	// audit are the detectors whose trips only record (Options.Audit);
-	// would are their would-trips, recorded the one-shot ones whose
-	// would-trip is recorded, wouldCount their counts' sum (audit.go).
-	audit, recorded detectorBits
-	would           []WouldTrip
-	wouldCount      int
-	cur             Verdicts
-	anon            uint64 // counter for calls without an id
-
-	msg     message
-	lastSig uint64
-
-	// Per agent (agents.go): the current agent's pattern state, the parked
-	// ones, and what their open messages cost.
-	x         patternState
-	agent     int
-	tick      uint64
-	agents    [maxAgents]agentSlot
-	otherOpen Money
-	subagents bool // a subagent slot is in use
-
-	// The agent's own failure (docs/design.md#a-failure-the-agent-reports):
-	// the last error note of the turn, and the final result
-	// event's failure text once failed is set.
-	errNote, resultErr errText
-	failed             bool
-	// cliStop: the last line was an error notice that, if the final
-	// result comes next, is the CLI stopping its own turn (event.cliStop).
-	cliStop bool
-
-	// Cost: the turn's own is closed + seg + open (State.Prior, the earlier
-	// turns', only counts against the cap).
-	closed Money // sessions of this stream that ended (a later start event)
-	seg    Money // the current session's committed cost
-	open   Money // the open model message's latest cost
-	// msgs counts the model messages the turn opened, every agent's: a
-	// session's total covers no more (plausible.go).
-	msgs int64
-	// costNote is the first cost report the turn did not take as it stood
-	// (Report.CostMismatch): one below what was counted already, or one no
-	// model could produce.
-	costNote string
-
-	sessionModel modelName // model named by a start event (claude, gemini)
-	// agentSession is the CLI's own session id: the first the stream named
-	// (event.sessionID), kept after a trip and across reopened turns.
-	agentSession agentSessionID
-	// deltas is whether the stream shows the model's deltas or hides them
-	// (Report.DeltasHidden), decided once (deltas.go).
-	deltas     deltaSight
+	// Derived from the fold: the would-trips' counts' sum (audit.go), and
+	// the price of the model last priced.
+	wouldCount int
 	priceCache struct {
 		model modelName
 		price ModelPrice
@@ -109,33 +47,6 @@ type Engine struct {
 		ok    bool
 	}
 }
-
-// message is the open model message.
-type message struct {
-	open     bool
-	id       uint64
-	speaks   bool // carried non-space text
-	calls    int  // tool calls first seen in it
-	stop     string
-	hasStop  bool
-	weakStop bool // stop came from the stream's message_delta: the message's own line's replaces it
-	stopLine int
-	toks     tokens
-	model    modelName
-	// rep follows repeated text per kind (text, thinking); deltas marks a
-	// message whose text streamed as deltas, so its whole blocks (a
-	// restatement) are not read again; whole marks one of the main agent
-	// that carried text or thinking (whitespace too) as whole blocks before any
-	// delta (deltaSight), only while the stream's deltas are undecided.
-	rep    [2]repeatTracker
-	deltas bool
-	whole  bool
-}
-
-const (
-	kindText     = 0
-	kindThinking = 1
-)
 
 // New builds an engine; zero Guards mean DefaultGuards, empty Prices mean
 // DefaultPrices.
@@ -149,7 +60,8 @@ func New(opts Options) (*Engine, error) {
 	if err := opts.check(); err != nil {
 		return nil, err
 	}
-	e := &Engine{format: opts.Format, prices: opts.Prices, live: true, opts: opts}
+	e := &Engine{format: opts.Format, prices: opts.Prices, opts: opts}
+	e.f.Live = true
 	if e.format == "" {
 		e.format = FormatAuto
 	}
@@ -167,7 +79,7 @@ func New(opts Options) (*Engine, error) {
 	for _, t := range opts.Guards.WorldTools {
 		e.world[t] = struct{}{}
 	}
-	e.calls.init()
+	e.f.Calls.init()
 	return e, nil
 }
 
@@ -190,17 +102,17 @@ func (g Guards) isZero() bool {
 // After a stopping trip nothing more is applied, but each line is still
 // classified (unparsed, ignored) so that the report covers the whole input.
 func (e *Engine) Feed(line []byte, now time.Time) Verdicts {
-	e.lines++
+	e.f.Lines++
 	e.cur = Verdicts{}
-	if e.finished {
+	if e.f.Finished {
 		return e.cur
 	}
 	t, rest := splitTimestamp(line)
 	if t.IsZero() {
 		t = now
 	}
-	if !t.IsZero() && !e.stopped && !e.judgeStall(t, e.lines-1) { // a stall trip still classifies this line
-		e.lastTime = t
+	if !t.IsZero() && !e.f.Stopped && !e.judgeStall(t, e.f.Lines-1) { // a stall trip still classifies this line
+		e.f.LastTime = t
 	}
 	if n := len(rest); n == 0 || rest[0] != '{' || rest[n-1] != '}' { // else there is nothing to trim
 		rest = bytes.TrimSpace(rest)
@@ -219,29 +131,29 @@ func (e *Engine) Feed(line []byte, now time.Time) Verdicts {
 // or counts it unparsed. After a stopping trip it only classifies the line.
 func (e *Engine) fold(line []byte) {
 	e.ev = event{}
-	decides := e.active == "" // auto has not decided yet: a line it reads decides
+	decides := e.f.Active == "" // auto has not decided yet: a line it reads decides
 	ok := e.parseLine(line)
 	if !ok && e.rethink(line) {
 		ok, decides = true, true
 	}
 	if !ok {
-		e.unparsed++
-		e.fit.count(line)
+		e.f.Unparsed++
+		e.f.Fit.count(line)
 		e.judgeFormat(false)
 		return
 	}
-	e.parsed++
+	e.f.Parsed++
 	if decides {
-		e.autoLines, e.autoIgnored = 0, e.ev.ignored
+		e.f.AutoLines, e.f.AutoIgnored = 0, e.ev.ignored
 	}
-	e.autoLines++
+	e.f.AutoLines++
 	if e.ev.ignored {
-		e.ignored++
+		e.f.Ignored++
 	}
-	if e.ev.sessionID != nil && e.agentSession.n == 0 { // after a trip too: it is not a verdict
-		e.agentSession.take(e.ev.sessionID)
+	if e.ev.sessionID != nil && e.f.AgentSession.n == 0 { // after a trip too: it is not a verdict
+		e.f.AgentSession.take(e.ev.sessionID)
 	}
-	if !e.stopped {
+	if !e.f.Stopped {
 		e.apply()
 	}
 }
@@ -250,15 +162,15 @@ func (e *Engine) fold(line []byte) {
 // it is a line (numbers stay right), it is unparsed, and its head (what
 // Next returned) moves the clock like any timestamped line.
 func (e *Engine) FeedSkipped(head []byte, now time.Time) Verdicts {
-	e.lines++
+	e.f.Lines++
 	e.cur = Verdicts{}
-	if e.finished {
+	if e.f.Finished {
 		return e.cur
 	}
-	if t := e.clock(head, now); !t.IsZero() && !e.stopped && !e.judgeStall(t, e.lines-1) {
-		e.lastTime = t
+	if t := e.clock(head, now); !t.IsZero() && !e.f.Stopped && !e.judgeStall(t, e.f.Lines-1) {
+		e.f.LastTime = t
 	}
-	e.unparsed++ // after a trip too
+	e.f.Unparsed++ // after a trip too
 	e.judgeFormat(false)
 	return e.cur
 }
@@ -276,14 +188,14 @@ func (e *Engine) clock(line []byte, now time.Time) time.Time {
 // input is caught up: lines replayed from the past carry old timestamps.
 func (e *Engine) Tick(now time.Time) *Trip {
 	e.cur = Verdicts{}
-	if e.stopped || e.finished {
+	if e.f.Stopped || e.f.Finished {
 		return nil
 	}
-	if e.lastTime.IsZero() {
-		e.lastTime = now
+	if e.f.LastTime.IsZero() {
+		e.f.LastTime = now
 		return nil
 	}
-	e.judgeStall(now, e.lines)
+	e.judgeStall(now, e.f.Lines)
 	return e.cur.Trip
 }
 
@@ -291,11 +203,11 @@ func (e *Engine) Tick(now time.Time) *Trip {
 // judging: a live caller first makes sure the silence is real (a half-open
 // log stream looks like silence).
 func (e *Engine) StallDue(now time.Time) bool {
-	if e.stopped || e.finished || !e.live || e.lastTime.IsZero() {
+	if e.f.Stopped || e.f.Finished || !e.f.Live || e.f.LastTime.IsZero() {
 		return false
 	}
 	st := e.st
-	st.Gap = now.Sub(e.lastTime)
+	st.Gap = now.Sub(e.f.LastTime)
 	_, _, due := stall(&st)
 	return due
 }
@@ -303,10 +215,10 @@ func (e *Engine) StallDue(now time.Time) bool {
 // judgeStall checks the silence between the last clock reading and t,
 // attributing a trip to line (the last line before the gap).
 func (e *Engine) judgeStall(t time.Time, line int) bool {
-	if !e.live || e.lastTime.IsZero() {
+	if !e.f.Live || e.f.LastTime.IsZero() {
 		return false
 	}
-	e.st.Gap = t.Sub(e.lastTime)
+	e.st.Gap = t.Sub(e.f.LastTime)
 	return e.evaluate(atClock, line)
 }
 
@@ -314,54 +226,54 @@ func (e *Engine) judgeStall(t time.Time, line int) bool {
 // the length stop. Calling it again does nothing.
 func (e *Engine) Finish() Verdicts {
 	e.cur = Verdicts{}
-	if !e.finished {
+	if !e.f.Finished {
 		e.judgeFormat(true) // after a trip too: the lines after it were classified
 	}
-	if e.finished || e.stopped {
-		e.finished = true
+	if e.f.Finished || e.f.Stopped {
+		e.f.Finished = true
 		return e.cur
 	}
-	e.finished = true
-	if e.live && e.msg.open && e.endMessage() {
+	e.f.Finished = true
+	if e.f.Live && e.f.Msg.Open && e.endMessage() {
 		return e.cur
 	}
-	if e.live && e.agent != 0 { // the end of input ends the main agent's open message too: its stop is the turn's
+	if e.f.Live && e.f.Agent != 0 { // the end of input ends the main agent's open message too: its stop is the turn's
 		e.switchAgent(nil)
-		if e.msg.open && e.endMessage() {
+		if e.f.Msg.Open && e.endMessage() {
 			return e.cur
 		}
 	}
-	e.evaluate(atFinish, e.stopLine)
+	e.evaluate(atFinish, e.f.StopLine)
 	return e.cur
 }
 
 // Report is the replay report (docs/design.md#the-replay-report) for what
 // the engine has seen so far.
 func (e *Engine) Report() Report {
-	f := e.active
+	f := e.f.Active
 	if f == "" {
 		f = e.format
 	}
 	r := Report{
-		Format: f, Lines: e.lines, Steps: e.st.Steps, CostUSD: e.st.Cost.String(),
-		StopReason: e.st.StopReason, Result: e.result, Unparsed: e.unparsed, Ignored: e.ignored,
-		Trips: append([]Trip{}, e.trips...), Nudges: append([]Nudge{}, e.nudges...),
-		AgentSessionID: string(e.agentSession.bytes()),
-		DeltasHidden:   e.deltas.hidden,
+		Format: f, Lines: e.f.Lines, Steps: e.st.Steps, CostUSD: e.st.Cost.String(),
+		StopReason: e.st.StopReason, Result: e.f.Result, Unparsed: e.f.Unparsed, Ignored: e.f.Ignored,
+		Trips: append([]Trip{}, e.f.Trips...), Nudges: append([]Nudge{}, e.f.Nudges...),
+		AgentSessionID: string(e.f.AgentSession.bytes()),
+		DeltasHidden:   e.f.Deltas.hidden,
 		WouldTrips:     e.WouldTrips(),
-		CostMismatch:   e.costNote,
-		FormatMismatch: e.formatNote,
-		FormatFit:      e.formatFits,
+		CostMismatch:   e.f.CostNote,
+		FormatMismatch: e.f.FormatNote,
+		FormatFit:      e.f.FormatFits,
 	}
-	if e.result && e.failed {
-		r.ResultError = unescape(e.resultErr.raw())
+	if e.f.Result && e.f.Failed {
+		r.ResultError = unescape(e.f.ResultErr.raw())
 	}
 	return r
 }
 
 // Lines is how many lines the engine was fed (Report's Lines), without
 // building the report.
-func (e *Engine) Lines() int { return e.lines }
+func (e *Engine) Lines() int { return e.f.Lines }
 
 // State returns a copy of the counters the checks see.
 func (e *Engine) State() State { return e.st }
@@ -372,7 +284,7 @@ func (e *Engine) State() State { return e.st }
 func (e *Engine) evaluate(p phase, line int) bool {
 	for i := range chainAt[p] {
 		l := &chainAt[p][i]
-		if e.recorded&l.bit != 0 {
+		if e.f.Recorded&l.bit != 0 {
 			continue // an audited detector that records once did
 		}
 		reason, msg, failed := l.check(&e.st)
@@ -389,421 +301,17 @@ func (e *Engine) evaluate(p phase, line int) bool {
 		}
 		if l.nudge {
 			n := Nudge{Detector: reason, Message: msg, Line: line}
-			e.nudges = append(e.nudges, n)
+			e.f.Nudges = append(e.f.Nudges, n)
 			e.cur.Nudges = append(e.cur.Nudges, n)
 			e.st.Nudged = true
 			continue
 		}
 		t := &Trip{Class: ClassOf(reason), Detector: reason, Message: msg, Line: line}
-		e.trips = append(e.trips, *t)
+		e.f.Trips = append(e.f.Trips, *t)
 		e.cur.Trip = t
-		e.stopped = true
+		e.f.Stopped = true
 		e.judgeDeltasAtTrip()
 		return true
 	}
 	return false
-}
-
-// apply folds the current event into State in the order within one event
-// (docs/design.md#order-within-one-event): degeneration, repetition; each
-// tool call in order; each answer; spend; the stop reason; the silent-run
-// nudge. It returns as soon as a check stops the turn.
-func (e *Engine) apply() {
-	ev := &e.ev
-	if ev.start || ev.newSegment || ev.final {
-		e.dropSubagents()
-	} else {
-		e.switchAgent(ev.agent)
-	}
-	if ev.newSegment {
-		e.closeSegment()
-		if len(ev.model) > 0 {
-			e.sessionModel.set(ev.model)
-		}
-	}
-	if ev.start {
-		if e.msg.open { // an unfinished message of the attempt before: paid, not judged
-			e.seg, e.open = e.seg.Add(e.open), 0
-			e.msg.open = false
-		}
-		e.live, e.result = true, false
-		e.failed = false
-		e.errNote.reset()
-	}
-	if !e.live {
-		return // after the final result: no steps, trips, nudges or cost
-	}
-	cliStop := e.cliStop // the line before was a notice, and nothing came between
-	e.cliStop = ev.cliStop
-	if ev.errNote != nil {
-		e.errNote.set(ev.errNote)
-	}
-	if ev.endBefore && e.msg.open && e.endMessage() {
-		return
-	}
-	if ev.msgID != nil {
-		id := idHash(ev.msgID)
-		if e.msg.open && e.msg.id != id && e.endMessage() {
-			return
-		}
-		if !e.msg.open {
-			e.openMessage()
-			e.msg.id = id
-		}
-	}
-	if ev.msgOpen && !e.msg.open {
-		e.openMessage()
-	}
-	if ev.hasDelta && e.delta(ev.delta, ev.deltaText) {
-		return
-	}
-	if ev.hasText && e.msg.open && hasText(ev.text) {
-		e.msg.speaks = true
-	}
-	if ev.hasText && e.msg.open && e.block(ev.text, kindText) {
-		return
-	}
-	if ev.hasThinking && e.msg.open && e.block(ev.thinking, kindThinking) {
-		return
-	}
-	if ev.content != nil && e.content(ev.content, ev.contentComplete, ev.contentStrs) {
-		return
-	}
-	for i := 0; i < ev.ncalls; i++ {
-		if e.call(ev.calls[i]) {
-			return
-		}
-	}
-	for i := 0; i < ev.nresults; i++ {
-		r := ev.results[i]
-		if e.answer(r.id, r.name, r.isError, r.text) {
-			return
-		}
-	}
-	if ev.costKind != costNone && e.spend() {
-		return
-	}
-	if ev.hasStop && e.msg.open && !(ev.weakStop && e.msg.hasStop && !e.msg.weakStop) {
-		e.msg.stop, e.msg.hasStop, e.msg.weakStop, e.msg.stopLine = ev.stop, true, ev.weakStop, e.lines
-	}
-	if ev.turnStop != "" || ev.stopByResult {
-		e.st.StopReason, e.stopLine = ev.turnStop, e.lines
-	}
-	if ev.lastStop != "" && e.st.StopReason == "" { // the last message ended without one
-		e.st.StopReason, e.stopLine = ev.lastStop, e.lines
-	}
-	if (ev.msgEnd || ev.final) && e.msg.open && e.endMessage() {
-		return
-	}
-	if ev.final {
-		e.final(cliStop)
-	}
-}
-
-// final ends the turn at its final result event. A failure it reports is
-// the turn's; so is the CLI's own stop (cliStop: an error notice right
-// before a result), even under a success result: that notice ended the
-// turn, so it is not a line that carries nothing.
-func (e *Engine) final(cliStop bool) {
-	ev := &e.ev
-	e.live, e.result = false, true
-	if cliStop {
-		e.ignored--
-	}
-	switch {
-	case ev.failed || ev.failOnErrorStop && e.st.StopReason == StopError:
-		e.settleFailure(ev.errHead, ev.errText)
-	case cliStop:
-		e.settleFailure(nil, nil) // the notice's text (errNote)
-		e.st.StopReason, e.stopLine = StopError, e.lines
-	}
-}
-
-// judgeDeltasAtTrip decides the stream's deltas on the main agent's open
-// message when a trip ends the turn inside it: it is the turn's last.
-func (e *Engine) judgeDeltasAtTrip() {
-	m := &e.msg
-	if e.agent != 0 {
-		m = &e.agents[0].msg // parked
-	}
-	if m.open {
-		e.deltas.judge(m)
-	}
-}
-
-func (e *Engine) openMessage() {
-	e.msg = message{open: true, model: e.msg.model}
-	e.msgs++
-}
-
-// endMessage ends the open model message: its cost is committed, its stop
-// reason becomes the turn's, and the silent-run streak walks on.
-func (e *Engine) endMessage() bool {
-	m := &e.msg
-	m.open = false
-	e.seg = e.seg.Add(e.open)
-	e.open = 0
-	if e.agent == 0 { // the turn's stop reason is the main agent's
-		e.deltas.judge(m)
-		e.st.StopReason, e.stopLine = "", e.lines
-		if m.hasStop {
-			e.st.StopReason, e.stopLine = m.stop, m.stopLine
-		}
-	}
-	switch {
-	case m.speaks:
-		e.st.Silent, e.st.Nudged = 0, false
-	case m.calls > 0:
-		e.st.Silent++
-		return e.evaluate(atMessageEnd, e.lines)
-	}
-	return false // neither text nor tools: neither resets nor extends
-}
-
-// delta folds one text or thinking delta (raw, escaped) into the
-// whitespace run.
-func (e *Engine) delta(raw []byte, isText bool) bool {
-	e.deltas.seen = true // an empty delta too: the stream shows deltas
-	if len(raw) == 0 {
-		return false
-	}
-	only, n := wsOnly(raw)
-	if !only {
-		e.st.WhitespaceDeltas, e.st.WhitespaceBytes = 0, 0
-		if isText && e.msg.open {
-			e.msg.speaks = true
-		}
-	} else {
-		e.st.WhitespaceDeltas++
-		if e.st.WhitespaceBytes < 1<<40 {
-			e.st.WhitespaceBytes += n
-		}
-	}
-	kind := kindThinking
-	if isText {
-		kind = kindText
-	}
-	if !e.msg.deltas { // a message that streams deltas is read from them only: whole blocks read before them count for nothing
-		e.msg.rep = [2]repeatTracker{}
-	}
-	e.msg.deltas = true
-	e.repeat(raw, kind, true)
-	return e.evaluate(atDelta, e.lines)
-}
-
-// repeat folds streamed text of one kind into the open message's
-// repeated-text run; without an open message there is nothing to count
-// within.
-func (e *Engine) repeat(raw []byte, kind int, delta bool) {
-	e.st.RepeatBytes, e.st.RepeatPeriod = 0, 0
-	if !e.msg.open || len(raw) == 0 {
-		return
-	}
-	n := e.st.Guards.RepeatedTextBytes
-	var run int64
-	var p int
-	if delta {
-		run, p = e.msg.rep[kind].feedDelta(raw, n)
-	} else {
-		run, p = e.msg.rep[kind].feedRaw(raw, n/2)
-	}
-	e.st.RepeatBytes, e.st.RepeatPeriod = int(min(run, 1<<40)), p
-}
-
-// block folds a whole text or thinking block (formats without deltas, or
-// a message that streamed none) into the repeated-text run.
-func (e *Engine) block(raw []byte, kind int) bool {
-	if e.msg.deltas || len(raw) == 0 {
-		return false
-	}
-	if e.agent == 0 && !e.msg.whole && !e.deltas.decided() {
-		e.msg.whole = true
-	}
-	e.repeat(raw, kind, false)
-	if e.st.RepeatBytes == 0 {
-		return false
-	}
-	return e.evaluate(atDelta, e.lines)
-}
-
-// call folds one tool call: a step at the first sight of its id, the
-// identity comparison once its arguments are complete.
-func (e *Engine) call(c callRef) bool {
-	var key uint64
-	if len(c.id) == 0 {
-		e.anon++
-		key = mix64(e.anon ^ 0xa5a5a5a5a5a5a5a5)
-	} else {
-		key = idHash(c.id)
-	}
-	f, isNew, evicted := e.calls.get(key)
-	if evicted&callOutstanding != 0 {
-		e.st.Outstanding--
-	}
-	if isNew {
-		e.st.Steps++
-		if e.msg.open {
-			e.msg.calls++
-		}
-		if e.evaluate(atCall, e.lines) {
-			return true
-		}
-	}
-	if !c.complete || f&callCompared != 0 {
-		return false
-	}
-	f |= callCompared
-	if f&callAnswered == 0 {
-		f |= callOutstanding
-		e.st.Outstanding++
-	}
-	if e.isWorld(c.name) {
-		f |= callWorld
-	}
-	e.calls.set(key, f)
-	sig := callSig(c.name, c.args)
-	if e.st.Streak > 0 && sig == e.lastSig {
-		e.st.Streak++
-	} else {
-		e.lastSig, e.st.Streak = sig, 1
-	}
-	e.x.Seq++
-	e.calls.setSig(key, sig, e.x.Seq)
-	e.x.Cyc.push(sig)
-	e.st.Cycle, e.st.CyclePeriod = e.x.Cyc.best()
-	return e.evaluate(atCall, e.lines)
-}
-
-// answer folds a tool result: the call is no longer outstanding, and a
-// successful answer of a worldTools tool resets the identical-call streak
-// and the cycle count (the world moved). An answer marked as an error is a
-// refusal: nothing ran, the streak stands. With answerAware, a successful
-// answer that differs from the previous identical call's restarts both
-// counts at its call. Then the repeated-error streak, judged on the
-// answer; a restated answer counts once.
-func (e *Engine) answer(id, name []byte, isError bool, text []byte) bool {
-	key := idHash(id)
-	ci, known := e.calls.lookup(key)
-	f := ci.F
-	if known {
-		if f&callOutstanding != 0 {
-			e.st.Outstanding--
-		}
-		e.calls.set(key, f&^callOutstanding|callAnswered)
-		if f&callAnswered != 0 {
-			return false // a restatement
-		}
-	}
-	world := f&callWorld != 0 || len(name) > 0 && e.isWorld(name)
-	if world && !isError {
-		e.st.Streak, e.lastSig = 0, 0
-		e.x.Cyc = cycleTrack{}
-		e.st.Cycle, e.st.CyclePeriod = 0, 0
-	}
-	ans := answerHash(text)
-	if e.st.Guards.AnswerAware && !isError && known && f&callCompared != 0 {
-		e.answerAware(ci, ans)
-	}
-	if !isError {
-		e.st.ErrorStreak = 0
-		e.st.Answered++
-		return false
-	}
-	if e.st.ErrorStreak > 0 && ans == e.x.LastErr {
-		e.st.ErrorStreak++
-	} else {
-		e.st.ErrorStreak, e.x.LastErr = 1, ans
-	}
-	return e.evaluate(atAnswer, e.lines)
-}
-
-// answerAware compares a successful answer with the last successful
-// answer to the same signature; a new one restarts the identical-call
-// streak and the cycle count at its call (docs/design.md#answer-aware-identity).
-func (e *Engine) answerAware(ci callInfo, ans uint64) {
-	x := &e.x
-	slot := -1
-	for i := range x.Answers {
-		if x.Answers[i].Sig == ci.Sig && x.Answers[i].Sig != 0 {
-			slot = i
-			break
-		}
-	}
-	if slot < 0 {
-		slot = x.NextAns
-		x.NextAns = (x.NextAns + 1) % answerMemory
-		x.Answers[slot] = answerSeen{Sig: ci.Sig, Ans: ans}
-		return // no previous answer to compare with
-	}
-	moved := x.Answers[slot].Ans != ans
-	x.Answers[slot].Ans = ans
-	if !moved || ci.Seq <= 0 || ci.Seq > x.Seq {
-		return
-	}
-	k := int(x.Seq - ci.Seq + 1) // calls from the answered one to the latest
-	if ci.Sig == e.lastSig && e.st.Streak > k {
-		e.st.Streak = k
-	}
-	x.Cyc.restart(k)
-	e.st.Cycle, e.st.CyclePeriod = x.Cyc.best()
-}
-
-// answerHash identifies an answer's text: a raw JSON value compared as
-// canonical JSON (raw string contents hash as a string), or nothing.
-func answerHash(text []byte) uint64 {
-	if len(text) == 0 {
-		return combine(tagNull, 0)
-	}
-	return callSig(nil, text)
-}
-
-func (e *Engine) isWorld(name []byte) bool {
-	if len(e.world) == 0 {
-		return false
-	}
-	if bytes.IndexByte(name, '\\') >= 0 { // compare the decoded name
-		var buf [256]byte
-		name = buf[:jsonscan.UnescapeTo(buf[:], name)]
-		_, ok := e.world[string(name)]
-		return ok
-	}
-	_, ok := e.world[string(name)]
-	return ok
-}
-
-// spend folds a cost report and judges the cap. A report no model could
-// produce is not counted (plausible.go); one that would lower what was
-// counted already leaves it (notBelow).
-func (e *Engine) spend() bool {
-	ev := &e.ev
-	if why := e.implausible(); why != "" {
-		e.noteCost("line " + strconv.Itoa(e.lines) + ": " + why + ": not counted")
-		return false
-	}
-	switch ev.costKind {
-	case costMessage:
-		e.open = e.notBelow(e.open, ev.cost)
-	case costAdd:
-		e.seg = e.seg.Add(ev.cost)
-	case costSegment:
-		e.seg, e.open = e.notBelow(e.seg.Add(e.open), ev.cost), 0
-	case costTokens:
-		if len(ev.model) > 0 {
-			e.msg.model.set(ev.model)
-		}
-		e.msg.toks.merge(ev.toks, ev.toksSet)
-		e.open = e.notBelow(e.open, e.priceTokens(e.msg.model.bytes(), e.msg.toks))
-	case costTokensTotal:
-		e.seg, e.open = e.notBelow(e.seg.Add(e.open), e.priceTokens(nil, ev.toks)), 0
-	}
-	e.st.Cost = e.closed.Add(e.seg).Add(e.open).Add(e.otherOpen)
-	return e.evaluate(atCost, e.lines)
-}
-
-// closeSegment ends a session of the stream (a new claude system/init, a
-// new codex thread): its cost is kept, later reports start from zero.
-func (e *Engine) closeSegment() {
-	e.closed = e.closed.Add(e.seg).Add(e.open)
-	e.seg, e.open = 0, 0
-	e.msg.toks = tokens{}
 }

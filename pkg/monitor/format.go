@@ -64,7 +64,7 @@ func formatIndex(f string) int {
 
 func (e *Engine) setFormat(f string) {
 	if i := formatIndex(f); i >= 0 {
-		e.active, e.parse = f, formats[i].parse
+		e.f.Active, e.parse = f, formats[i].parse
 	}
 }
 
@@ -81,7 +81,7 @@ func (e *Engine) parseLine(line []byte) bool {
 		ok = e.parseOnce(e.canon)
 	}
 	if !ok && undecided { // auto settles only on a line its format reads
-		e.active, e.parse = "", nil
+		e.f.Active, e.parse = "", nil
 	}
 	return ok
 }
@@ -134,7 +134,7 @@ func (e *Engine) parseWith(line []byte) bool {
 		s.Esc = esc
 		*o = jsonscan.Obj{}
 	}
-	e.pc = parseContext{turnOpen: e.live, msgOpen: e.msg.open, pi: &e.pi, ev: &e.ev}
+	e.pc = parseContext{turnOpen: e.f.Live, msgOpen: e.f.Msg.Open, pi: &e.pi, ev: &e.ev}
 	if !e.parse(&e.pc, s, o, typ) || s.Bad {
 		return false
 	}

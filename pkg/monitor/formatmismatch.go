@@ -68,21 +68,21 @@ func (f *formatFit) best() string {
 
 // judgeFormat notes, once, that the stream does not read as its format.
 func (e *Engine) judgeFormat(atEnd bool) {
-	judged := e.parsed + e.unparsed
-	if e.formatNote != "" || e.unparsed*2 <= judged {
+	judged := e.f.Parsed + e.f.Unparsed
+	if e.f.FormatNote != "" || e.f.Unparsed*2 <= judged {
 		return
 	}
-	fit := e.fit.best()
+	fit := e.f.Fit.best()
 	if judged < formatSample && (!atEnd || fit == "") {
 		return
 	}
-	if fit == "" && e.parsed > 0 {
+	if fit == "" && e.f.Parsed > 0 {
 		// Events of the format parse, and the rest reads as no format:
 		// noise beside the stream (a CLI's stderr in its container log,
 		// Gemini CLI's error trace), counted unparsed, not a mismatch.
 		return
 	}
-	e.formatNote, e.formatFits = formatMismatchText(e.active, e.unparsed, judged, fit), fit
+	e.f.FormatNote, e.f.FormatFits = formatMismatchText(e.f.Active, e.f.Unparsed, judged, fit), fit
 }
 
 // formatMismatchText says which format the lines did not read as, and
@@ -101,7 +101,7 @@ func formatMismatchText(active string, unparsed, judged int, fit string) string 
 
 // FormatMismatch is the note that the stream does not read as its format
 // (Report.FormatMismatch); "" while it does.
-func (e *Engine) FormatMismatch() string { return e.formatNote }
+func (e *Engine) FormatMismatch() string { return e.f.FormatNote }
 
 // sniffIndex is the index in formats of the one format whose event
 // line is, or -1 when no format or more than one claims it. A line whose
@@ -146,12 +146,12 @@ func sniffIndexOnce(line []byte) int {
 // this line; the deciding line counts as unparsed. Only while nothing was
 // told from the wrong reading (a trip, a nudge, a would-trip).
 func (e *Engine) rethink(line []byte) bool {
-	if e.format != FormatAuto || e.active == "" || e.autoLines != 1 ||
-		len(e.trips) > 0 || len(e.nudges) > 0 || len(e.would) > 0 || !json.Valid(line) {
+	if e.format != FormatAuto || e.f.Active == "" || e.f.AutoLines != 1 ||
+		len(e.f.Trips) > 0 || len(e.f.Nudges) > 0 || len(e.f.Would) > 0 || !json.Valid(line) {
 		return false
 	}
 	i := sniffIndex(line)
-	if i < 0 || formats[i].name == e.active {
+	if i < 0 || formats[i].name == e.f.Active {
 		return false
 	}
 	e.restart()
@@ -166,12 +166,12 @@ func (e *Engine) rethink(line []byte) bool {
 // goes down, and a report of it may have gone out.
 func (e *Engine) restart() {
 	fresh, _ := New(e.opts) // the options were read once already
-	fresh.lines, fresh.unparsed, fresh.ignored, fresh.parsed = e.lines, e.unparsed+1, e.ignored, e.parsed-1
-	if e.autoIgnored {
-		fresh.ignored--
+	fresh.f.Lines, fresh.f.Unparsed, fresh.f.Ignored, fresh.f.Parsed = e.f.Lines, e.f.Unparsed+1, e.f.Ignored, e.f.Parsed-1
+	if e.f.AutoIgnored {
+		fresh.f.Ignored--
 	}
-	fresh.fit, fresh.formatNote, fresh.formatFits, fresh.costNote = e.fit, e.formatNote, e.formatFits, e.costNote
-	fresh.lastTime, fresh.canon, fresh.cur = e.lastTime, e.canon, e.cur
-	fresh.closed, fresh.st.Cost = e.st.Cost, e.st.Cost
+	fresh.f.Fit, fresh.f.FormatNote, fresh.f.FormatFits, fresh.f.CostNote = e.f.Fit, e.f.FormatNote, e.f.FormatFits, e.f.CostNote
+	fresh.f.LastTime, fresh.canon, fresh.cur = e.f.LastTime, e.canon, e.cur
+	fresh.f.Closed, fresh.st.Cost = e.st.Cost, e.st.Cost
 	*e = *fresh
 }

@@ -11,7 +11,7 @@ func TestIdenticalCallsCheck(t *testing.T) {
 		want      bool
 	}{{4, 3, false}, {4, 4, true}, {4, 5, true}, {1, 1, true}, {0, 99, false}}
 	for _, tt := range tests {
-		reason, msg, failed := identicalCalls(&State{Guards: Guards{IdenticalCalls: tt.k}, Streak: tt.streak})
+		reason, msg, failed := identicalCalls(&State{Guards: Guards{IdenticalCalls: tt.k}, AgentCounters: AgentCounters{Streak: tt.streak}})
 		if failed != tt.want {
 			t.Errorf("k %d streak %d: failed=%v want %v", tt.k, tt.streak, failed, tt.want)
 		}

@@ -68,7 +68,7 @@ func satMul(a, b int64) int64 {
 // every message and tool call the turn showed, plus one for the message
 // the report comes with.
 func (e *Engine) reach() int64 {
-	return 1 + e.msgs + int64(e.st.Steps)
+	return 1 + e.f.Msgs + int64(e.st.Steps)
 }
 
 // implausible says why the event's cost report is no model's, or "" when
@@ -78,7 +78,7 @@ func (e *Engine) implausible() string {
 	c := e.prices.ceiling()
 	switch ev.costKind {
 	case costTokens: // one message's usage, as it stands with this report
-		t := e.msg.toks
+		t := e.f.Msg.Toks
 		t.merge(ev.toks, ev.toksSet)
 		if !c.holds(t, 1) {
 			return "token usage " + tokensText(t) + " is more than one model message takes in or writes"
@@ -113,8 +113,8 @@ const unpricedFactor = 10
 // the table prices it; else at unpricedFactor times the table's highest.
 func (e *Engine) messageCeiling(c TokenCeiling) Money {
 	model := e.ev.model
-	if len(model) == 0 && e.msg.open {
-		model = e.msg.model.bytes()
+	if len(model) == 0 && e.f.Msg.Open {
+		model = e.f.Msg.Model.bytes()
 	}
 	if mp, ok := e.rates(model); ok {
 		return c.messageCost(mp)
@@ -168,18 +168,18 @@ func (e *Engine) notBelow(was, reported Money) Money {
 	if reported >= was/costNoteBelow {
 		return was // a price table's difference, not a forgery: kept, not noted
 	}
-	e.noteCost("line " + strconv.Itoa(e.lines) + " reported $" + reported.String() + " where $" + was.String() +
+	e.noteCost("line " + strconv.Itoa(e.f.Lines) + " reported $" + reported.String() + " where $" + was.String() +
 		" was counted already: the turn keeps $" + was.String())
 	return was
 }
 
 // noteCost keeps the turn's first note on its cost (Report.CostMismatch).
 func (e *Engine) noteCost(note string) {
-	if e.costNote == "" {
-		e.costNote = note
+	if e.f.CostNote == "" {
+		e.f.CostNote = note
 	}
 }
 
 // CostMismatch is the turn's first note on a cost report it did not take
 // as it stood (Report.CostMismatch); "" when it took them all.
-func (e *Engine) CostMismatch() string { return e.costNote }
+func (e *Engine) CostMismatch() string { return e.f.CostNote }

@@ -216,10 +216,10 @@ func (e *Engine) priceTokens(model []byte, t tokens) Money {
 // does not price.
 func (e *Engine) rates(model []byte) (ModelPrice, bool) {
 	if len(model) == 0 {
-		model = e.sessionModel.bytes()
+		model = e.f.SessionModel.bytes()
 	}
 	if len(model) == 0 {
-		if m, ok := e.prices.DefaultModel[e.active]; ok {
+		if m, ok := e.prices.DefaultModel[e.f.Active]; ok {
 			model = unsafe.Slice(unsafe.StringData(m), len(m))
 		}
 	}

@@ -11,7 +11,7 @@ func TestRepeatedErrorsCheck(t *testing.T) {
 		want      bool
 	}{{6, 5, false}, {6, 6, true}, {6, 7, true}, {1, 1, true}, {0, 99, false}}
 	for _, tt := range tests {
-		reason, msg, failed := repeatedErrors(&State{Guards: Guards{ErrorRepeats: tt.r}, ErrorStreak: tt.streak})
+		reason, msg, failed := repeatedErrors(&State{Guards: Guards{ErrorRepeats: tt.r}, AgentCounters: AgentCounters{ErrorStreak: tt.streak}})
 		if failed != tt.want {
 			t.Errorf("r %d streak %d: failed=%v want %v", tt.r, tt.streak, failed, tt.want)
 		}

@@ -28,7 +28,7 @@ func (t *errText) raw() []byte { return t.b[:t.n] }
 // settleFailure records the final event's failure text: its head and text
 // joined with ": ", else the last error note of the turn, else a generic text.
 func (e *Engine) settleFailure(head, text []byte) {
-	r := &e.resultErr
+	r := &e.f.ResultErr
 	r.reset()
 	r.add(bytes.TrimSpace(head))
 	if t := bytes.TrimSpace(text); len(t) > 0 {
@@ -38,12 +38,12 @@ func (e *Engine) settleFailure(head, text []byte) {
 		r.add(t)
 	}
 	if r.n == 0 {
-		r.set(e.errNote.raw())
+		r.set(e.f.ErrNote.raw())
 	}
 	if r.n == 0 {
 		r.set([]byte("the agent reported an error"))
 	}
-	e.failed = true
+	e.f.Failed = true
 }
 
 // unescape decodes raw JSON string contents; text cut inside an escape

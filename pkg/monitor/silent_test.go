@@ -15,7 +15,7 @@ func TestSilentRunCheck(t *testing.T) {
 		{0, 100, false, false},
 	}
 	for _, tt := range tests {
-		reason, _, failed := silentRun(&State{Guards: Guards{SilentTurns: tt.n}, Silent: tt.silent, Nudged: tt.nudged})
+		reason, _, failed := silentRun(&State{Guards: Guards{SilentTurns: tt.n}, AgentCounters: AgentCounters{Silent: tt.silent, Nudged: tt.nudged}})
 		if failed != tt.want || failed && reason != DetectorSilentRun {
 			t.Errorf("n %d silent %d nudged %v: failed=%v reason %q, want %v", tt.n, tt.silent, tt.nudged, failed, reason, tt.want)
 		}

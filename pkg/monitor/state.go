@@ -8,12 +8,8 @@ type State struct {
 	Guards Guards
 	// Steps counts tool calls started in the turn (each call id once).
 	Steps int
-	// Streak counts consecutive identical tool calls (by signature).
-	Streak int
-	// Silent counts tool-only model messages since the last one that spoke;
-	// Nudged is set once the silent-run nudge was said for this streak.
-	Silent int
-	Nudged bool
+	// AgentCounters are the current agent's counters (agents.go).
+	AgentCounters
 	// Warned is set once warnFirst turned a loop trip of the turn into a
 	// nudge: the next loop trip trips.
 	Warned bool
@@ -39,8 +35,6 @@ type State struct {
 	// CyclePeriod (2..5) tool call signatures, not all the same, repeated
 	// up to the last call (counting the first copy).
 	Cycle, CyclePeriod int
-	// ErrorStreak counts consecutive error answers with the same text.
-	ErrorStreak int
 	// Answered counts the tool answers of the turn that were not errors (a
 	// call that ran: the CLI ran its hooks around it).
 	Answered int
@@ -50,4 +44,19 @@ type State struct {
 	// With the guard on, a delta's run is measured only once the message's
 	// text could hold a run as long as the guard (0 before).
 	RepeatBytes, RepeatPeriod int
+}
+
+// AgentCounters are the counters of State that each agent keeps for itself
+// (docs/design.md#subagents): State holds the current agent's, and the
+// engine parks the others' whole (agents.go). A per-agent counter the
+// checks read goes here; one only the engine reads goes in patternState.
+type AgentCounters struct {
+	// Streak counts consecutive identical tool calls (by signature).
+	Streak int
+	// Silent counts tool-only model messages since the last one that spoke;
+	// Nudged is set once the silent-run nudge was said for this streak.
+	Silent int
+	Nudged bool
+	// ErrorStreak counts consecutive error answers with the same text.
+	ErrorStreak int
 }

@@ -1,9 +1,6 @@
 package monitor
 
-import (
-	"io"
-	"time"
-)
+import "io"
 
 // ReadTail reads the last lines of an agent's stream (the tail of its log,
 // when the sidecar's own read was cut short) with every detector off, and
@@ -19,21 +16,5 @@ func ReadTail(format string, tail io.Reader, maxLine int) (Report, error) {
 	// Off: a detector judging a fragment of the stream proves nothing, and a
 	// trip would end evaluation before the final result event.
 	e.st.Guards, e.st.Cap = Guards{}, -1
-	lr := NewLineReader(tail, maxLine)
-	for {
-		line, ok := lr.Next()
-		if !ok {
-			break
-		}
-		if lr.Skipped() {
-			e.FeedSkipped(line, time.Time{})
-			continue
-		}
-		e.Feed(line, time.Time{})
-	}
-	if err := lr.Err(); err != nil {
-		return e.Report(), err
-	}
-	e.Finish()
-	return e.Report(), nil
+	return Replay(e, tail, maxLine)
 }

@@ -23,7 +23,7 @@ func (e *Engine) warn(detector, message string, line int) bool {
 	e.st.Warned = true
 	detectorNamed(detector).reset(e)
 	n := Nudge{Detector: detector, Message: WarningText(message), Line: line}
-	e.nudges = append(e.nudges, n)
+	e.f.Nudges = append(e.f.Nudges, n)
 	e.cur.Nudges = append(e.cur.Nudges, n)
 	return true
 }
@@ -40,4 +40,4 @@ func WarningText(message string) string {
 
 // NudgeCount is how many nudges the turn has said so far (restored with a
 // checkpoint): the sidecar numbers the nudges it delivers from it.
-func (e *Engine) NudgeCount() int { return len(e.nudges) }
+func (e *Engine) NudgeCount() int { return len(e.f.Nudges) }
