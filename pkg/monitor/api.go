@@ -7,21 +7,6 @@ import (
 	"turnwatch.dev/turnwatch/pkg/agents"
 )
 
-// Detector names, as docs/design.md spells them (reports, conditions, metrics).
-const (
-	DetectorStepBudget     = "stepBudget"
-	DetectorIdenticalCalls = "identicalCalls"
-	DetectorSilentRun      = "silentRun"
-	DetectorStall          = "stall"
-	DetectorDegeneration   = "degeneration"
-	DetectorSpend          = "spend"
-	DetectorLengthStop     = "lengthStop"
-	// The pattern detectors (docs/design.md#cycles and after).
-	DetectorCycles         = "cycles"
-	DetectorRepeatedErrors = "repeatedErrors"
-	DetectorRepetition     = "repetition"
-)
-
 // Fault classes, as docs/design.md#fault-classes spells them.
 const (
 	ClassRunaway    = "runaway"

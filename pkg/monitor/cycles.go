@@ -2,6 +2,10 @@ package monitor
 
 import "strconv"
 
+// DetectorCycles names cycles, a pattern detector,
+// in reports, conditions and metrics (docs/design.md#cycles).
+const DetectorCycles = "cycles"
+
 // Cycle periods (docs/design.md#cycles): A B A B is 2, up to 5 signatures.
 const (
 	minCycle = 2

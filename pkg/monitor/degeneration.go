@@ -2,6 +2,10 @@ package monitor
 
 import "strconv"
 
+// DetectorDegeneration names degeneration
+// in reports, conditions and metrics (docs/design.md#degeneration).
+const DetectorDegeneration = "degeneration"
+
 // degeneration trips degenerate on a run of consecutive whitespace-only
 // text or thinking deltas: the 128th delta, or the delta that brings the
 // run to 8192 bytes (inclusive). Any delta with a non-space character

@@ -2,6 +2,10 @@ package monitor
 
 import "strconv"
 
+// DetectorIdenticalCalls names identical calls
+// in reports, conditions and metrics (docs/design.md#identical-calls).
+const DetectorIdenticalCalls = "identicalCalls"
+
 // identicalCalls trips runaway on the Kth consecutive tool call with a
 // byte-identical name and arguments (canonical JSON), inclusive: the 4th of 4.
 // The fold keeps the streak: a different signature resets it to 1, a

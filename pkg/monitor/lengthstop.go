@@ -1,5 +1,9 @@
 package monitor
 
+// DetectorLengthStop names the length stop
+// in reports, conditions and metrics (docs/design.md#length-stop).
+const DetectorLengthStop = "lengthStop"
+
 // lengthStop fails a turn whose last model message stopped for the output
 // length limit (pi "length", claude "max_tokens"), judged at the end of
 // input: such a turn settles as failed with class length, not as success.

@@ -2,6 +2,10 @@ package monitor
 
 import "strconv"
 
+// DetectorRepeatedErrors names repeated errors, a pattern detector,
+// in reports, conditions and metrics (docs/design.md#repeated-errors).
+const DetectorRepeatedErrors = "repeatedErrors"
+
 // repeatedErrors trips runaway on the Rth consecutive tool answer that is
 // an error with a byte-identical answer text, whatever the calls were (the
 // 6th of 6). A successful answer or an error with another text resets the

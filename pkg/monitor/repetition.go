@@ -11,6 +11,10 @@ import (
 	"turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
 )
 
+// DetectorRepetition names repetition, a pattern detector,
+// in reports, conditions and metrics (docs/design.md#repetition).
+const DetectorRepetition = "repetition"
+
 // repetition trips degenerate on streamed text (text or thinking, within
 // one model message and one kind) whose last N = repeatedTextBytes bytes
 // have a period p of 1..256 bytes, p <= N/2, and whose pattern is not

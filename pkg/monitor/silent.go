@@ -2,6 +2,10 @@ package monitor
 
 import "strconv"
 
+// DetectorSilentRun names the silent tool run
+// in reports, conditions and metrics (docs/design.md#silent-tool-run).
+const DetectorSilentRun = "silentRun"
+
 // silentRun nudges on the (N+1)th tool-only model message since the last
 // message that spoke (the 13th after 12), once per streak. The fold walks
 // back to the last message that spoke: whitespace-only text is not

@@ -1,5 +1,9 @@
 package monitor
 
+// DetectorSpend names in-turn spend
+// in reports, conditions and metrics (docs/design.md#spend).
+const DetectorSpend = "spend"
+
 // spend trips overspend the moment the run's cost (earlier turns plus this
 // turn so far) is strictly above the cap. No cap, no check. The message names
 // both parts when there are earlier turns, since the turn's reported cost is

@@ -1,5 +1,9 @@
 package monitor
 
+// DetectorStall names the stall
+// in reports, conditions and metrics (docs/design.md#stall).
+const DetectorStall = "stall"
+
 // stall trips stalled when the silence is strictly longer than its budget:
 // toolTimeout while a tool call is outstanding, stallTimeout while the
 // model is generating. The fold judges the gap before the line that ends it
