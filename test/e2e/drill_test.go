@@ -53,14 +53,11 @@ func TestDrill(t *testing.T) {
 	tables := map[string]string{}
 	start := time.Now()
 	t.Run("samples", func(t *testing.T) {
-		slots := make(chan struct{}, 2) // two drills of three runs each at once, beside the other tests' runs
 		for _, f := range files {
 			sample := readSampleRun(t, f)
 			format := str(sample, "spec", "format")
 			t.Run(format, func(t *testing.T) {
-				t.Parallel()
-				slots <- struct{}{}
-				defer func() { <-slots }()
+				t.Parallel() // as many samples at once as go test's -parallel allows (E2E_PARALLEL)
 				out := drillSample(t, bin, ns, sample)
 				mu.Lock()
 				tables[format] = out
@@ -102,9 +99,9 @@ func drillSample(t *testing.T, bin, ns string, sample *unstructured.Unstructured
 	if err := os.WriteFile(file, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// --timeout above the 15m default: two drills share two cores here.
+	// --timeout above the 15m default: five drills share two cores here.
 	cmd := exec.Command(filepath.Join(bin, "kubectl-turnwatch"), "drill", "-f", file, "--scenario", "all", "-n", ns,
-		"--parallel", "3", "--timeout", "30m", "--kubeconfig", env.kubeconfig)
+		"--parallel", "2", "--timeout", "30m", "--kubeconfig", env.kubeconfig)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()
