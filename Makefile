@@ -104,8 +104,8 @@ test-envtest-sidecar: ## The sidecar's RBAC, admission policy and reporting on a
 E2E_TIMEOUT ?= 60m
 # How many tests and subtests run at once (go test's -parallel, which is the
 # number of cores when unset): most of the node's tests wait on a timeout or
-# a Pod; eight at once keep this 2-core machine busy without starving a Pod.
-E2E_PARALLEL ?= 8
+# a Pod; six at once keep this 2-core machine busy without starving a Pod.
+E2E_PARALLEL ?= 6
 
 # The install tests (Helm, README's quickstart) run the manager in the cluster
 # and delete the CRDs at their end, so they run in a second `go test` of their

@@ -49,20 +49,18 @@ func TestDrill(t *testing.T) {
 	if err != nil || len(files) != 5 {
 		t.Fatalf("samples: %v %v", files, err)
 	}
-	var mu sync.Mutex
 	tables := map[string]string{}
 	start := time.Now()
+	drills := drillSamples(t, bin, ns, files)
 	t.Run("samples", func(t *testing.T) {
-		for _, f := range files {
-			sample := readSampleRun(t, f)
-			format := str(sample, "spec", "format")
-			t.Run(format, func(t *testing.T) {
-				t.Parallel() // as many samples at once as go test's -parallel allows (E2E_PARALLEL)
-				out := drillSample(t, bin, ns, sample)
-				mu.Lock()
-				tables[format] = out
-				mu.Unlock()
-				checkDrillTable(t, format, out)
+		for _, d := range drills {
+			t.Run(d.format, func(t *testing.T) {
+				t.Logf("$ kubectl turnwatch drill -f %s --scenario all -n %s\n%s\n%s", d.file, ns, d.out, d.stderr)
+				if d.err != nil {
+					t.Errorf("kubectl-turnwatch drill: %v (exit 0 wanted: every guard caught what it should)\n%s", d.err, drillDebug(ns, d.sample))
+				}
+				tables[d.format] = d.out
+				checkDrillTable(t, d.format, d.out)
 			})
 		}
 	})
@@ -83,11 +81,43 @@ func TestDrill(t *testing.T) {
 	}
 }
 
-// drillSample runs the plugin's drill on the sample and returns its table.
-// The sample is as written but for spec.template.spec.hostNetwork: this
-// node runs host-network Pods only (it has no Pod network:
-// docs/e2e.md#the-local-node).
-func drillSample(t *testing.T, bin, ns string, sample *unstructured.Unstructured) string {
+// drillsAtOnce is how many samples TestDrill drills at once, each two runs
+// at a time: six real CLIs beside the rest of the parallel phase keep this
+// 2-core node busy without starving a CLI past a stall guard.
+const drillsAtOnce = 3
+
+// drilled is one sample's drill: the plugin's table, its stderr and exit.
+type drilled struct {
+	format, sample, file string
+	out, stderr          string
+	err                  error
+}
+
+// drillSamples runs the plugin's drill on each sample, drillsAtOnce at a
+// time, and returns them in the files' order.
+func drillSamples(t *testing.T, bin, ns string, files []string) []*drilled {
+	t.Helper()
+	var drills []*drilled
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, drillsAtOnce)
+	for _, f := range files {
+		sample := readSampleRun(t, f)
+		d := &drilled{format: str(sample, "spec", "format"), sample: sample.GetName(), file: drillFile(t, sample)}
+		drills = append(drills, d)
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			d.out, d.stderr, d.err = drillSample(bin, ns, d.file)
+		})
+	}
+	wg.Wait()
+	return drills
+}
+
+// drillFile writes the sample as written but for
+// spec.template.spec.hostNetwork: this node runs host-network Pods only (it
+// has no Pod network: docs/e2e.md#the-local-node).
+func drillFile(t *testing.T, sample *unstructured.Unstructured) string {
 	t.Helper()
 	run := sample.DeepCopy()
 	_ = unstructured.SetNestedField(run.Object, true, "spec", "template", "spec", "hostNetwork")
@@ -99,17 +129,18 @@ func drillSample(t *testing.T, bin, ns string, sample *unstructured.Unstructured
 	if err := os.WriteFile(file, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// --timeout above the 15m default: five drills share two cores here.
+	return file
+}
+
+// drillSample runs the plugin's drill on a sample's file.
+func drillSample(bin, ns, file string) (out, stderr string, err error) {
+	// --timeout above the 15m default: three drills share two cores here.
 	cmd := exec.Command(filepath.Join(bin, "kubectl-turnwatch"), "drill", "-f", file, "--scenario", "all", "-n", ns,
 		"--parallel", "2", "--timeout", "30m", "--kubeconfig", env.kubeconfig)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
 	err = cmd.Run()
-	t.Logf("$ kubectl turnwatch drill -f %s --scenario all -n %s\n%s\n%s", filepath.Base(file), ns, out.String(), errOut.String())
-	if err != nil {
-		t.Errorf("kubectl-turnwatch drill: %v (exit 0 wanted: every guard caught what it should)\n%s", err, drillDebug(ns, sample.GetName()))
-	}
-	return out.String()
+	return o.String(), e.String(), err
 }
 
 // checkDrillTable: a row per scenario that applies to the format, in the

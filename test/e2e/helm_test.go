@@ -333,8 +333,9 @@ func grepLines(s, sub string) string {
 func checkUpgrade(t *testing.T, oldManager string) {
 	t.Helper()
 	ctx := context.Background()
-	// About 100 s of varied tool calls: it runs through the manager's restart.
-	createRun(t, "helm-running", runSpec{scenario: "silentRun", format: "claude", speed: 0.25})
+	// About 50 s of varied tool calls: it runs through the manager's restart
+	// (the upgrade to a Ready manager holding the lease takes about 20 s).
+	createRun(t, "helm-running", runSpec{scenario: "silentRun", format: "claude", speed: 0.5})
 	running := waitPodOfRun(t, "helm-running")
 	pod, err := env.kube.CoreV1().Pods(env.ns).Get(ctx, running, metav1.GetOptions{})
 	if err != nil {

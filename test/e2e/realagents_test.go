@@ -73,7 +73,6 @@ func needAgentImages(t *testing.T) {
 // reads and what the model was told.
 func TestRealAgents(t *testing.T) {
 	needOperator(t)
-	t.Parallel()
 	needAgentImages(t)
 	files, err := filepath.Glob(filepath.Join(env.root, "config/samples/cli_*.yaml"))
 	if err != nil || len(files) != 5 {
@@ -85,7 +84,9 @@ func TestRealAgents(t *testing.T) {
 		samples[str(run, "spec", "format")] = run
 	}
 	ensureAPIKeys(t, files)
-	for format, sample := range samples { // as many at once as go test's -parallel (make test-e2e: E2E_PARALLEL)
+	// Not beside the parallel phase's drills: as many at once as go test's
+	// -parallel allows (make test-e2e: E2E_PARALLEL).
+	for format, sample := range samples {
 		for _, sc := range scriptedmodel.Scenarios {
 			if !sc.Applies(format) || !slices.Contains(nodeScenarios, sc.Name) {
 				continue
@@ -483,7 +484,6 @@ func modelLog(m *scriptedmodel.Server) string {
 // epoch: the third run, continuing too, starts fresh.
 func TestRealAgentsContinue(t *testing.T) {
 	needOperator(t)
-	t.Parallel()
 	needAgentImages(t)
 	claim := sessionStoreClaim(t)
 	files, _ := filepath.Glob(filepath.Join(env.root, "config/samples/cli_*.yaml"))
