@@ -16,34 +16,43 @@ import (
 	"turnwatch.dev/turnwatch/pkg/nudgefile"
 )
 
+// judgeRealLoop feeds a real CLI's recorded identical loop, with nudges
+// delivered by file and the detectors of audit audited, to its trip (or
+// its end), and returns what the sidecar judged of its calls.
+func judgeRealLoop(t *testing.T, format string, audit []string) (*Calls, *monitor.Engine, []nudgefile.Verdict) {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "pkg", "monitor", "testdata", "real", format, "identicalLoop.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	g := monitor.DefaultGuards()
+	g.NudgeDelivery = monitor.NudgeDeliveryFile
+	eng, err := monitor.New(monitor.Options{Format: format, Guards: g, Prices: monitor.DefaultPrices(), Audit: audit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Calls{}
+	var vs []nudgefile.Verdict
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		v := eng.Feed(sc.Bytes(), time.Now())
+		vs = append(vs, c.Judge(eng, v.Trip, true)...)
+		if v.Trip != nil {
+			break
+		}
+	}
+	return c, eng, vs
+}
+
 // On each real CLI's identical loop, the sidecar lets the first three calls
 // through by id and by key, refuses the fourth (the tripping one) with the
 // trip's message, and after it refuses every call it has not judged.
 func TestJudgeCallsRealStreams(t *testing.T) {
 	for _, format := range agents.Formats() {
 		t.Run(format, func(t *testing.T) {
-			f, err := os.Open(filepath.Join("..", "pkg", "monitor", "testdata", "real", format, "identicalLoop.jsonl"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			g := monitor.DefaultGuards()
-			g.NudgeDelivery = monitor.NudgeDeliveryFile
-			eng, err := monitor.New(monitor.Options{Format: format, Guards: g, Prices: monitor.DefaultPrices()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var c Calls
-			var vs []nudgefile.Verdict
-			sc := bufio.NewScanner(f)
-			sc.Buffer(make([]byte, 1<<20), 1<<20)
-			for sc.Scan() {
-				v := eng.Feed(sc.Bytes(), time.Now())
-				vs = append(vs, c.Judge(eng, v.Trip, true)...)
-				if v.Trip != nil {
-					break
-				}
-			}
+			c, eng, vs := judgeRealLoop(t, format, nil)
 			var file []byte
 			for _, v := range vs {
 				file = append(file, nudgefile.EncodeVerdict(v)...)

@@ -1,7 +1,6 @@
 package sidecar
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"os"
@@ -133,25 +132,7 @@ func TestRunAuditedCountsAndRestart(t *testing.T) {
 func TestJudgeCallsAudited(t *testing.T) {
 	for _, format := range agents.Formats() {
 		t.Run(format, func(t *testing.T) {
-			f, err := os.Open(filepath.Join("..", "pkg", "monitor", "testdata", "real", format, "identicalLoop.jsonl"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			g := monitor.DefaultGuards()
-			g.NudgeDelivery = monitor.NudgeDeliveryFile
-			eng, err := monitor.New(monitor.Options{Format: format, Guards: g, Prices: monitor.DefaultPrices(), Audit: []string{monitor.DetectorIdenticalCalls}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var c Calls
-			var vs []nudgefile.Verdict
-			sc := bufio.NewScanner(f)
-			sc.Buffer(make([]byte, 1<<20), 1<<20)
-			for sc.Scan() {
-				v := eng.Feed(sc.Bytes(), time.Now())
-				vs = append(vs, c.Judge(eng, v.Trip, true)...)
-			}
+			_, eng, vs := judgeRealLoop(t, format, []string{monitor.DetectorIdenticalCalls})
 			if len(vs) != 4 || eng.WouldTripCount() != 1 {
 				t.Fatalf("verdicts %+v, %d would-trips: want 4 calls judged and one would-trip", vs, eng.WouldTripCount())
 			}
