@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"k8s.io/client-go/rest"
@@ -56,6 +57,7 @@ func TestWritesPerTurnRealSidecar(t *testing.T) {
 	c, cBy := ctrlWrites.snapshot()
 	s, sBy := sidecarWrites.snapshot()
 	c -= cBy[reviewKey] // once per manager start, not per turn; nothing is stored
+	c -= othersPolicies(cBy)
 	s -= sBy[readKey]   // reads: the API server stores nothing
 	perTurn := float64(c+s) / float64(len(turns))
 	for _, by := range []map[string]int{cBy, sBy} {
@@ -68,14 +70,28 @@ func TestWritesPerTurnRealSidecar(t *testing.T) {
 			t.Logf("%-40s %d", k, by[k])
 		}
 	}
-	t.Logf("writes per turn: %.2f (controller %d + sidecar %d over %d turns; not counted: %d empty patches, %d SelfSubjectReview)",
-		perTurn, c, s, len(turns), sBy[readKey], cBy[reviewKey])
+	t.Logf("writes per turn: %.2f (controller %d + sidecar %d over %d turns; not counted: %d empty patches, %d SelfSubjectReview, %d other tests' ClusterTurnPolicies)",
+		perTurn, c, s, len(turns), sBy[readKey], cBy[reviewKey], othersPolicies(cBy))
 	if s == 0 {
 		t.Fatal("no sidecar write was counted: the proxy was not in the way")
 	}
 	if perTurn > maxWritesPerTurn {
 		t.Errorf("%.2f API writes per turn, want at most %d", perTurn, maxWritesPerTurn)
 	}
+}
+
+// othersPolicies counts the manager's writes of ClusterTurnPolicies'
+// status: no policy applies to this test's fresh namespace, but a
+// ClusterTurnPolicy is cluster-scoped, so the manager also reconciles the
+// ones the suite's other tests make at the same time.
+func othersPolicies(by map[string]int) int {
+	n := 0
+	for k, v := range by {
+		if strings.Contains(k, "/clusterturnpolicies/") {
+			n += v
+		}
+	}
+	return n
 }
 
 const (
