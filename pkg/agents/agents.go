@@ -32,6 +32,15 @@ type CLI struct {
 	// a CLI that can hide them: the flag to run it with, or "none: " and
 	// why when it has none; "" for a CLI whose stream always shows them.
 	DeltasFix string
+	// Refusal is the HTTP status the model gateway answers a refused
+	// request with (after a trip, or a spent budget): one the CLI does not
+	// retry, so that it ends its turn at that request (a 429 or a 5xx is
+	// retried for minutes), found by running it (test/realcli,
+	// docs/gateway.md).
+	Refusal int
+	// ModelSide is what the engine takes from the model's own stream, read
+	// by the gateway, because the CLI's stdout hides it.
+	ModelSide ModelSide
 	// Exceptions are the scripted model's scenarios, by name, that the real
 	// CLI ends otherwise than the scenario's verdict says, found by running
 	// it (test/realcli, docs/agents.md).
@@ -57,6 +66,15 @@ type Endpoint struct {
 	// The controller and the admission policy turnwatch-agentrun-drill
 	// refuse such a drill.
 	Config string
+}
+
+// ModelSide is what the engine reads from the model's side (the gateway)
+// rather than from the CLI's stdout.
+type ModelSide struct {
+	// Deltas: the model's text and thinking deltas (degeneration).
+	Deltas bool
+	// Stop: each model message's stop reason (the length stop).
+	Stop bool
 }
 
 // Exception is how a real CLI ends a scenario otherwise than the scenario's
@@ -93,17 +111,18 @@ const NoDeltas = "none: "
 // CLIs is the table, in the order the formats are listed (the API's enum,
 // --format's help).
 var CLIs = []CLI{
-	{Format: "pi", StateDir: ".pi", Hook: HookAdapter,
+	{Format: "pi", StateDir: ".pi", Hook: HookAdapter, Refusal: 400,
 		Endpoint: Endpoint{Env: "ANTHROPIC_BASE_URL", Keys: []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"},
 			Config: "pi reads ~/.pi/agent/models.json and no endpoint env; the template must write it from $ANTHROPIC_BASE_URL"}},
-	{Format: "claude", StateDir: ".claude", Hook: HookClaude,
+	{Format: "claude", StateDir: ".claude", Hook: HookClaude, Refusal: 400,
 		Endpoint:  Endpoint{Env: "ANTHROPIC_BASE_URL", Keys: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"}},
 		DeltasFix: "run claude with --include-partial-messages",
 		Exceptions: map[string]Exception{
 			// Claude Code retries a max_tokens stop itself, then reports it failed.
 			"lengthStop": {Own: "exceeded the 32000 output token maximum"},
 		}},
-	{Format: "codex", StateDir: ".codex", Hook: HookCodex,
+	{Format: "codex", StateDir: ".codex", Hook: HookCodex, Refusal: 400,
+		ModelSide: ModelSide{Deltas: true},
 		Endpoint: Endpoint{Env: "OPENAI_BASE_URL", Suffix: "/v1", Keys: []string{"CODEX_API_KEY", "OPENAI_API_KEY"},
 			Config: "codex's built-in provider ignores it; the template needs a model provider whose base_url is $OPENAI_BASE_URL"},
 		DeltasFix: NoDeltas + "codex exec --json prints whole messages",
@@ -111,12 +130,14 @@ var CLIs = []CLI{
 			"whitespace": {NoDeltas: true},
 			"lengthStop": {Own: "max_output_tokens"}, // "Incomplete response returned, reason: max_output_tokens"
 		}},
-	{Format: "opencode", StateDir: ".local/share/opencode", Hook: HookAdapter,
+	{Format: "opencode", StateDir: ".local/share/opencode", Hook: HookAdapter, Refusal: 400,
+		ModelSide:  ModelSide{Deltas: true},
 		Endpoint:   Endpoint{Env: "ANTHROPIC_BASE_URL", Suffix: "/v1", Keys: []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"}},
 		DeltasFix:  NoDeltas + "opencode run --format json prints whole text parts",
 		Exceptions: map[string]Exception{"whitespace": {NoDeltas: true}}},
-	{Format: "gemini", StateDir: ".gemini", Hook: HookGemini,
-		Endpoint: Endpoint{Env: "GOOGLE_GEMINI_BASE_URL", Keys: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}},
+	{Format: "gemini", StateDir: ".gemini", Hook: HookGemini, Refusal: 400,
+		ModelSide: ModelSide{Stop: true},
+		Endpoint:  Endpoint{Env: "GOOGLE_GEMINI_BASE_URL", Keys: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}},
 		Exceptions: map[string]Exception{
 			"whitespace": {Own: "Loop detected"}, // Gemini CLI's loop guard, on repeated chunks
 			"repetition": {Own: "Loop detected"},

@@ -137,6 +137,10 @@ type Report struct {
 	// FormatFit is the format most of those lines read as ("" none).
 	FormatMismatch string `json:"formatMismatch,omitempty"`
 	FormatFit      string `json:"formatFit,omitempty"`
+	// StreamCostUSD is the cost the stream reported when the model gateway
+	// metered the turn (Options.Metered): CostUSD is then the metered cost,
+	// and this the agent's word beside it. "" when not metered.
+	StreamCostUSD string `json:"streamCostUSD,omitempty"`
 }
 
 func validFormat(f string) bool { return f == "" || slices.Contains(Formats, f) }

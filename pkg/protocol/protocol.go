@@ -186,6 +186,19 @@ const (
 	// wrote into the agent's model endpoint.
 	EnvDrillScenario = "TURNWATCH_DRILL_SCENARIO"
 	EnvDrillPort     = "TURNWATCH_DRILL_PORT"
+	// The model gateway (docs/gateway.md): the upstream the sidecar
+	// forwards the agent's model requests to (a drill's upstream is its
+	// scripted model, and this is unset), the file holding the upstream's
+	// key (a Secret mounted in the sidecar only), and the placeholder key
+	// the agent was given: a request that carries another is refused.
+	EnvModelUpstream = "TURNWATCH_MODEL_UPSTREAM"
+	EnvModelKeyFile  = "TURNWATCH_MODEL_KEY_FILE"
+	EnvModelToken    = "TURNWATCH_MODEL_TOKEN"
+	// EnvBudgetLeftUSD is what the namespace's budgets had left when the
+	// turn started, a decimal string (the least of them); unset when no
+	// budget applies. The gateway refuses the next request once the turn
+	// spent it.
+	EnvBudgetLeftUSD = "TURNWATCH_BUDGET_LEFT_USD"
 	// EnvAudit names the detectors whose trips the sidecar only reports
 	// (ConditionWouldTrip), comma-separated; an unknown name stops the
 	// sidecar at its start.
@@ -223,15 +236,20 @@ type Summary struct {
 	// WouldTrips are the audited detectors' would-trips (ConditionWouldTrip
 	// as it stands at the end); absent when none.
 	WouldTrips []WouldTrip `json:"wouldTrips,omitempty"`
+	// StreamCost is the cost the agent's stream reported, kept beside the
+	// metered cost (Progress.Cost) when the model gateway metered the turn
+	// (the engine's Report.StreamCostUSD); absent otherwise.
+	StreamCost monitor.Money `json:"streamCostUSD,omitempty"`
 }
 
 // SummaryOf is the summary of what the engine read: the sidecar's at the
 // end of the stream, the controller's of the log's tail.
 func SummaryOf(rep monitor.Report) Summary {
 	cost, _ := monitor.ParseMoney(rep.CostUSD) // the engine renders its own Money
+	streamCost, _ := monitor.ParseMoney(rep.StreamCostUSD)
 	return Summary{Progress: Progress{Steps: int64(rep.Steps), Cost: cost}, StopReason: rep.StopReason, Result: rep.Result,
 		Lines: rep.Lines, Unparsed: rep.Unparsed, Ignored: rep.Ignored, ResultError: rep.ResultError,
-		AgentSessionID: rep.AgentSessionID, WouldTrips: WouldTripsOf(rep.WouldTrips, nil)}
+		AgentSessionID: rep.AgentSessionID, WouldTrips: WouldTripsOf(rep.WouldTrips, nil), StreamCost: streamCost}
 }
 
 // Marshal renders v as compact JSON for a condition message.
