@@ -11,7 +11,7 @@ import (
 // Drill is a drill turn's scripted model (docs/drill.md): the scenario it
 // plays, sized to the run's guards, and the loopback port it listens on,
 // as the controller set them (protocol.EnvDrillScenario,
-// protocol.EnvDrillPort). The zero value is no drill.
+// protocol.EnvModelPort). The zero value is no drill.
 type Drill struct {
 	Scenario string
 	Port     int
@@ -26,9 +26,9 @@ func (d Drill) validate() error {
 	case !d.on():
 		return nil
 	case d.Scenario == "":
-		return fmt.Errorf("%s is set without %s", protocol.EnvDrillPort, protocol.EnvDrillScenario)
+		return fmt.Errorf("%s is set without %s", protocol.EnvModelPort, protocol.EnvDrillScenario)
 	case d.Port < 1 || d.Port > 65535:
-		return fmt.Errorf("%s %d: want a port 1-65535", protocol.EnvDrillPort, d.Port)
+		return fmt.Errorf("%s %d: want a port 1-65535", protocol.EnvModelPort, d.Port)
 	}
 	if err := lookupScenario(d.Scenario); err != nil {
 		return fmt.Errorf("%s: %w", protocol.EnvDrillScenario, err)

@@ -32,8 +32,8 @@ func TestDrillValidate(t *testing.T) {
 		{Drill{}, ""},
 		{Drill{Scenario: "identicalLoop", Port: 4000}, ""},
 		{Drill{Scenario: "identicalLoop", Port: 65535}, ""},
-		{Drill{Scenario: "identicalLoop"}, protocol.EnvDrillPort},
-		{Drill{Scenario: "identicalLoop", Port: 70000}, protocol.EnvDrillPort},
+		{Drill{Scenario: "identicalLoop"}, protocol.EnvModelPort},
+		{Drill{Scenario: "identicalLoop", Port: 70000}, protocol.EnvModelPort},
 		{Drill{Port: 4000}, protocol.EnvDrillScenario},
 		{Drill{Scenario: "nope", Port: 4000}, protocol.EnvDrillScenario + `: unknown scenario "nope"`},
 	}

@@ -43,13 +43,13 @@ var probeChecks = []func(probeInput) (reason string, failed bool){
 // drillListens: on a drill turn, the scripted model accepts a connection
 // on its loopback port (the agent's first request must find it).
 func drillListens(in probeInput) (string, bool) {
-	p := in.getenv(protocol.EnvDrillPort)
+	p := in.getenv(protocol.EnvModelPort)
 	if p == "" {
 		return "", false
 	}
 	port, err := strconv.Atoi(p)
 	if err != nil {
-		return fmt.Sprintf("%s %q: not a port number", protocol.EnvDrillPort, p), true
+		return fmt.Sprintf("%s %q: not a port number", protocol.EnvModelPort, p), true
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	if err := in.dial(addr); err != nil {

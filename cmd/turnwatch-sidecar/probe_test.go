@@ -22,14 +22,14 @@ func TestProbeChecks(t *testing.T) {
 		wantReason string // "" ready
 	}{
 		{name: "no drill, no volume", env: map[string]string{}},
-		{name: "the model accepts", env: map[string]string{protocol.EnvDrillPort: "4000"}},
-		{name: "the model does not accept yet", env: map[string]string{protocol.EnvDrillPort: "4000"}, dialErr: refused,
+		{name: "the model accepts", env: map[string]string{protocol.EnvModelPort: "4000"}},
+		{name: "the model does not accept yet", env: map[string]string{protocol.EnvModelPort: "4000"}, dialErr: refused,
 			wantReason: "does not accept on 127.0.0.1:4000: connection refused"},
-		{name: "a bad port", env: map[string]string{protocol.EnvDrillPort: "x"}, wantReason: `TURNWATCH_DRILL_PORT "x"`},
+		{name: "a bad port", env: map[string]string{protocol.EnvModelPort: "x"}, wantReason: `TURNWATCH_MODEL_PORT "x"`},
 		{name: "the volume is ready", env: map[string]string{nudgefile.EnvDir: "/run/turnwatch"}},
 		{name: "the volume is not ready", env: map[string]string{nudgefile.EnvDir: "/run/turnwatch"}, readyErr: refused,
 			wantReason: "the nudges volume /run/turnwatch is not ready"},
-		{name: "both, the model first", env: map[string]string{protocol.EnvDrillPort: "4000", nudgefile.EnvDir: "/run/turnwatch"},
+		{name: "both, the model first", env: map[string]string{protocol.EnvModelPort: "4000", nudgefile.EnvDir: "/run/turnwatch"},
 			dialErr: refused, readyErr: refused, wantReason: "scripted model"},
 	}
 	for _, tt := range tests {
@@ -45,7 +45,7 @@ func TestProbeChecks(t *testing.T) {
 			case tt.wantReason != "" && (!failed || !strings.Contains(reason, tt.wantReason)):
 				t.Errorf("got %q (failed %v), want %q", reason, failed, tt.wantReason)
 			}
-			if p := tt.env[protocol.EnvDrillPort]; p == "4000" && dialed != "127.0.0.1:4000" {
+			if p := tt.env[protocol.EnvModelPort]; p == "4000" && dialed != "127.0.0.1:4000" {
 				t.Errorf("dialed %q", dialed)
 			}
 		})
@@ -60,7 +60,7 @@ func TestProbeCommand(t *testing.T) {
 	}
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 	dir := t.TempDir()
-	t.Setenv(protocol.EnvDrillPort, port)
+	t.Setenv(protocol.EnvModelPort, port)
 	t.Setenv(nudgefile.EnvDir, dir)
 	run := func() (int, string) {
 		var stderr strings.Builder

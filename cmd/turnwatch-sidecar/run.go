@@ -63,7 +63,7 @@ func parseRunConfig(args []string, getenv func(string) string, stderr io.Writer)
 	fs.StringVar(&c.StateDir, "state-dir", getenv(protocol.EnvStateDir), "the sidecar's own directory for its checkpoint; \"\" replays the log on restart [$"+protocol.EnvStateDir+"]")
 	fs.StringVar(&c.NudgeDir, "nudge-dir", getenv(nudgefile.EnvDir), "the volume shared with the agent, for nudges (with guards nudgeDelivery file) [$"+nudgefile.EnvDir+"]")
 	fs.StringVar(&c.Drill.Scenario, "drill-scenario", getenv(protocol.EnvDrillScenario), "a drill turn's scenario: serve the scripted model playing it [$"+protocol.EnvDrillScenario+"]")
-	fs.StringVar(&drillPort, "drill-port", getenv(protocol.EnvDrillPort), "the loopback port a drill's scripted model listens on [$"+protocol.EnvDrillPort+"]")
+	fs.StringVar(&drillPort, "drill-port", getenv(protocol.EnvModelPort), "the loopback port a drill's scripted model listens on [$"+protocol.EnvModelPort+"]")
 	fs.StringVar(&c.TerminationLog, "termination-log", defaultTerminationLog, "where to write why the sidecar ends, when retrying cannot help (\"\" for nowhere)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -139,7 +139,7 @@ func parsePort(s string) (int, error) {
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil {
-		return 0, fmt.Errorf("%s %q: not a port number", protocol.EnvDrillPort, s)
+		return 0, fmt.Errorf("%s %q: not a port number", protocol.EnvModelPort, s)
 	}
 	return n, nil
 }

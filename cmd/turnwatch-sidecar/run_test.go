@@ -72,7 +72,7 @@ func TestParseRunConfig(t *testing.T) {
 		{name: "bad period", env: with(protocol.EnvProgressPeriod, "soon"), wantErr: `progress period "soon"`},
 		{name: "bad prior cost", env: with(protocol.EnvPriorCostUSD, "lots"), wantErr: "priorCostUSD"},
 		{name: "no arguments", env: base, args: []string{"extra"}, wantErr: "run takes no arguments"},
-		{name: "a drill", env: with(protocol.EnvDrillScenario, "cycle", protocol.EnvDrillPort, "41234"),
+		{name: "a drill", env: with(protocol.EnvDrillScenario, "cycle", protocol.EnvModelPort, "41234"),
 			check: func(t *testing.T, c sidecar.Options) {
 				if c.Drill != (sidecar.Drill{Scenario: "cycle", Port: 41234}) {
 					t.Fatalf("drill %+v", c.Drill)
@@ -83,11 +83,11 @@ func TestParseRunConfig(t *testing.T) {
 				t.Fatalf("drill %+v", c.Drill)
 			}
 		}},
-		{name: "drill port not a number", env: with(protocol.EnvDrillScenario, "cycle", protocol.EnvDrillPort, "http"), wantErr: `TURNWATCH_DRILL_PORT "http"`},
-		{name: "drill port out of range", env: with(protocol.EnvDrillScenario, "cycle", protocol.EnvDrillPort, "0"), wantErr: "TURNWATCH_DRILL_PORT"},
-		{name: "drill port too high", env: with(protocol.EnvDrillScenario, "cycle", protocol.EnvDrillPort, "65536"), wantErr: "TURNWATCH_DRILL_PORT 65536"},
-		{name: "drill scenario unknown", env: with(protocol.EnvDrillScenario, "panic", protocol.EnvDrillPort, "41234"), wantErr: `TURNWATCH_DRILL_SCENARIO: unknown scenario "panic"`},
-		{name: "drill port without a scenario", env: with(protocol.EnvDrillPort, "41234"), wantErr: "TURNWATCH_DRILL_PORT is set without TURNWATCH_DRILL_SCENARIO"},
+		{name: "drill port not a number", env: with(protocol.EnvDrillScenario, "cycle", protocol.EnvModelPort, "http"), wantErr: `TURNWATCH_MODEL_PORT "http"`},
+		{name: "drill port out of range", env: with(protocol.EnvDrillScenario, "cycle", protocol.EnvModelPort, "0"), wantErr: "TURNWATCH_MODEL_PORT"},
+		{name: "drill port too high", env: with(protocol.EnvDrillScenario, "cycle", protocol.EnvModelPort, "65536"), wantErr: "TURNWATCH_MODEL_PORT 65536"},
+		{name: "drill scenario unknown", env: with(protocol.EnvDrillScenario, "panic", protocol.EnvModelPort, "41234"), wantErr: `TURNWATCH_DRILL_SCENARIO: unknown scenario "panic"`},
+		{name: "drill port without a scenario", env: with(protocol.EnvModelPort, "41234"), wantErr: "TURNWATCH_MODEL_PORT is set without TURNWATCH_DRILL_SCENARIO"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

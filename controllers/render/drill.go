@@ -62,7 +62,7 @@ func addDrill(pod *corev1.Pod, sidecar, agent int, run *twv1.AgentRun, sc script
 	s := &spec.InitContainers[sidecar]
 	s.Env = append(s.Env,
 		corev1.EnvVar{Name: protocol.EnvDrillScenario, Value: sc.Name},
-		corev1.EnvVar{Name: protocol.EnvDrillPort, Value: strconv.Itoa(int(port))})
+		corev1.EnvVar{Name: protocol.EnvModelPort, Value: strconv.Itoa(int(port))})
 	s.StartupProbe = sidecarProbe.DeepCopy()
 	pod.Labels[twv1.LabelDrillPort] = strconv.Itoa(int(port))
 	return nil

@@ -86,8 +86,8 @@ func TestRenderDrillOfEachSample(t *testing.T) {
 				t.Error("the drill changed the Pod's volumes")
 			}
 			sc := drill.Spec.InitContainers[0]
-			if envOf(sc)[protocol.EnvDrillScenario] != "cycle" || envOf(sc)[protocol.EnvDrillPort] != "20123" || sc.StartupProbe == nil {
-				t.Errorf("sidecar: scenario %q port %q probe %v", envOf(sc)[protocol.EnvDrillScenario], envOf(sc)[protocol.EnvDrillPort], sc.StartupProbe)
+			if envOf(sc)[protocol.EnvDrillScenario] != "cycle" || envOf(sc)[protocol.EnvModelPort] != "20123" || sc.StartupProbe == nil {
+				t.Errorf("sidecar: scenario %q port %q probe %v", envOf(sc)[protocol.EnvDrillScenario], envOf(sc)[protocol.EnvModelPort], sc.StartupProbe)
 			}
 			if !strings.Contains(envOf(sc)[protocol.EnvGuards], `"cycleRepeats":4`) {
 				t.Errorf("the scenario's guards are not over the run's: %s", envOf(sc)[protocol.EnvGuards])

@@ -181,11 +181,13 @@ const (
 	EnvRunName    = "TURNWATCH_RUN_NAME"
 	EnvRunUID     = "TURNWATCH_RUN_UID"
 	EnvPriorSteps = "TURNWATCH_PRIOR_STEPS"
-	// A drill turn (docs/drill.md): the scripted model's scenario, and the
-	// loopback port the sidecar serves it on, which the controller also
-	// wrote into the agent's model endpoint.
+	// EnvModelPort is the loopback port the sidecar serves the agent's
+	// model API on (a drill's scripted model, or the gateway), which the
+	// controller also wrote into the agent's model endpoint.
+	EnvModelPort = "TURNWATCH_MODEL_PORT"
+	// EnvDrillScenario is a drill turn's scenario (docs/drill.md): the
+	// gateway's upstream is then the scripted model playing it.
 	EnvDrillScenario = "TURNWATCH_DRILL_SCENARIO"
-	EnvDrillPort     = "TURNWATCH_DRILL_PORT"
 	// The model gateway (docs/gateway.md): the upstream the sidecar
 	// forwards the agent's model requests to (a drill's upstream is its
 	// scripted model, and this is unset), the file holding the upstream's

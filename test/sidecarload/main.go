@@ -88,7 +88,7 @@ current-context: c
 		if port, err = freePort(); err != nil {
 			return err
 		}
-		sc.Env = append(sc.Env, "TURNWATCH_DRILL_SCENARIO="+drill, fmt.Sprintf("TURNWATCH_DRILL_PORT=%d", port))
+		sc.Env = append(sc.Env, "TURNWATCH_DRILL_SCENARIO="+drill, fmt.Sprintf("TURNWATCH_MODEL_PORT=%d", port))
 	}
 	sc.Stderr = os.Stderr
 	if err := sc.Start(); err != nil {
