@@ -58,7 +58,7 @@ func TestWritesPerTurnRealSidecar(t *testing.T) {
 	s, sBy := sidecarWrites.snapshot()
 	c -= cBy[reviewKey] // once per manager start, not per turn; nothing is stored
 	c -= othersPolicies(cBy)
-	s -= sBy[readKey]   // reads: the API server stores nothing
+	s -= sBy[readKey] // reads: the API server stores nothing
 	perTurn := float64(c+s) / float64(len(turns))
 	for _, by := range []map[string]int{cBy, sBy} {
 		keys := make([]string, 0, len(by))
