@@ -56,7 +56,9 @@ type rig struct {
 	log    bytes.Buffer
 }
 
-func newRig(t *testing.T, scenario string, o Options) *rig {
+// newRig makes a rig; wrap, when given, wraps the model (to watch what it
+// gets).
+func newRig(t *testing.T, scenario string, o Options, wrap ...func(http.Handler) http.Handler) *rig {
 	t.Helper()
 	sc, err := scriptedmodel.Lookup(scenario)
 	if err != nil {
@@ -71,7 +73,11 @@ func newRig(t *testing.T, scenario string, o Options) *rig {
 		o.Upstream, _ = url.Parse("http://model.invalid/base")
 	}
 	if o.Transport == nil {
-		o.Transport = InProcess(http.StripPrefix("/base", r.model))
+		var h http.Handler = http.StripPrefix("/base", r.model)
+		for _, w := range wrap {
+			h = w(h)
+		}
+		o.Transport = InProcess(h)
 	}
 	o.Observe = func(e monitor.ModelEvent) {
 		r.mu.Lock()
