@@ -65,6 +65,15 @@ type Options struct {
 	// Audit names the detectors whose trips only record
 	// (docs/policies.md#audit): a would-trip, and the turn goes on.
 	Audit []string
+	// Metered says a model gateway stands between the agent and its model
+	// (docs/gateway.md): the turn's cost is then what FeedModel's message
+	// ends priced, and the stream's own figure is kept beside it
+	// (Report.StreamCostUSD). Without it FeedModel's usage is ignored.
+	Metered bool
+	// BudgetLeftUSD is what the namespace's budgets had left when the turn
+	// started, a decimal string (the least of them); the budget detector
+	// trips once the turn's cost passes it. "" when no budget applies.
+	BudgetLeftUSD string
 }
 
 // Trip is a detector's verdict that the turn must end.
@@ -158,6 +167,11 @@ func (o Options) check() error {
 	if o.PriorCostUSD != "" {
 		if m, err := ParseMoney(o.PriorCostUSD); err != nil || m < 0 {
 			return fmt.Errorf("priorCostUSD %q: must be a non-negative decimal string", o.PriorCostUSD)
+		}
+	}
+	if o.BudgetLeftUSD != "" {
+		if _, err := ParseMoney(o.BudgetLeftUSD); err != nil {
+			return fmt.Errorf("budgetLeftUSD %q: must be a decimal string", o.BudgetLeftUSD)
 		}
 	}
 	return nil

@@ -145,7 +145,7 @@ func TestCheckpointRefused(t *testing.T) {
 // a restored engine silently differs.
 func TestCheckpointCoversTheEngine(t *testing.T) {
 	outside := []string{"opts", "format", "parse", "prices", "world", "audit", "st", "f", "ev", "sc", "obj", "canon", "pi", "pc", "cur",
-		"wouldCount", "priceCache"}
+		"side", "esc", "wouldCount", "priceCache"}
 	var got []string
 	for f := range reflect.TypeFor[Engine]().Fields() {
 		got = append(got, f.Name)
