@@ -176,6 +176,9 @@ func (r *runner) gatewayOptions(sm *servedModel) (gateway.Options, error) {
 	return opts, nil
 }
 
+// isDrill says whether the sidecar serves a drill's scripted model.
+func (r *runner) isDrill() bool { return r.model != nil && r.model.drill != nil }
+
 // modelRead says nothing reads the model's events any more: the gateway
 // stops waiting to hand them over.
 func (r *runner) modelRead() {

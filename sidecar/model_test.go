@@ -69,13 +69,13 @@ func freePort(t *testing.T) int {
 
 // askModel sends the model one request of the main conversation (with
 // tools) or a side one, as the agent would.
-func askModel(t *testing.T, port int, main bool) (status int, body string) {
+func askModel(t *testing.T, port int, main bool) (status int, answer string) {
 	t.Helper()
-	body := `{"model":"m","stream":true,"messages":[{"role":"user","content":"do it"}]`
+	req := `{"model":"m","stream":true,"messages":[{"role":"user","content":"do it"}]`
 	if main {
-		body += `,"tools":[{"name":"Bash","input_schema":{"type":"object","properties":{"command":{"type":"string"}}}}]`
+		req += `,"tools":[{"name":"Bash","input_schema":{"type":"object","properties":{"command":{"type":"string"}}}}]`
 	}
-	resp, err := http.Post("http://127.0.0.1:"+strconv.Itoa(port)+"/v1/messages", "application/json", strings.NewReader(body+"}"))
+	resp, err := http.Post("http://127.0.0.1:"+strconv.Itoa(port)+"/v1/messages", "application/json", strings.NewReader(req+"}"))
 	if err != nil {
 		t.Errorf("the model: %v", err)
 		return 0, ""
@@ -245,5 +245,51 @@ func TestDrillPlaysPastTheRunsGuards(t *testing.T) {
 	}
 	if rep := m.Report(); rep.Requests != 3 || rep.Fresh != true || rep.Scenario != "identicalLoop" {
 		t.Errorf("report %+v", rep)
+	}
+}
+
+// A turn behind the gateway costs what the model's answers say, priced by
+// the run's table: the stream's own figure (its messages' tokens, then a
+// forged total_cost_usd of 0) is kept beside it and changes nothing.
+func TestGatewayMetersTheAnswers(t *testing.T) {
+	port := freePort(t)
+	p := &syncPatcher{p: &podPatcher{t: t}}
+	asked := false
+	lines := healthyTurn()
+	lines[len(lines)-1] = `{"type":"result","subtype":"success","is_error":false,"result":"done","total_cost_usd":0}`
+	src := &scriptedSource{lines: lines, before: func() {
+		if !asked { // the agent asks the model before it prints anything
+			asked = true
+			askModel(t, port, true)
+		}
+	}}
+	r := testRunner(t, src, p, clock.RealClock{})
+	prices, err := monitor.ParsePrices([]byte(`{"readAt":"2027-01-01","models":{"m":{"input":"1000","output":"10000"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.cfg.Prices = prices
+	r.cfg.Model = Model{Scenario: "healthy", Port: port}
+	r.cfg.Drain = 100 * time.Millisecond
+	ctx, term := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.run(ctx) }()
+	p.waitFor(t, "the summary", has(protocol.ConditionFinished))
+	term()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	c, _ := p.conditions()
+	var s protocol.Summary
+	if err := json.Unmarshal([]byte(c[protocol.ConditionFinished].Message), &s); err != nil {
+		t.Fatalf("summary %q: %v", c[protocol.ConditionFinished].Message, err)
+	}
+	// The scripted model's first answer: 1000 input and 50 output tokens
+	// (pkg/scriptedmodel's answer), at 1000 and 10000 USD per million.
+	if got, want := s.CostUSD(), "1.50"; got != want {
+		t.Errorf("metered cost %s, want %s", got, want)
+	}
+	if s.StreamCost == s.Cost {
+		t.Errorf("stream cost %s: the stream's own figure was not kept beside the metered one", s.StreamCost)
 	}
 }
