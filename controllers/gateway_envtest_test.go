@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/agentturn"
 	"turnwatch.dev/turnwatch/controllers/render"
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
@@ -191,5 +193,58 @@ func checkKeyInSidecarOnly(t *testing.T, pod *corev1.Pod) {
 				t.Errorf("container %s: env %s reads a Secret", c.Name, e.Name)
 			}
 		}
+	}
+}
+
+// agentRunningStatus is the kubelet reporting the agent container running.
+func agentRunningStatus(s *corev1.PodStatus) {
+	s.Phase = corev1.PodRunning
+	s.ContainerStatuses = []corev1.ContainerStatus{{Name: "agent", Image: "agent:test",
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}}}
+}
+
+// After a trip on a Pod that serves its model, the controller leaves the
+// running agent agentturn.ModelTripGrace to end by itself: one that does is
+// settled with no stop of its Pod and an AgentEnded Event; one that does
+// not is stopped after the grace, with an AgentStopped Event.
+func TestTripGraceForModel(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	ns := newNamespace(t)
+	startManager(t, ns, managerOpts{})
+	for _, name := range []string{"ends", "hangs"} {
+		create(t, newRun(ns, name, func(r *twv1.AgentRun) {
+			r.Spec.Model = &twv1.Model{Gateway: testGateway()}
+			r.Spec.Rerolls = &twv1.RerollPolicy{Max: ptr.To[int32](0)}
+		}))
+		waitPod(t, ns, name+"-0")
+		playSidecar(t, ns, name+"-0", agentRunningStatus)
+		playSidecar(t, ns, name+"-0", trip(monitor.DetectorIdenticalCalls, "repeated an identical tool call 4 times"))
+	}
+	tripped := time.Now()
+	// Within the grace, neither turn settles nor is stopped.
+	time.Sleep(agentturn.ModelTripGrace / 3)
+	for _, name := range []string{"ends", "hangs"} {
+		turn, err := getTurn(ns, name+"-0")
+		pod, perr := getPod(ns, name+"-0")
+		if err != nil || perr != nil || turn.Status.Outcome != "" || pod.Spec.ActiveDeadlineSeconds != nil {
+			t.Errorf("%s within the grace: outcome %q, pod deadline %v (%v %v)", name, turn.Status.Outcome, pod.Spec.ActiveDeadlineSeconds, err, perr)
+		}
+	}
+	playSidecar(t, ns, "ends-0", agentExited(1, "Error", corev1.PodRunning))
+	if turn := turnSettled(t, ns, "ends-0"); turn.Status.Error == nil || turn.Status.Error.Detector != monitor.DetectorIdenticalCalls {
+		t.Errorf("ends: %+v", turn.Status.Error)
+	}
+	waitEvents(t, ns, "ends", agentturn.EventAgentEnded, 1)
+	turn := turnSettled(t, ns, "hangs-0")
+	if waited := turn.Status.CompletionTime.Sub(tripped); waited < agentturn.ModelTripGrace-time.Second {
+		t.Errorf("hangs settled %s after the trip, before the grace", waited)
+	}
+	if pod, err := getPod(ns, "hangs-0"); err != nil || pod.Spec.ActiveDeadlineSeconds == nil {
+		t.Errorf("hangs: the pod was not stopped (%v)", err)
+	}
+	waitEvents(t, ns, "hangs", agentturn.EventAgentStopped, 1)
+	if evs, _ := runEvents(ns, "hangs", agentturn.EventAgentEnded); len(evs) != 0 {
+		t.Errorf("hangs: %d AgentEnded events", len(evs))
 	}
 }

@@ -149,6 +149,7 @@ func (r *AgentTurnReconciler) follow(ctx context.Context, run *twv1.AgentRun, tu
 	}
 	v = judgeHang(v, pod, agent, now, r.Config.ExitGrace.Duration)
 	v = judgeStart(v, pod, agent, startedAt(turn), now, r.Config.StartTimeout.Duration)
+	v = holdForAgent(v, pod, agent, now)
 	st := turn.Status.DeepCopy()
 	r.RaiseCounts(turn.UID, st, &v)
 	if v.agentSession != "" {
@@ -184,6 +185,7 @@ func (r *AgentTurnReconciler) follow(ctx context.Context, run *twv1.AgentRun, tu
 	}
 	if v.Outcome != "" {
 		r.recordSettled(ctx, turn, v.tripped)
+		r.recordAgentEnd(ctx, run, turn, pod, agent, v.tripped)
 	}
 	return ctrl.Result{RequeueAfter: v.recheck}, nil
 }

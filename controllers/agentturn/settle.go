@@ -226,7 +226,6 @@ func PodCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodConditi
 	return nil
 }
 
-// readPod reads what the turn's Pod's conditions say (protocol.Read).
 // streamCostOf is the stream's cost in the sidecar's last summary: the
 // final one, else the one written at the result.
 func streamCostOf(rep protocol.PodReport) monitor.Money {
@@ -238,6 +237,7 @@ func streamCostOf(rep protocol.PodReport) monitor.Money {
 	return 0
 }
 
+// readPod reads what the turn's Pod's conditions say (protocol.Read).
 func readPod(pod *corev1.Pod) protocol.PodReport {
 	conds := make([]protocol.PodCondition, len(pod.Status.Conditions))
 	for i, c := range pod.Status.Conditions {
