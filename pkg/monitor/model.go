@@ -36,6 +36,11 @@ type ModelEvent struct {
 	// Stop is the message's stop reason, normalized (StopEnd, StopToolUse,
 	// StopLength, StopError; "" when the answer carried none).
 	Stop string
+	// Side marks an event of a side request: one that offered the model
+	// no tools (a title, a CLI's own check such as Gemini CLI's next
+	// speaker), the scripted model's rule too. It is paid (metered), but
+	// its deltas and stop are not the agent's turn.
+	Side bool
 }
 
 // FeedModel folds one model-side event beside the stdout lines (Feed): the
@@ -61,7 +66,7 @@ func (e *Engine) FeedModel(ev ModelEvent, now time.Time) Verdicts {
 	switch {
 	case ev.End:
 		e.modelEnd(&ev)
-	case e.side.Deltas && !e.f.Stopped:
+	case e.side.Deltas && !ev.Side && !e.f.Stopped:
 		e.modelDelta(ev.Delta, !ev.Thinking)
 	}
 	return e.cur
@@ -69,10 +74,12 @@ func (e *Engine) FeedModel(ev ModelEvent, now time.Time) Verdicts {
 
 // modelEnd ends a model message: its text runs end with it, its stop
 // reason is the turn's where the stdout hides stops, and its usage priced
-// is added to the metered cost.
+// is added to the metered cost (a side request's too: it was paid).
 func (e *Engine) modelEnd(ev *ModelEvent) {
-	e.f.ModelRep = [2]repeatTracker{}
-	if e.side.Stop && !e.f.Stopped {
+	if !ev.Side {
+		e.f.ModelRep = [2]repeatTracker{}
+	}
+	if e.side.Stop && !ev.Side && !e.f.Stopped {
 		e.f.ModelStop = ev.Stop
 		e.st.StopReason, e.f.StopLine = ev.Stop, e.f.Lines
 	}

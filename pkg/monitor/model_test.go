@@ -1,0 +1,348 @@
+package monitor
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"turnwatch.dev/turnwatch/pkg/scriptedmodel"
+)
+
+// scriptedMsg is one answer of the scripted model as the model gateway
+// reads it: the events it makes of the answer, and what the CLI then
+// prints of it.
+type scriptedMsg struct {
+	events         []ModelEvent
+	thinking, text string
+	calls          int
+	usage          Usage
+	model, stop    string
+}
+
+// playScripted plays a scenario against the scripted model over the
+// Anthropic Messages API, as an agent with one shell tool would: each
+// answer's tool calls are answered "ok" and the conversation goes on until
+// an answer calls no tool (at most 20). The answers are read from the
+// model's own SSE with encoding/json, as the gateway reads them: the API is
+// the model's, the events are the same for every CLI.
+func playScripted(t *testing.T, name, model, guards string) []scriptedMsg {
+	t.Helper()
+	sc, err := scriptedmodel.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := scriptedmodel.New(scriptedmodel.Options{Scenario: sc, Guards: json.RawMessage(guards)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	msgs := []any{map[string]any{"role": "user", "content": "Read /etc/os-release."}}
+	var out []scriptedMsg
+	for range 20 {
+		body := js(map[string]any{"model": model, "stream": true, "messages": msgs, "max_tokens": 32000,
+			"tools": []any{map[string]any{"name": "Bash", "input_schema": map[string]any{"type": "object",
+				"properties": map[string]any{"command": map[string]any{"type": "string"}}, "required": []string{"command"}}}}})
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, httptest.NewRequest("POST", "/v1/messages", strings.NewReader(body)))
+		m, content := readAnthropicSSE(t, w.Body.Bytes())
+		out = append(out, m)
+		if m.calls == 0 {
+			return out
+		}
+		var results []any
+		for _, b := range content {
+			if b["type"] == "tool_use" {
+				results = append(results, map[string]any{"type": "tool_result", "tool_use_id": b["id"], "content": "ok"})
+			}
+		}
+		msgs = append(msgs, map[string]any{"role": "assistant", "content": content}, map[string]any{"role": "user", "content": results})
+	}
+	t.Fatalf("%s: no answer without a tool call in 20", name)
+	return nil
+}
+
+// readAnthropicSSE reads one streamed answer: its model events, and its
+// tool_use blocks for the conversation's next request.
+func readAnthropicSSE(t *testing.T, sse []byte) (scriptedMsg, []map[string]any) {
+	t.Helper()
+	var m scriptedMsg
+	var content []map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(sse))
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		data, ok := bytes.CutPrefix(sc.Bytes(), []byte("data: "))
+		if !ok {
+			continue
+		}
+		var ev struct {
+			Type    string
+			Message struct {
+				Model string
+				Usage struct{ InputTokens int64 `json:"input_tokens"` }
+			}
+			ContentBlock map[string]any `json:"content_block"`
+			Delta        struct {
+				Type, Text, Thinking string
+				StopReason           string `json:"stop_reason"`
+			}
+			Usage        struct{ OutputTokens int64 `json:"output_tokens"` }
+		}
+		if err := json.Unmarshal(data, &ev); err != nil {
+			t.Fatal(err)
+		}
+		switch ev.Type {
+		case "message_start":
+			m.model, m.usage.Input = ev.Message.Model, ev.Message.Usage.InputTokens
+		case "content_block_start":
+			if ev.ContentBlock["type"] == "tool_use" {
+				m.calls++
+				ev.ContentBlock["input"] = map[string]any{"command": "cat /etc/os-release"}
+				content = append(content, ev.ContentBlock)
+			}
+		case "content_block_delta":
+			switch ev.Delta.Type {
+			case "text_delta":
+				m.text += ev.Delta.Text
+				m.events = append(m.events, ModelEvent{Delta: []byte(ev.Delta.Text)})
+			case "thinking_delta":
+				m.thinking += ev.Delta.Thinking
+				m.events = append(m.events, ModelEvent{Delta: []byte(ev.Delta.Thinking), Thinking: true})
+			}
+		case "message_delta":
+			m.stop = map[string]string{"end_turn": StopEnd, "tool_use": StopToolUse, "max_tokens": StopLength}[ev.Delta.StopReason]
+			m.usage.Output = ev.Usage.OutputTokens
+		}
+	}
+	m.events = append(m.events, ModelEvent{End: true, Model: m.model, Usage: m.usage, Stop: m.stop})
+	return m, content
+}
+
+// printed is what a CLI prints of the scripted model's answers (the
+// shapes of its recordings in testdata/real): codex and opencode whole
+// messages, gemini its text deltas and no stop reason, claude (with
+// --include-partial-messages) its deltas, usage and stop, and cost at the
+// end (streamCost: claude's total_cost_usd, opencode's per step; codex and
+// gemini print tokens).
+func printed(format string, msgs []scriptedMsg, streamCost float64) [][]string {
+	out := make([][]string, len(msgs)+2)
+	for i, m := range msgs {
+		out[i+1] = printMsg(format, i, m, streamCost/float64(len(msgs)))
+	}
+	var in, outTok int64
+	for _, m := range msgs {
+		in, outTok = in+m.usage.Input, outTok+m.usage.Output
+	}
+	switch format {
+	case FormatCodex:
+		out[0] = []string{`{"type":"thread.started","thread_id":"t"}`, `{"type":"turn.started"}`}
+		out[len(msgs)+1] = []string{js(map[string]any{"type": "turn.completed", "usage": map[string]any{"input_tokens": in, "output_tokens": outTok}})}
+	case FormatGemini:
+		out[0] = []string{js(map[string]any{"type": "init", "session_id": "s", "model": msgs[0].model}), `{"type":"message","role":"user","content":"Read."}`}
+		out[len(msgs)+1] = []string{js(map[string]any{"type": "result", "status": "success",
+			"stats": map[string]any{"input_tokens": in, "output_tokens": outTok, "models": map[string]any{msgs[0].model: map[string]any{"input_tokens": in, "output_tokens": outTok}}}})}
+	case FormatClaude:
+		out[0] = []string{cInit()}
+		out[len(msgs)+1] = []string{cResult(streamCost)}
+	}
+	return out
+}
+
+// printMsg is what a CLI prints of one answer.
+func printMsg(format string, i int, m scriptedMsg, cost float64) []string {
+	id := "m" + string(rune('a'+i))
+	var out []string
+	switch format {
+	case FormatCodex:
+		if m.thinking != "" {
+			out = append(out, js(map[string]any{"type": "item.completed", "item": map[string]any{"id": id + "r", "type": "reasoning", "text": m.thinking}}))
+		}
+		if m.text != "" {
+			out = append(out, js(map[string]any{"type": "item.completed", "item": map[string]any{"id": id + "t", "type": "agent_message", "text": m.text}}))
+		}
+		for c := range m.calls {
+			out = append(out, js(map[string]any{"type": "item.completed", "item": map[string]any{"id": id + string(rune('0'+c)), "type": "command_execution",
+				"command": "cat /etc/os-release", "aggregated_output": "ok", "exit_code": 0, "status": "completed"}}))
+		}
+	case FormatOpencode:
+		part := func(typ string, p map[string]any) string {
+			p["type"], p["messageID"], p["sessionID"] = strings.ReplaceAll(typ, "_", "-"), id, "ses"
+			return js(map[string]any{"type": typ, "sessionID": "ses", "part": p})
+		}
+		out = append(out, part("step_start", map[string]any{"id": id + "s"}))
+		if m.thinking != "" {
+			out = append(out, part("reasoning", map[string]any{"id": id + "r", "text": m.thinking}))
+		}
+		if m.text != "" {
+			out = append(out, part("text", map[string]any{"id": id + "t", "text": m.text}))
+		}
+		for c := range m.calls {
+			out = append(out, part("tool_use", map[string]any{"type": "tool", "tool": "bash", "callID": id + string(rune('0'+c)),
+				"state": map[string]any{"status": "completed", "input": map[string]any{"command": "cat /etc/os-release"}, "output": "ok"}}))
+		}
+		out = append(out, part("step_finish", map[string]any{"id": id + "f", "reason": "stop", "cost": cost,
+			"tokens": map[string]any{"input": m.usage.Input, "output": m.usage.Output}}))
+	case FormatGemini:
+		for _, ev := range m.events {
+			if !ev.End && !ev.Thinking {
+				out = append(out, js(map[string]any{"type": "message", "role": "assistant", "content": string(ev.Delta), "delta": true}))
+			}
+		}
+		for c := range m.calls {
+			tid := id + string(rune('0'+c))
+			out = append(out, js(map[string]any{"type": "tool_use", "tool_name": "run_shell_command", "tool_id": tid, "parameters": map[string]any{"command": "cat /etc/os-release"}}),
+				js(map[string]any{"type": "tool_result", "tool_id": tid, "status": "success", "output": "ok"}))
+		}
+	case FormatClaude:
+		out = append(out, js(map[string]any{"type": "stream_event", "session_id": "s", "parent_tool_use_id": nil,
+			"event": map[string]any{"type": "message_start", "message": map[string]any{"id": id, "model": m.model, "usage": map[string]any{"input_tokens": m.usage.Input}}}}))
+		for _, ev := range m.events {
+			if ev.End {
+				continue
+			}
+			dt, key := "text_delta", "text"
+			if ev.Thinking {
+				dt, key = "thinking_delta", "thinking"
+			}
+			out = append(out, js(map[string]any{"type": "stream_event", "session_id": "s", "parent_tool_use_id": nil,
+				"event": map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": dt, key: string(ev.Delta)}}}))
+		}
+		var content []any
+		if m.text != "" {
+			content = append(content, map[string]any{"type": "text", "text": m.text})
+		}
+		for c := range m.calls {
+			content = append(content, map[string]any{"type": "tool_use", "id": id + string(rune('0'+c)), "name": "Bash", "input": map[string]any{"command": "cat"}})
+		}
+		stop := map[string]string{StopEnd: "end_turn", StopToolUse: "tool_use", StopLength: "max_tokens"}[m.stop]
+		out = append(out, js(map[string]any{"type": "assistant", "session_id": "s", "parent_tool_use_id": nil,
+			"message": map[string]any{"id": id, "type": "message", "role": "assistant", "model": m.model, "content": content, "stop_reason": stop,
+				"usage": map[string]any{"input_tokens": m.usage.Input, "output_tokens": m.usage.Output}}}))
+		for c := range m.calls {
+			out = append(out, cToolResult(id+string(rune('0'+c)), false))
+		}
+	}
+	return out
+}
+
+// runModel feeds a turn as the sidecar does: each answer's model events,
+// then what the CLI printed of it (withModel false leaves the model's
+// side out: today's sidecar), then Finish.
+func runModel(t testing.TB, opts Options, msgs []scriptedMsg, lines [][]string, withModel bool) (Report, *Engine) {
+	t.Helper()
+	e, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	feed := func(ls []string) {
+		for _, l := range ls {
+			e.Feed([]byte(l), time.Time{})
+		}
+	}
+	feed(lines[0])
+	for i, m := range msgs {
+		for _, ev := range m.events {
+			if withModel {
+				e.FeedModel(ev, time.Time{})
+			}
+		}
+		feed(lines[i+1])
+	}
+	feed(lines[len(lines)-1])
+	e.Finish()
+	return e.Report(), e
+}
+
+func tripOf(r Report) string {
+	if len(r.Trips) == 0 {
+		return ""
+	}
+	return r.Trips[0].Detector
+}
+
+// modelOf is the model a format's tests ask the scripted model for: one
+// the price table prices.
+var modelOf = map[string]string{FormatClaude: "claude-sonnet-4-5", FormatCodex: "gpt-5-codex",
+	FormatOpencode: "claude-sonnet-4-5", FormatGemini: "gemini-2.5-flash"}
+
+// TestModelSideSeesWhatStdoutHides: the drill's blind rows, with the
+// scripted model's own answers fed beside what the CLI prints of them.
+// codex and opencode print whole messages, so their whitespace is blind
+// on stdout (and the report says the deltas are hidden); the model's
+// deltas catch it. Gemini CLI prints no stop reason, so its length stop is
+// blind; the model's stop catches it. Repetition, which the whole blocks
+// catch already, is caught once, from the model's deltas.
+func TestModelSideSeesWhatStdoutHides(t *testing.T) {
+	for _, c := range []struct {
+		format, scenario string
+		want             string // the trip with the model's side
+		blind            string // without it (today's sidecar)
+		hidden           bool   // without it, the report says the deltas are hidden
+	}{
+		{FormatCodex, "whitespace", DetectorDegeneration, "", true},
+		{FormatOpencode, "whitespace", DetectorDegeneration, "", true},
+		{FormatGemini, "lengthStop", DetectorLengthStop, "", false},
+		{FormatCodex, "repetition", DetectorRepetition, DetectorRepetition, true},
+		{FormatOpencode, "repetition", DetectorRepetition, DetectorRepetition, true},
+	} {
+		t.Run(c.format+"/"+c.scenario, func(t *testing.T) {
+			sc, _ := scriptedmodel.Lookup(c.scenario)
+			msgs := playScripted(t, c.scenario, modelOf[c.format], "")
+			lines := printed(c.format, msgs, 0.01)
+			opts := Options{Format: c.format, Guards: scenarioGuards(t, sc)}
+			without, _ := runModel(t, opts, msgs, lines, false)
+			if tripOf(without) != c.blind || without.DeltasHidden != c.hidden {
+				t.Fatalf("without the model's side: trip %q deltasHidden %v, want %q %v (the test's stream is not the blind row)",
+					tripOf(without), without.DeltasHidden, c.blind, c.hidden)
+			}
+			with, _ := runModel(t, opts, msgs, lines, true)
+			if tripOf(with) != c.want || len(with.Trips) != 1 {
+				t.Errorf("with the model's side: trips %s, want one %s", js(with.Trips), c.want)
+			}
+			if with.DeltasHidden {
+				t.Error("with the model's deltas the report calls the deltas hidden")
+			}
+		})
+	}
+}
+
+// TestModelSideNotCountedTwice: a CLI whose stdout shows what the model's
+// side shows (claude with --include-partial-messages: deltas and stops;
+// gemini: deltas) gets the same verdict, to the count in its message, with
+// the model's side fed beside it as without: never counted twice. Only
+// what the stdout hides changes: gemini's stop reason, the model's.
+func TestModelSideNotCountedTwice(t *testing.T) {
+	for _, c := range []struct{ format, scenario, want, stop string }{
+		{FormatClaude, "whitespace", DetectorDegeneration, ""},
+		{FormatClaude, "repetition", DetectorRepetition, ""},
+		{FormatClaude, "lengthStop", DetectorLengthStop, ""},
+		{FormatGemini, "whitespace", DetectorDegeneration, StopEnd},
+		{FormatGemini, "repetition", DetectorRepetition, StopEnd},
+		{FormatGemini, "healthy", "", StopEnd},
+		{FormatClaude, "healthy", "", ""},
+	} {
+		t.Run(c.format+"/"+c.scenario, func(t *testing.T) {
+			sc, _ := scriptedmodel.Lookup(c.scenario)
+			msgs := playScripted(t, c.scenario, modelOf[c.format], "")
+			lines := printed(c.format, msgs, 0.01)
+			opts := Options{Format: c.format, Guards: scenarioGuards(t, sc)}
+			without, _ := runModel(t, opts, msgs, lines, false)
+			with, _ := runModel(t, opts, msgs, lines, true)
+			if tripOf(without) != c.want {
+				t.Fatalf("without the model's side: trips %s, want %q", js(without.Trips), c.want)
+			}
+			if c.stop != "" {
+				if without.StopReason != "" {
+					t.Fatalf("the stream's stop %q: the test's stream shows what gemini hides", without.StopReason)
+				}
+				without.StopReason = c.stop
+			}
+			if js(with) != js(without) {
+				t.Errorf("the model's side changed the verdict:\n with    %s\n without %s", js(with), js(without))
+			}
+		})
+	}
+}
