@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -215,7 +216,7 @@ func printMsg(format string, i int, m scriptedMsg, cost float64) []string {
 			content = append(content, map[string]any{"type": "text", "text": m.text})
 		}
 		for c := range m.calls {
-			content = append(content, map[string]any{"type": "tool_use", "id": id + string(rune('0'+c)), "name": "Bash", "input": map[string]any{"command": "cat"}})
+			content = append(content, map[string]any{"type": "tool_use", "id": id + string(rune('0'+c)), "name": "Bash", "input": map[string]any{"command": "echo " + id}})
 		}
 		stop := map[string]string{StopEnd: "end_turn", StopToolUse: "tool_use", StopLength: "max_tokens"}[m.stop]
 		out = append(out, js(map[string]any{"type": "assistant", "session_id": "s", "parent_tool_use_id": nil,
@@ -345,4 +346,158 @@ func TestModelSideNotCountedTwice(t *testing.T) {
 			}
 		})
 	}
+}
+
+// scriptedCost is the scripted model's usage times the table's prices,
+// summed by hand: each message's tokens times its model's $/MTok.
+func scriptedCost(t *testing.T, msgs []scriptedMsg) Money {
+	t.Helper()
+	var sum Money
+	prices := DefaultPrices()
+	prices.index()
+	for _, m := range msgs {
+		mp, ok := prices.lookup([]byte(m.model))
+		if !ok {
+			t.Fatalf("the table does not price %s", m.model)
+		}
+		sum += Money((m.usage.Input*int64(mp.Input) + m.usage.Output*int64(mp.Output)) / 1_000_000)
+	}
+	return sum
+}
+
+// TestMeteredCost: with a gateway, the turn's cost is the scripted usage
+// times the prices, whatever the stream prints; the stream's figure is kept
+// beside it; a stream printing 0 changes nothing of it; a disagreement
+// beyond rounding and a CLI's own price table is noted once the stream
+// reported its end.
+func TestMeteredCost(t *testing.T) {
+	for _, c := range []struct {
+		name, format string
+		streamCost   float64 // what the CLI prints (claude's total, opencode's per step); -1: the scripted cost
+		metered      bool
+		wantStream   string // the stream's figure ("": the scripted cost)
+		mismatch     string // the note's start
+	}{
+		{name: "claude agrees", format: FormatClaude, streamCost: -1, metered: true},
+		{name: "claude's own table at 0.8", format: FormatClaude, streamCost: 0.8, metered: true, wantStream: "scripted"},
+		{name: "claude forged 0", format: FormatClaude, streamCost: 0, metered: true, wantStream: "scripted", mismatch: "line "},
+		{name: "opencode forged 0", format: FormatOpencode, streamCost: 0, metered: true, wantStream: "0.00",
+			mismatch: "the stream reported $0.00 where the model gateway metered $"},
+		{name: "opencode over double", format: FormatOpencode, streamCost: 3, metered: true, wantStream: "x3",
+			mismatch: "the stream reported $"},
+		{name: "opencode at 1.9", format: FormatOpencode, streamCost: 1.9, metered: true, wantStream: "x1.9"},
+		{name: "codex tokens", format: FormatCodex, streamCost: 0, metered: true},
+		{name: "gemini tokens", format: FormatGemini, streamCost: 0, metered: true},
+		{name: "not metered", format: FormatOpencode, streamCost: 0, wantStream: "none"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			msgs := playScripted(t, "healthy", modelOf[c.format], "")
+			want := scriptedCost(t, msgs)
+			printedCost := c.streamCost
+			switch {
+			case c.streamCost < 0:
+				printedCost = moneyFloat(want)
+			case c.streamCost > 0:
+				printedCost = moneyFloat(want) * c.streamCost
+			}
+			r, _ := runModel(t, Options{Format: c.format, Metered: c.metered}, msgs, printed(c.format, msgs, printedCost), true)
+			if r.Trips != nil && len(r.Trips) > 0 || !r.Result {
+				t.Fatalf("the healthy turn: %s", js(r))
+			}
+			wantCost := want.String()
+			if !c.metered {
+				wantCost = "0.00" // opencode's printed 0: today's behaviour, the model's usage ignored
+			}
+			if r.CostUSD != wantCost {
+				t.Errorf("costUSD %s, want %s", r.CostUSD, wantCost)
+			}
+			stream := map[string]string{"": want.String(), "scripted": want.String(), "0.00": "0.00", "none": "",
+				"x3": mustMoney(t, printedCost).String(), "x1.9": mustMoney(t, printedCost).String()}[c.wantStream]
+			if r.StreamCostUSD != stream {
+				t.Errorf("streamCostUSD %q, want %q", r.StreamCostUSD, stream)
+			}
+			if !strings.HasPrefix(r.CostMismatch, c.mismatch) || (c.mismatch == "") != (r.CostMismatch == "") {
+				t.Errorf("costMismatch %q, want %q...", r.CostMismatch, c.mismatch)
+			}
+		})
+	}
+}
+
+func moneyFloat(m Money) float64 { return float64(m) / moneyUnit }
+
+func mustMoney(t *testing.T, f float64) Money {
+	t.Helper()
+	m, err := ParseMoney(strconv.FormatFloat(f, 'f', -1, 64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestBudgetAndSpendOnTheMeteredCost: the scripted overspend scenario
+// (150,000 input tokens on each of 6 messages, $0.45 each at
+// claude-sonnet-4-5's $3/MTok): the budget trips when the turn's cost
+// passes what the budgets had left, at the message end that passes it;
+// the spend cap keeps maxCostUSD and is judged first; metered, the stream's
+// figure moves neither.
+func TestBudgetAndSpendOnTheMeteredCost(t *testing.T) {
+	msgs := playScripted(t, "overspend", "claude-sonnet-4-5", "")
+	for _, c := range []struct {
+		name      string
+		opts      Options
+		streamUSD float64 // claude's printed total
+		want      string  // detector
+		at        int     // the model message whose end trips (1-based; 0: a stdout line)
+		cost      string  // the turn's cost at the end: what was paid, after the trip too
+	}{
+		{name: "budget", opts: Options{Metered: true, BudgetLeftUSD: "1.00"}, streamUSD: 2.7045, want: DetectorBudget, at: 3, cost: "2.7045"},
+		{name: "budget, the stream printing 0", opts: Options{Metered: true, BudgetLeftUSD: "1.00"}, want: DetectorBudget, at: 3},
+		{name: "budget exactly spent", opts: Options{Metered: true, BudgetLeftUSD: "0.9015"}, want: DetectorBudget, at: 3},
+		{name: "nothing left", opts: Options{Metered: true, BudgetLeftUSD: "-2"}, want: DetectorBudget, at: 1},
+		{name: "spend first", opts: Options{Metered: true, BudgetLeftUSD: "0.10", Guards: mustGuards(t, `{"maxCostUSD":"0.10"}`)}, want: DetectorSpend, at: 1},
+		{name: "spend with prior", opts: Options{Metered: true, PriorCostUSD: "2", Guards: mustGuards(t, `{"maxCostUSD":"3.00"}`)}, want: DetectorSpend, at: 3},
+		{name: "no budget", opts: Options{Metered: true}, cost: "2.7045"},
+		{name: "not metered: the stream's cost", opts: Options{BudgetLeftUSD: "1.00"}, want: DetectorBudget},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.opts.Format = FormatClaude
+			r, _ := runModel(t, c.opts, msgs, printed(FormatClaude, msgs, c.streamUSD), true)
+			if tripOf(r) != c.want {
+				t.Fatalf("trips %s, want %q", js(r.Trips), c.want)
+			}
+			if c.want != "" && ClassOf(c.want) != ClassOverspend {
+				t.Errorf("class %q", ClassOf(c.want))
+			}
+			if c.at > 0 { // the model's message ends come before the lines printing them: the trip is at the last line before
+				if n := msgLines(msgs[:c.at-1]); r.Trips[0].Line != n {
+					t.Errorf("tripped at line %d, want %d (after message %d)", r.Trips[0].Line, n, c.at)
+				}
+				if spent := "$" + (Money(c.at) * 450_750_000_000).String(); !strings.Contains(r.Trips[0].Message, spent+" ") && !strings.Contains(r.Trips[0].Message, spent+",") {
+					t.Errorf("message %q, want this turn's %s($0.45075 a message)", r.Trips[0].Message, spent)
+				}
+			}
+			if c.cost != "" && r.CostUSD != c.cost {
+				t.Errorf("cost %s, want %s", r.CostUSD, c.cost)
+			}
+		})
+	}
+}
+
+// msgLines is how many lines the claude stream printed before the
+// messages after msgs: system/init, then each message's.
+func msgLines(msgs []scriptedMsg) int {
+	n := 1
+	for i, m := range msgs {
+		n += len(printMsg(FormatClaude, i, m, 0))
+	}
+	return n
+}
+
+func mustGuards(t *testing.T, s string) Guards {
+	t.Helper()
+	g, err := ParseGuards([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
