@@ -83,14 +83,18 @@ func readAnthropicSSE(t *testing.T, sse []byte) (scriptedMsg, []map[string]any) 
 			Type    string
 			Message struct {
 				Model string
-				Usage struct{ InputTokens int64 `json:"input_tokens"` }
+				Usage struct {
+					InputTokens int64 `json:"input_tokens"`
+				}
 			}
 			ContentBlock map[string]any `json:"content_block"`
 			Delta        struct {
 				Type, Text, Thinking string
 				StopReason           string `json:"stop_reason"`
 			}
-			Usage        struct{ OutputTokens int64 `json:"output_tokens"` }
+			Usage struct {
+				OutputTokens int64 `json:"output_tokens"`
+			}
 		}
 		if err := json.Unmarshal(data, &ev); err != nil {
 			t.Fatal(err)
