@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -504,4 +505,86 @@ func mustGuards(t *testing.T, s string) Guards {
 		t.Fatal(err)
 	}
 	return g
+}
+
+// TestModelSideRules: the model's stops and side requests, on small
+// streams: the stop of the agent's last model message is gemini's turn's
+// (a side request's is not, and the stream's own error stands); a CLI
+// whose stdout shows its stops takes none from the model; a side
+// request's deltas feed nothing, its usage is paid.
+func TestModelSideRules(t *testing.T) {
+	end := func(stop string, side bool) ModelEvent {
+		return ModelEvent{End: true, Model: "gemini-2.5-flash", Usage: Usage{Input: 1000, Output: 100}, Stop: stop, Side: side}
+	}
+	spaces := func(n int, side bool) []ModelEvent {
+		out := make([]ModelEvent, n)
+		for i := range out {
+			out[i] = ModelEvent{Delta: []byte(" \n"), Side: side}
+		}
+		return out
+	}
+	geminiOK := []string{`{"type":"init","session_id":"s","model":"gemini-2.5-flash"}`,
+		`{"type":"message","role":"assistant","content":"The answer is long","delta":true}`,
+		`{"type":"result","status":"success","stats":{"input_tokens":1000,"output_tokens":100}}`}
+	geminiErr := append(slices.Clone(geminiOK[:2]), `{"type":"result","status":"error","error":{"message":"quota"}}`)
+	codex := []string{`{"type":"thread.started","thread_id":"t"}`, `{"type":"turn.started"}`,
+		`{"type":"turn.completed","usage":{"input_tokens":1000,"output_tokens":100}}`}
+	for _, c := range []struct {
+		name, format string
+		model        []ModelEvent // fed after the stream's first line
+		lines        []string
+		metered      bool
+		trip, stop   string
+		cost         string
+	}{
+		{"gemini length", FormatGemini, []ModelEvent{end(StopLength, false)}, geminiOK, false, DetectorLengthStop, StopLength, "0.00055"},
+		{"gemini length, then a side check", FormatGemini, []ModelEvent{end(StopLength, false), end(StopEnd, true)}, geminiOK, false, DetectorLengthStop, StopLength, "0.00055"},
+		{"gemini: the last message's stop", FormatGemini, []ModelEvent{end(StopLength, false), end(StopEnd, false)}, geminiOK, false, "", StopEnd, "0.00055"},
+		{"gemini: the stream's error stands", FormatGemini, []ModelEvent{end(StopLength, false)}, geminiErr, false, "", StopError, "0.00"},
+		{"gemini metered: the side request is paid", FormatGemini, []ModelEvent{end(StopEnd, false), end(StopEnd, true)}, geminiOK, true, "", StopEnd, "0.0011"},
+		{"codex shows no stop: none taken", FormatCodex, []ModelEvent{end(StopLength, false)}, codex, false, "", "", "0.00225"},
+		{"codex whitespace", FormatCodex, spaces(130, false), codex, false, DetectorDegeneration, "", "0.00"},
+		{"codex whitespace of a side request", FormatCodex, spaces(130, true), codex, false, "", "", "0.00225"},
+		{"claude takes nothing", FormatClaude, append(spaces(130, false), end(StopLength, false)), []string{cInit(), cResult(0.5)}, false, "", "", "0.50"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, err := New(Options{Format: c.format, Metered: c.metered})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.Feed([]byte(c.lines[0]), time.Time{})
+			for _, ev := range c.model {
+				e.FeedModel(ev, time.Time{})
+			}
+			for _, l := range c.lines[1:] {
+				e.Feed([]byte(l), time.Time{})
+			}
+			e.Finish()
+			r := e.Report()
+			if tripOf(r) != c.trip || r.StopReason != c.stop || r.CostUSD != c.cost {
+				t.Errorf("trip %q stop %q cost %s, want %q %q %s", tripOf(r), r.StopReason, r.CostUSD, c.trip, c.stop, c.cost)
+			}
+		})
+	}
+}
+
+// TestModelEventsMoveTheClock: the model streaming is the turn alive: a
+// model event moves the stall's clock as a line does, and a gap before
+// one is judged as before a line.
+func TestModelEventsMoveTheClock(t *testing.T) {
+	t0 := time.Date(2026, 12, 7, 3, 0, 0, 0, time.UTC)
+	e, _ := New(Options{Format: FormatCodex})
+	e.Feed([]byte(`{"type":"turn.started"}`), t0)
+	for i := 1; i <= 5; i++ { // a long message the stdout shows nothing of
+		if v := e.FeedModel(ModelEvent{Delta: []byte("word ")}, t0.Add(time.Duration(i)*5*time.Minute)); v.Trip != nil {
+			t.Fatalf("tripped while the model streamed: %+v", v.Trip)
+		}
+	}
+	if e.StallDue(t0.Add(30 * time.Minute)) {
+		t.Error("a stall due 5 minutes after the model's last delta")
+	}
+	v := e.FeedModel(ModelEvent{End: true}, t0.Add(36*time.Minute))
+	if v.Trip == nil || v.Trip.Detector != DetectorStall {
+		t.Errorf("11 minutes without an event: %+v, want a stall", v.Trip)
+	}
 }
