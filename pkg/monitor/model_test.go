@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -587,4 +589,73 @@ func TestModelEventsMoveTheClock(t *testing.T) {
 	if v.Trip == nil || v.Trip.Detector != DetectorStall {
 		t.Errorf("11 minutes without an event: %+v, want a stall", v.Trip)
 	}
+}
+
+// FuzzFeedModel interleaves model events with stdout lines, as the sidecar
+// feeds them: model drives the events (a byte's low bits choose a delta of
+// the next bytes, whitespace or text, thinking or not, side or not, or a
+// message end whose usage the next bytes give, at a stop the byte names),
+// spent between the lines of stream. The engine must not panic, the cost the
+// checks see never goes down, at most one trip stops the turn, and a metered
+// turn's cost is the events' usage times the prices, summed here by hand.
+func FuzzFeedModel(f *testing.F) {
+	for _, format := range []string{FormatCodex, FormatGemini, FormatClaude, FormatOpencode} {
+		data, err := os.ReadFile(filepath.Join("testdata/real", format, "healthy.jsonl"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, model := range []string{"", "\x00\x01\x02", strings.Repeat("\x04  ", 200), "\x13abcdefghabcdefgh\x07\x10\x00\x22\x01\x02"} {
+			f.Add(data, []byte(model), byte(len(format)))
+		}
+	}
+	formats := []string{FormatCodex, FormatGemini, FormatClaude, FormatOpencode, FormatPi}
+	stops := []string{StopEnd, StopToolUse, StopLength, StopError, ""}
+	f.Fuzz(func(t *testing.T, stream, model []byte, pick byte) {
+		format := formats[int(pick)%len(formats)]
+		g := DefaultGuards()
+		g.MaxCostUSD, g.RepeatedTextBytes, g.WhitespaceDeltas = "0.50", 64, 16
+		e, err := New(Options{Format: format, Guards: g, Metered: pick&0x80 == 0, BudgetLeftUSD: "0.20"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rates := DefaultPrices()
+		rates.index()
+		mp, _ := rates.lookup([]byte("gpt-5-codex"))
+		var want, before Money
+		check := func(what string) {
+			if c := e.State().Cost; c < before {
+				t.Fatalf("%s lowered the cost from %s to %s", what, before, c)
+			}
+			before = e.State().Cost
+		}
+		lines := bytes.Split(stream, []byte("\n"))
+		for i := 0; i < len(lines) || len(model) > 0; i++ {
+			if i < len(lines) {
+				e.Feed(lines[i], time.Time{})
+				check("a line")
+			}
+			for k := 0; k < 3 && len(model) > 0; k++ {
+				b := model[0]
+				n := min(int(b>>3), len(model)-1)
+				arg := model[1 : 1+n]
+				model = model[1+n:]
+				ev := ModelEvent{Thinking: b&2 != 0, Side: b&4 != 0, Delta: arg}
+				if b&1 == 0 {
+					u := Usage{Input: int64(len(arg)) * 1000, Output: int64(n) * 17}
+					ev = ModelEvent{End: true, Model: "gpt-5-codex", Usage: u, Stop: stops[int(b>>1)%len(stops)], Side: b&4 != 0}
+					want += Money((u.Input*int64(mp.Input) + u.Output*int64(mp.Output)) / 1_000_000)
+				}
+				e.FeedModel(ev, time.Time{})
+				check("a model event")
+			}
+		}
+		e.Finish()
+		r := e.Report()
+		if len(r.Trips) > 1 {
+			t.Fatalf("%d trips", len(r.Trips))
+		}
+		if pick&0x80 == 0 && (r.CostUSD != want.String() || r.StreamCostUSD == "") {
+			t.Fatalf("metered cost %s (stream %q), want %s", r.CostUSD, r.StreamCostUSD, want)
+		}
+	})
 }
