@@ -53,8 +53,9 @@ type ModelEvent struct {
 // is the turn's cost (metered); for a CLI whose stdout hides them
 // (agents.CLI.ModelSide), the deltas feed degeneration and repetition, and
 // the stop reasons are the turn's. Anything else the stdout shows already,
-// and is not counted twice. After a stopping trip the metered cost still
-// grows (what was paid was paid), and nothing is judged.
+// and is not counted twice. After a stopping trip, and after the stream's
+// final result, the metered cost still grows (what was paid was paid), and
+// nothing is judged.
 func (e *Engine) FeedModel(ev ModelEvent, now time.Time) Verdicts {
 	e.cur = Verdicts{}
 	if e.f.Finished {
@@ -66,7 +67,7 @@ func (e *Engine) FeedModel(ev ModelEvent, now time.Time) Verdicts {
 	switch {
 	case ev.End:
 		e.modelEnd(&ev)
-	case e.side.Deltas && !ev.Side && !e.f.Stopped:
+	case e.side.Deltas && !ev.Side && e.judging():
 		e.modelDelta(ev.Delta, !ev.Thinking)
 	}
 	return e.cur
@@ -79,7 +80,7 @@ func (e *Engine) modelEnd(ev *ModelEvent) {
 	if !ev.Side {
 		e.f.ModelRep = [2]repeatTracker{}
 	}
-	if e.side.Stop && !ev.Side && !e.f.Stopped {
+	if e.side.Stop && !ev.Side && e.judging() {
 		e.f.ModelStop = ev.Stop
 		e.st.StopReason, e.f.StopLine = ev.Stop, e.f.Lines
 	}
@@ -92,6 +93,11 @@ func (e *Engine) modelEnd(ev *ModelEvent) {
 		e.evaluate(atCost, e.f.Lines)
 	}
 }
+
+// judging says whether the model's deltas and stops are the turn's: not
+// after a stopping trip, nor after the stream's final result (a side
+// request such as a title may come then).
+func (e *Engine) judging() bool { return !e.f.Stopped && e.f.Live }
 
 // usageTokens are the provider's counts in the price table's buckets; a
 // negative count (no provider sends one) counts nothing.

@@ -547,6 +547,7 @@ func TestModelSideRules(t *testing.T) {
 		{"codex shows no stop: none taken", FormatCodex, []ModelEvent{end(StopLength, false)}, codex, false, "", "", "0.00225"},
 		{"codex whitespace", FormatCodex, spaces(130, false), codex, false, DetectorDegeneration, "", "0.00"},
 		{"codex whitespace of a side request", FormatCodex, spaces(130, true), codex, false, "", "", "0.00225"},
+		{"gemini: a message after the result is not the turn's", FormatGemini, nil, append(slices.Clone(geminiOK), "model"), false, "", "", "0.00055"},
 		{"claude takes nothing", FormatClaude, append(spaces(130, false), end(StopLength, false)), []string{cInit(), cResult(0.5)}, false, "", "", "0.50"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -559,6 +560,10 @@ func TestModelSideRules(t *testing.T) {
 				e.FeedModel(ev, time.Time{})
 			}
 			for _, l := range c.lines[1:] {
+				if l == "model" { // a length stop after the stream's final result
+					e.FeedModel(end(StopLength, false), time.Time{})
+					continue
+				}
 				e.Feed([]byte(l), time.Time{})
 			}
 			e.Finish()
