@@ -162,76 +162,90 @@ func printed(format string, msgs []scriptedMsg, streamCost float64) [][]string {
 // printMsg is what a CLI prints of one answer.
 func printMsg(format string, i int, m scriptedMsg, cost float64) []string {
 	id := "m" + string(rune('a'+i))
+	return map[string]func(string, scriptedMsg, float64) []string{FormatCodex: printCodex, FormatOpencode: printOpencode,
+		FormatGemini: printGemini, FormatClaude: printClaude}[format](id, m, cost)
+}
+
+func callID(id string, c int) string { return id + string(rune('0'+c)) }
+
+func printCodex(id string, m scriptedMsg, _ float64) []string {
 	var out []string
-	switch format {
-	case FormatCodex:
-		if m.thinking != "" {
-			out = append(out, js(map[string]any{"type": "item.completed", "item": map[string]any{"id": id + "r", "type": "reasoning", "text": m.thinking}}))
+	if m.thinking != "" {
+		out = append(out, js(map[string]any{"type": "item.completed", "item": map[string]any{"id": id + "r", "type": "reasoning", "text": m.thinking}}))
+	}
+	if m.text != "" {
+		out = append(out, js(map[string]any{"type": "item.completed", "item": map[string]any{"id": id + "t", "type": "agent_message", "text": m.text}}))
+	}
+	for c := range m.calls {
+		out = append(out, js(map[string]any{"type": "item.completed", "item": map[string]any{"id": callID(id, c), "type": "command_execution",
+			"command": "echo " + callID(id, c), "aggregated_output": "ok", "exit_code": 0, "status": "completed"}}))
+	}
+	return out
+}
+
+func printOpencode(id string, m scriptedMsg, cost float64) []string {
+	part := func(typ string, p map[string]any) string {
+		p["type"], p["messageID"], p["sessionID"] = strings.ReplaceAll(typ, "_", "-"), id, "ses"
+		return js(map[string]any{"type": typ, "sessionID": "ses", "part": p})
+	}
+	out := []string{part("step_start", map[string]any{"id": id + "s"})}
+	if m.thinking != "" {
+		out = append(out, part("reasoning", map[string]any{"id": id + "r", "text": m.thinking}))
+	}
+	if m.text != "" {
+		out = append(out, part("text", map[string]any{"id": id + "t", "text": m.text}))
+	}
+	for c := range m.calls {
+		out = append(out, part("tool_use", map[string]any{"type": "tool", "tool": "bash", "callID": callID(id, c),
+			"state": map[string]any{"status": "completed", "input": map[string]any{"command": "echo " + callID(id, c)}, "output": "ok"}}))
+	}
+	return append(out, part("step_finish", map[string]any{"id": id + "f", "reason": "stop", "cost": cost,
+		"tokens": map[string]any{"input": m.usage.Input, "output": m.usage.Output}}))
+}
+
+func printGemini(id string, m scriptedMsg, _ float64) []string {
+	var out []string
+	for _, ev := range m.events {
+		if !ev.End && !ev.Thinking {
+			out = append(out, js(map[string]any{"type": "message", "role": "assistant", "content": string(ev.Delta), "delta": true}))
 		}
-		if m.text != "" {
-			out = append(out, js(map[string]any{"type": "item.completed", "item": map[string]any{"id": id + "t", "type": "agent_message", "text": m.text}}))
+	}
+	for c := range m.calls {
+		out = append(out, js(map[string]any{"type": "tool_use", "tool_name": "run_shell_command", "tool_id": callID(id, c),
+			"parameters": map[string]any{"command": "echo " + callID(id, c)}}),
+			js(map[string]any{"type": "tool_result", "tool_id": callID(id, c), "status": "success", "output": "ok"}))
+	}
+	return out
+}
+
+func printClaude(id string, m scriptedMsg, _ float64) []string {
+	line := func(event map[string]any) string {
+		return js(map[string]any{"type": "stream_event", "session_id": "s", "parent_tool_use_id": nil, "event": event})
+	}
+	out := []string{line(map[string]any{"type": "message_start", "message": map[string]any{"id": id, "model": m.model,
+		"usage": map[string]any{"input_tokens": m.usage.Input}}})}
+	for _, ev := range m.events {
+		dt, key := "text_delta", "text"
+		if ev.Thinking {
+			dt, key = "thinking_delta", "thinking"
 		}
-		for c := range m.calls {
-			out = append(out, js(map[string]any{"type": "item.completed", "item": map[string]any{"id": id + string(rune('0'+c)), "type": "command_execution",
-				"command": "cat /etc/os-release", "aggregated_output": "ok", "exit_code": 0, "status": "completed"}}))
+		if !ev.End {
+			out = append(out, line(map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": dt, key: string(ev.Delta)}}))
 		}
-	case FormatOpencode:
-		part := func(typ string, p map[string]any) string {
-			p["type"], p["messageID"], p["sessionID"] = strings.ReplaceAll(typ, "_", "-"), id, "ses"
-			return js(map[string]any{"type": typ, "sessionID": "ses", "part": p})
-		}
-		out = append(out, part("step_start", map[string]any{"id": id + "s"}))
-		if m.thinking != "" {
-			out = append(out, part("reasoning", map[string]any{"id": id + "r", "text": m.thinking}))
-		}
-		if m.text != "" {
-			out = append(out, part("text", map[string]any{"id": id + "t", "text": m.text}))
-		}
-		for c := range m.calls {
-			out = append(out, part("tool_use", map[string]any{"type": "tool", "tool": "bash", "callID": id + string(rune('0'+c)),
-				"state": map[string]any{"status": "completed", "input": map[string]any{"command": "cat /etc/os-release"}, "output": "ok"}}))
-		}
-		out = append(out, part("step_finish", map[string]any{"id": id + "f", "reason": "stop", "cost": cost,
-			"tokens": map[string]any{"input": m.usage.Input, "output": m.usage.Output}}))
-	case FormatGemini:
-		for _, ev := range m.events {
-			if !ev.End && !ev.Thinking {
-				out = append(out, js(map[string]any{"type": "message", "role": "assistant", "content": string(ev.Delta), "delta": true}))
-			}
-		}
-		for c := range m.calls {
-			tid := id + string(rune('0'+c))
-			out = append(out, js(map[string]any{"type": "tool_use", "tool_name": "run_shell_command", "tool_id": tid, "parameters": map[string]any{"command": "cat /etc/os-release"}}),
-				js(map[string]any{"type": "tool_result", "tool_id": tid, "status": "success", "output": "ok"}))
-		}
-	case FormatClaude:
-		out = append(out, js(map[string]any{"type": "stream_event", "session_id": "s", "parent_tool_use_id": nil,
-			"event": map[string]any{"type": "message_start", "message": map[string]any{"id": id, "model": m.model, "usage": map[string]any{"input_tokens": m.usage.Input}}}}))
-		for _, ev := range m.events {
-			if ev.End {
-				continue
-			}
-			dt, key := "text_delta", "text"
-			if ev.Thinking {
-				dt, key = "thinking_delta", "thinking"
-			}
-			out = append(out, js(map[string]any{"type": "stream_event", "session_id": "s", "parent_tool_use_id": nil,
-				"event": map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": dt, key: string(ev.Delta)}}}))
-		}
-		var content []any
-		if m.text != "" {
-			content = append(content, map[string]any{"type": "text", "text": m.text})
-		}
-		for c := range m.calls {
-			content = append(content, map[string]any{"type": "tool_use", "id": id + string(rune('0'+c)), "name": "Bash", "input": map[string]any{"command": "echo " + id}})
-		}
-		stop := map[string]string{StopEnd: "end_turn", StopToolUse: "tool_use", StopLength: "max_tokens"}[m.stop]
-		out = append(out, js(map[string]any{"type": "assistant", "session_id": "s", "parent_tool_use_id": nil,
-			"message": map[string]any{"id": id, "type": "message", "role": "assistant", "model": m.model, "content": content, "stop_reason": stop,
-				"usage": map[string]any{"input_tokens": m.usage.Input, "output_tokens": m.usage.Output}}}))
-		for c := range m.calls {
-			out = append(out, cToolResult(id+string(rune('0'+c)), false))
-		}
+	}
+	var content []any
+	if m.text != "" {
+		content = append(content, map[string]any{"type": "text", "text": m.text})
+	}
+	for c := range m.calls {
+		content = append(content, map[string]any{"type": "tool_use", "id": callID(id, c), "name": "Bash", "input": map[string]any{"command": "echo " + callID(id, c)}})
+	}
+	stop := map[string]string{StopEnd: "end_turn", StopToolUse: "tool_use", StopLength: "max_tokens"}[m.stop]
+	out = append(out, js(map[string]any{"type": "assistant", "session_id": "s", "parent_tool_use_id": nil,
+		"message": map[string]any{"id": id, "type": "message", "role": "assistant", "model": m.model, "content": content, "stop_reason": stop,
+			"usage": map[string]any{"input_tokens": m.usage.Input, "output_tokens": m.usage.Output}}}))
+	for c := range m.calls {
+		out = append(out, cToolResult(callID(id, c), false))
 	}
 	return out
 }
@@ -596,6 +610,20 @@ func TestModelEventsMoveTheClock(t *testing.T) {
 	}
 }
 
+// fuzzModelEvent reads one model event off model (not empty): its first
+// byte says which, the bytes after it are its delta or size its usage.
+func fuzzModelEvent(model []byte) (ModelEvent, []byte) {
+	stops := []string{StopEnd, StopToolUse, StopLength, StopError, ""}
+	b := model[0]
+	n := min(int(b>>3), len(model)-1)
+	arg, rest := model[1:1+n], model[1+n:]
+	if b&1 != 0 {
+		return ModelEvent{Thinking: b&2 != 0, Side: b&4 != 0, Delta: arg}, rest
+	}
+	u := Usage{Input: int64(n) * 1000, Output: int64(n) * 17}
+	return ModelEvent{End: true, Model: "gpt-5-codex", Usage: u, Stop: stops[int(b>>1)%len(stops)], Side: b&4 != 0}, rest
+}
+
 // FuzzFeedModel interleaves model events with stdout lines, as the sidecar
 // feeds them: model drives the events (a byte's low bits choose a delta of
 // the next bytes, whitespace or text, thinking or not, side or not, or a
@@ -614,7 +642,6 @@ func FuzzFeedModel(f *testing.F) {
 		}
 	}
 	formats := []string{FormatCodex, FormatGemini, FormatClaude, FormatOpencode, FormatPi}
-	stops := []string{StopEnd, StopToolUse, StopLength, StopError, ""}
 	f.Fuzz(func(t *testing.T, stream, model []byte, pick byte) {
 		format := formats[int(pick)%len(formats)]
 		g := DefaultGuards()
@@ -640,16 +667,9 @@ func FuzzFeedModel(f *testing.F) {
 				check("a line")
 			}
 			for k := 0; k < 3 && len(model) > 0; k++ {
-				b := model[0]
-				n := min(int(b>>3), len(model)-1)
-				arg := model[1 : 1+n]
-				model = model[1+n:]
-				ev := ModelEvent{Thinking: b&2 != 0, Side: b&4 != 0, Delta: arg}
-				if b&1 == 0 {
-					u := Usage{Input: int64(len(arg)) * 1000, Output: int64(n) * 17}
-					ev = ModelEvent{End: true, Model: "gpt-5-codex", Usage: u, Stop: stops[int(b>>1)%len(stops)], Side: b&4 != 0}
-					want += Money((u.Input*int64(mp.Input) + u.Output*int64(mp.Output)) / 1_000_000)
-				}
+				var ev ModelEvent
+				ev, model = fuzzModelEvent(model)
+				want += Money((ev.Usage.Input*int64(mp.Input) + ev.Usage.Output*int64(mp.Output)) / 1_000_000)
 				e.FeedModel(ev, time.Time{})
 				check("a model event")
 			}
