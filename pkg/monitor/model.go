@@ -89,14 +89,14 @@ func (e *Engine) modelEnd(ev *ModelEvent) {
 	}
 	e.f.Metered = e.f.Metered.Add(e.priceTokens([]byte(ev.Model), usageTokens(ev.Usage)))
 	e.st.Cost = e.f.Metered
-	if !e.f.Stopped {
+	if e.judging() {
 		e.evaluate(atCost, e.f.Lines)
 	}
 }
 
-// judging says whether the model's deltas and stops are the turn's: not
-// after a stopping trip, nor after the stream's final result (a side
-// request such as a title may come then).
+// judging says whether the model's deltas, stops and cost are judged as
+// the turn's: not after a stopping trip, nor after the stream's final
+// result (a side request such as a title may come then).
 func (e *Engine) judging() bool { return !e.f.Stopped && e.f.Live }
 
 // usageTokens are the provider's counts in the price table's buckets; a
