@@ -58,7 +58,7 @@ check-dockerfile: ## Check the Dockerfile without a Docker engine (COPY sources 
 test-unit: ## Quick tests: the engine, the sidecar, parsers, the kubectl plugin and the hook, the fake agent, the chart's and the API's generators (no API server).
 	go test ./pkg/... ./sidecar/... ./cmd/... ./test/fakeagent/... ./hack/chartguards/... ./hack/apitables/...
 
-FUZZ_TARGETS := FuzzPi FuzzPiMemo FuzzClaude FuzzCodex FuzzOpencode FuzzGemini FuzzAuto FuzzScanner FuzzDecimal FuzzRepetition FuzzWarnFirst
+FUZZ_TARGETS := FuzzPi FuzzPiMemo FuzzClaude FuzzCodex FuzzOpencode FuzzGemini FuzzAuto FuzzScanner FuzzDecimal FuzzRepetition FuzzWarnFirst FuzzFeedModel
 # A count, not a duration: with a duration, Go 1.26's fuzz coordinator can fail a
 # target with a bare "context deadline exceeded" when a busy machine's worker misses
 # the deadline (go.dev/issue/75804, fixed in Go 1.27). A count has no deadline to race.

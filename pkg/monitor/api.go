@@ -131,7 +131,9 @@ type Report struct {
 	// codex exec --json, opencode run --format json). BlindDetectors cannot
 	// see such a stream; DeltasHiddenMessage says so and names the fix. Once
 	// set it stays set; a stream with deltas, or with no text or thinking,
-	// never sets it.
+	// never sets it, nor does one whose model's deltas the engine reads
+	// from the model gateway (FeedModel, agents.CLI.ModelSide) before the
+	// CLI prints the message.
 	DeltasHidden bool `json:"deltasHidden,omitempty"`
 	// WouldTrips are the audited detectors' would-trips (Options.Audit),
 	// one per detector; absent when none.
@@ -139,7 +141,9 @@ type Report struct {
 	// CostMismatch is the first cost report the turn did not take as it
 	// stood (docs/design.md#a-cost-never-goes-down): one below what was
 	// counted already (the turn keeps the higher figure), or one no model
-	// could produce (not counted); "" when it took them all.
+	// could produce (not counted); or, metered, the stream's final figure
+	// disagreeing with the metered one (docs/design.md#metered-cost); ""
+	// when it took them all.
 	CostMismatch string `json:"costMismatch,omitempty"`
 	// FormatMismatch says the stream does not read as its format
 	// (docs/design.md#format-mismatch): most of its lines do not parse.

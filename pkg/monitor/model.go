@@ -36,6 +36,11 @@ type ModelEvent struct {
 	// Stop is the message's stop reason, normalized (StopEnd, StopToolUse,
 	// StopLength, StopError; "" when the answer carried none).
 	Stop string
+	// Side marks an event of a side request: one that offered the model
+	// no tools (a title, a CLI's own check such as Gemini CLI's next
+	// speaker), the scripted model's rule too. It is paid (metered), but
+	// its deltas and stop are not the agent's turn.
+	Side bool
 }
 
 // FeedModel folds one model-side event beside the stdout lines (Feed): the
@@ -48,8 +53,9 @@ type ModelEvent struct {
 // is the turn's cost (metered); for a CLI whose stdout hides them
 // (agents.CLI.ModelSide), the deltas feed degeneration and repetition, and
 // the stop reasons are the turn's. Anything else the stdout shows already,
-// and is not counted twice. After a stopping trip the metered cost still
-// grows (what was paid was paid), and nothing is judged.
+// and is not counted twice. After a stopping trip, and after the stream's
+// final result, the metered cost still grows (what was paid was paid), and
+// nothing is judged.
 func (e *Engine) FeedModel(ev ModelEvent, now time.Time) Verdicts {
 	e.cur = Verdicts{}
 	if e.f.Finished {
@@ -61,7 +67,7 @@ func (e *Engine) FeedModel(ev ModelEvent, now time.Time) Verdicts {
 	switch {
 	case ev.End:
 		e.modelEnd(&ev)
-	case e.side.Deltas && !e.f.Stopped:
+	case e.side.Deltas && !ev.Side && e.judging():
 		e.modelDelta(ev.Delta, !ev.Thinking)
 	}
 	return e.cur
@@ -69,10 +75,12 @@ func (e *Engine) FeedModel(ev ModelEvent, now time.Time) Verdicts {
 
 // modelEnd ends a model message: its text runs end with it, its stop
 // reason is the turn's where the stdout hides stops, and its usage priced
-// is added to the metered cost.
+// is added to the metered cost (a side request's too: it was paid).
 func (e *Engine) modelEnd(ev *ModelEvent) {
-	e.f.ModelRep = [2]repeatTracker{}
-	if e.side.Stop && !e.f.Stopped {
+	if !ev.Side {
+		e.f.ModelRep = [2]repeatTracker{}
+	}
+	if e.side.Stop && !ev.Side && e.judging() {
 		e.f.ModelStop = ev.Stop
 		e.st.StopReason, e.f.StopLine = ev.Stop, e.f.Lines
 	}
@@ -81,10 +89,15 @@ func (e *Engine) modelEnd(ev *ModelEvent) {
 	}
 	e.f.Metered = e.f.Metered.Add(e.priceTokens([]byte(ev.Model), usageTokens(ev.Usage)))
 	e.st.Cost = e.f.Metered
-	if !e.f.Stopped {
+	if e.judging() {
 		e.evaluate(atCost, e.f.Lines)
 	}
 }
+
+// judging says whether the model's deltas, stops and cost are judged as
+// the turn's: not after a stopping trip, nor after the stream's final
+// result (a side request such as a title may come then).
+func (e *Engine) judging() bool { return !e.f.Stopped && e.f.Live }
 
 // usageTokens are the provider's counts in the price table's buckets; a
 // negative count (no provider sends one) counts nothing.
