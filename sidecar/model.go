@@ -151,7 +151,7 @@ func (r *runner) gatewayOptions(sm *servedModel) (gateway.Options, error) {
 	m := r.cfg.Model
 	cli, _ := agents.Lookup(r.cfg.Format) // auto: the defaults
 	opts := gateway.Options{Token: m.Token, Refusal: cli.Refusal, Gate: sm.gate, Observe: sm.observe,
-		Deltas: cli.ModelSide.Deltas, Log: r.log.WithName("gateway")}
+		Deltas: cli.ModelSide().Deltas, Log: r.log.WithName("gateway")}
 	if m.Scenario != "" {
 		d, h, err := scriptedUpstream(m.Scenario, r.cfg.Guards)
 		if err != nil {

@@ -33,22 +33,25 @@ func underHome(dir string) bool {
 	return dir != "" && !path.IsAbs(dir) && path.Clean(dir) == dir && dir != "." && dir != ".." && !strings.HasPrefix(dir, "../")
 }
 
-// Every exception says one thing; only a CLI that never shows deltas is
-// blind for the want of them.
+// Every exception says one thing; only a CLI that never shows deltas (stop
+// reasons) is blind for the want of them.
 func TestExceptionsSayOneThing(t *testing.T) {
 	for _, c := range CLIs {
 		for name, ex := range c.Exceptions {
 			n := 0
-			for _, set := range []bool{ex.Blind != "", ex.NoDeltas, ex.Own != ""} {
+			for _, set := range []bool{ex.Blind != "", ex.NoDeltas, ex.NoStop, ex.Own != ""} {
 				if set {
 					n++
 				}
 			}
 			if n != 1 {
-				t.Errorf("%s %s: %+v: want exactly one of Blind, NoDeltas and Own", c.Format, name, ex)
+				t.Errorf("%s %s: %+v: want exactly one of Blind, NoDeltas, NoStop and Own", c.Format, name, ex)
 			}
 			if ex.NoDeltas && c.HidesDeltas() == "" {
 				t.Errorf("%s %s: NoDeltas, but its DeltasFix %q names a fix", c.Format, name, c.DeltasFix)
+			}
+			if ex.NoStop && c.HidesStop() == "" {
+				t.Errorf("%s %s: NoStop, but its StopFix %q names a fix", c.Format, name, c.StopFix)
 			}
 		}
 	}

@@ -67,7 +67,7 @@ func (e *Engine) setFormat(f string) {
 	if i := formatIndex(f); i >= 0 {
 		e.f.Active, e.parse = f, formats[i].parse
 		c, _ := agents.Lookup(f)
-		e.side = c.ModelSide
+		e.side = c.ModelSide()
 	}
 }
 

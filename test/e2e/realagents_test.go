@@ -117,7 +117,7 @@ func playReal(t *testing.T, format string, sample *unstructured.Unstructured, sc
 	if err != nil {
 		t.Fatal(err)
 	}
-	detector, class, ex := sc.Verdict(format)
+	detector, class, ex := sc.Verdict(format, true)
 	want := realVerdict{detector: detector, class: class, attempts: realAttempts(class), phase: "Succeeded"}
 	if class != "" {
 		want.phase = "Faulted"
