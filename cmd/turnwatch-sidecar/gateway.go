@@ -45,7 +45,7 @@ const scriptedURL = "http://scripted-model.invalid"
 // gatewayFlags are the gateway subcommand's flags.
 type gatewayFlags struct {
 	listen, upstream, format, keyFile, token, scenario, log string
-	refuseAfter                                           int
+	refuseAfter                                             int
 }
 
 // runGateway: gateway --listen ADDR (--upstream URL | --scenario NAME) --format FORMAT

@@ -162,4 +162,3 @@ func FuzzAnswer(f *testing.F) {
 		}
 	})
 }
-
