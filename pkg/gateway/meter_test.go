@@ -12,7 +12,7 @@ import (
 
 func TestEveryAPIHasAReader(t *testing.T) {
 	for _, a := range modelapi.APIs {
-		if readers[a.Name] == nil {
+		if meters[a.Name].read == nil {
 			t.Errorf("no reader for %s", a.Name)
 		}
 	}
@@ -38,7 +38,7 @@ func served(t *testing.T, scenario string) map[string]string {
 // once when 0), and returns its message end and whether it was metered.
 func meterOf(api string, sse bool, body string, n int) (monitor.ModelEvent, bool) {
 	var end monitor.ModelEvent
-	a := &answer{read: readers[api], sse: sse, observe: func(e monitor.ModelEvent) { end = e }}
+	a := newAnswer(api, sse, false, func(e monitor.ModelEvent) { end = e })
 	b := []byte(body)
 	for n > 0 && len(b) > n {
 		a.write(b[:n])
@@ -136,7 +136,7 @@ func TestCached(t *testing.T) {
 // unmetered, with one message end.
 func TestClientGone(t *testing.T) {
 	var ends, unmetered int64
-	a := &answer{read: readers[modelapi.NameChat], sse: true, observe: func(e monitor.ModelEvent) { ends++ }}
+	a := newAnswer(modelapi.NameChat, true, false, func(e monitor.ModelEvent) { ends++ })
 	b := &meteredBody{rc: io.NopCloser(strings.NewReader("data: {\"model\":\"m\"}\n\n")), a: a, unmetered: func(n int64) int64 { unmetered += n; return unmetered }}
 	buf := make([]byte, 4)
 	b.Read(buf)
