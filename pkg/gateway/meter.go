@@ -33,7 +33,8 @@ func (g *Gateway) meter(resp *http.Response) error {
 	if rt.api.Name == modelapi.NameGemini {
 		a.model = modelapi.GeminiModel(resp.Request.URL.Path)
 	}
-	if resp.StatusCode != http.StatusOK {
+	switch {
+	case resp.StatusCode/100 != 2:
 		a.stop = monitor.StopError
 		a.final = true
 		a.finish()
