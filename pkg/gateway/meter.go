@@ -100,7 +100,7 @@ var meters = map[string]meterAPI{
 		quiet:  []string{`"content_block_start"`, `"content_block_stop"`, `"ping"`},
 		deltas: []string{`"content_block_delta"`}},
 	modelapi.NameResponses: {read: readResponses,
-		quiet: []string{`"response.output_item.added"`, `"response.output_item.done"`, `"response.content_part.added"`,
+		quiet: []string{`"response.output_item.done"`, `"response.content_part.added"`,
 			`"response.content_part.done"`, `"response.output_text.done"`, `"response.function_call_arguments.delta"`,
 			`"response.function_call_arguments.done"`, `"response.reasoning_summary_part.added"`,
 			`"response.reasoning_summary_part.done"`, `"response.reasoning_summary_text.done"`},
@@ -143,7 +143,7 @@ type answer struct {
 	usage monitor.Usage
 	stop  string
 	// calls is set once the answer held a tool call (Gemini's finish
-	// reason does not say).
+	// reason does not say, nor a response's status).
 	calls bool
 	// final is set when the answer's usage is read whole (its last event,
 	// or the whole answer); bad counts what could not be read.

@@ -162,3 +162,15 @@ func FuzzAnswer(f *testing.F) {
 		}
 	})
 }
+
+// TestResponsesCallFromItems checks a tool call is the stop reason when
+// only the streamed items say so (a compatible server's final response
+// may list no output).
+func TestResponsesCallFromItems(t *testing.T) {
+	body := "data: {\"type\":\"response.output_item.added\",\"item\":{\"type\":\"function_call\",\"name\":\"exec\"}}\n\n" +
+		"data: {\"type\":\"response.completed\",\"response\":{\"model\":\"o\",\"status\":\"completed\",\"output\":[],\"usage\":{\"input_tokens\":3,\"output_tokens\":2}}}\n\n"
+	end, metered := meterOf(modelapi.NameResponses, true, body, 0)
+	if !metered || end.Stop != monitor.StopToolUse || end.Usage.Input != 3 {
+		t.Errorf("metered %v %+v", metered, end)
+	}
+}

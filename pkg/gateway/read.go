@@ -146,6 +146,8 @@ func readResponses(a *answer, data []byte) error {
 		if ev.Response != nil {
 			a.model = ev.Response.Model
 		}
+	case "response.output_item.added":
+		a.calls = a.calls || toolCall(ev.Item.Type)
 	case "response.output_text.delta":
 		a.delta(ev.Delta, false)
 	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
@@ -167,11 +169,12 @@ func (a *answer) response(r *responsesObject) {
 	if r.Model != "" {
 		a.model = r.Model
 	}
-	a.stop = monitor.StopEnd
 	for _, o := range r.Output {
-		if o.Type == "function_call" || o.Type == "custom_tool_call" {
-			a.stop = monitor.StopToolUse
-		}
+		a.calls = a.calls || toolCall(o.Type)
+	}
+	a.stop = monitor.StopEnd
+	if a.calls {
+		a.stop = monitor.StopToolUse
 	}
 	switch {
 	case r.Status == "failed":
@@ -186,6 +189,11 @@ func (a *answer) response(r *responsesObject) {
 		a.usage = monitor.Usage{Input: u.Input - cached, Output: u.Output, CacheRead: cached}
 		a.final = true
 	}
+}
+
+// toolCall says whether a Responses output item is a tool call.
+func toolCall(itemType string) bool {
+	return itemType == "function_call" || itemType == "custom_tool_call"
 }
 
 type chatChunk struct {
