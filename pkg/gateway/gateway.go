@@ -119,6 +119,9 @@ type route struct {
 
 type routeKey struct{}
 
+// ServeHTTP refuses a proxy request, strips the agent's credentials and
+// checks them against Token, refuses a model request on an upgraded
+// connection or one Gate refuses, and forwards the rest with the key.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if proxied(r) {
 		// Only the upstream is served: no host the agent names is dialled.

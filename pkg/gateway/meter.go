@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"mime"
 	"net/http"
@@ -273,5 +272,3 @@ func (a *answer) delta(s string, thinking bool) {
 		a.observe(monitor.ModelEvent{Delta: []byte(s), Thinking: thinking})
 	}
 }
-
-var errNoObject = errors.New("not a JSON object")

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 
 	"turnwatch.dev/turnwatch/pkg/monitor"
 )
@@ -11,6 +12,9 @@ import (
 // answers) that carry the model, the usage, the stop reason and the
 // deltas, as the providers document them and the scripted model writes
 // them (pkg/scriptedmodel).
+
+// errNoObject is an event of none of the API's shapes.
+var errNoObject = errors.New("not an event of this API")
 
 // anthropicUsage is the Messages API's usage; message_delta's is
 // cumulative, each field present only when it changed.
