@@ -75,15 +75,3 @@ func runModel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
-
-// loopbackOnly refuses a listen address that is not a loopback IP.
-func loopbackOnly(addr string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("--listen %q: %w", addr, err)
-	}
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("--listen %q: the scripted model listens on a loopback IP only (127.0.0.0/8 or ::1)", addr)
-	}
-	return nil
-}

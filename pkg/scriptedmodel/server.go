@@ -12,14 +12,16 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"turnwatch.dev/turnwatch/pkg/modelapi"
 )
 
 // The APIs the model speaks, as logged.
 const (
-	APIAnthropic = "anthropic-messages"
-	APIResponses = "openai-responses"
-	APIChat      = "openai-chat"
-	APIGemini    = "gemini"
+	APIAnthropic = modelapi.NameAnthropic
+	APIResponses = modelapi.NameResponses
+	APIChat      = modelapi.NameChat
+	APIGemini    = modelapi.NameGemini
 )
 
 // Options configure a Server.
@@ -163,13 +165,13 @@ func (s *Server) Main() []Request {
 // dialect is one API: how to read its requests and write its answers.
 type dialect struct {
 	api string
-	// match says whether a path belongs to the API.
+	// match says whether a path belongs to the API (modelapi.API.Match).
 	match func(path string) bool
 	// parse reads a request body into a conversation.
 	parse func(path string, body []byte) (*Conversation, error)
 	// write answers with reply (streamed when c.Stream).
 	write func(w *sseWriter, c *Conversation, r Reply)
-	// fail answers with an HTTP error in the API's shape.
+	// fail answers with an HTTP error in the API's shape (failWith).
 	fail func(w http.ResponseWriter, status int, msg string)
 	// extra answers the API's side endpoints (token counts); false when
 	// the path is not one.
@@ -272,6 +274,15 @@ func (s *Server) answer(c *Conversation) (Reply, bool) {
 		}
 	}
 	return r, false
+}
+
+// failWith answers with an HTTP error in api's shape (modelapi.API.Error).
+func failWith(api modelapi.API) func(w http.ResponseWriter, status int, msg string) {
+	return func(w http.ResponseWriter, status int, msg string) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = w.Write(api.Error(status, msg))
+	}
 }
 
 func dialectOf(path string) (dialect, bool) {

@@ -1,0 +1,231 @@
+package gateway
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+
+	"turnwatch.dev/turnwatch/pkg/modelapi"
+	"turnwatch.dev/turnwatch/pkg/monitor"
+)
+
+// The meter reads each model answer as it passes, holding at most one
+// server-sent event (maxEvent) or, for an answer sent whole, the answer
+// itself up to maxWhole: the usage of a larger one is not read (counted
+// Unmetered), the answer still passes.
+const (
+	maxEvent = 1 << 20
+	maxWhole = 2 << 20
+)
+
+// meter wraps a model answer's body so that it is metered as it passes
+// (ReverseProxy.ModifyResponse). An error status is one message end with
+// StopError and no usage: the upstream billed nothing.
+func (g *Gateway) meter(resp *http.Response) error {
+	rt, _ := resp.Request.Context().Value(routeKey{}).(route)
+	if !rt.model {
+		return nil
+	}
+	a := &answer{read: readers[rt.api.Name], observe: g.o.Observe, deltas: g.o.Deltas}
+	if rt.api.Name == modelapi.NameGemini {
+		a.model = modelapi.GeminiModel(resp.Request.URL.Path)
+	}
+	if resp.StatusCode != http.StatusOK {
+		a.stop = monitor.StopError
+		a.final = true
+		a.finish()
+		return nil
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	a.sse = ct == "text/event-stream"
+	resp.Body = &meteredBody{rc: resp.Body, a: a, unmetered: g.unmetered.Add}
+	return nil
+}
+
+// meteredBody passes a model answer's bytes on and feeds them to its
+// answer; the answer ends at EOF, a read error, or Close, whichever first.
+type meteredBody struct {
+	rc        io.ReadCloser
+	a         *answer
+	ended     bool
+	unmetered func(int64) int64
+}
+
+func (b *meteredBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if !b.ended {
+		b.a.write(p[:n])
+		if err != nil {
+			b.end()
+		}
+	}
+	return n, err
+}
+
+func (b *meteredBody) Close() error {
+	if !b.ended {
+		b.end()
+	}
+	return b.rc.Close()
+}
+
+func (b *meteredBody) end() {
+	b.ended = true
+	if !b.a.finish() {
+		b.unmetered(1)
+	}
+}
+
+// reader reads one JSON object of an API's answer: a streamed event's
+// data, or the whole answer, into a.
+type reader func(a *answer, data []byte) error
+
+// readers holds each API's reader, by modelapi name (a test checks every
+// API of the table has one).
+var readers = map[string]reader{
+	modelapi.NameAnthropic: readAnthropic,
+	modelapi.NameResponses: readResponses,
+	modelapi.NameChat:      readChat,
+	modelapi.NameGemini:    readGemini,
+}
+
+// answer is one model answer being read.
+type answer struct {
+	read    reader
+	observe func(monitor.ModelEvent)
+	deltas  bool
+	sse     bool
+
+	// line holds a streamed line not yet ended, data the event's data so
+	// far, whole a whole answer; over reports one of them overflowed.
+	line, data, whole []byte
+	over, lineOver    bool
+
+	model string
+	usage monitor.Usage
+	stop  string
+	// calls is set once the answer held a tool call (Gemini's finish
+	// reason does not say).
+	calls bool
+	// final is set when the answer's usage is read whole (its last event,
+	// or the whole answer); bad counts what could not be read.
+	final bool
+	bad   int
+}
+
+// write feeds the next bytes of the answer.
+func (a *answer) write(p []byte) {
+	if !a.sse {
+		if len(a.whole)+len(p) > maxWhole {
+			a.over = true
+			a.whole = nil
+			return
+		}
+		if !a.over {
+			a.whole = append(a.whole, p...)
+		}
+		return
+	}
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			a.addLine(p)
+			return
+		}
+		a.addLine(p[:i])
+		a.endLine()
+		p = p[i+1:]
+	}
+}
+
+func (a *answer) addLine(p []byte) {
+	if a.lineOver || len(a.line)+len(p) > maxEvent {
+		a.lineOver, a.line = true, a.line[:0]
+		return
+	}
+	a.line = append(a.line, p...)
+}
+
+// endLine handles one line of a server-sent event stream: data lines are
+// gathered, a blank line ends the event (the other fields are not needed:
+// every API names its events in their data too).
+func (a *answer) endLine() {
+	line := bytes.TrimSuffix(a.line, []byte{'\r'})
+	over := a.lineOver
+	a.line, a.lineOver = a.line[:0], false
+	switch {
+	case over:
+		a.over = true
+	case len(line) == 0:
+		a.event()
+	case bytes.HasPrefix(line, []byte("data:")):
+		d := bytes.TrimPrefix(line[len("data:"):], []byte{' '})
+		if len(a.data)+len(d)+1 > maxEvent {
+			a.over = true
+			return
+		}
+		if len(a.data) > 0 {
+			a.data = append(a.data, '\n')
+		}
+		a.data = append(a.data, d...)
+	}
+}
+
+// event reads the event gathered so far.
+func (a *answer) event() {
+	data, over := a.data, a.over
+	a.data, a.over = a.data[:0], false
+	switch {
+	case over:
+		a.bad++
+	case len(data) == 0, string(data) == "[DONE]":
+	default:
+		a.apply(data)
+	}
+}
+
+// apply reads one JSON object (or, for Gemini, an array of them).
+func (a *answer) apply(data []byte) {
+	if a.read == nil {
+		a.bad++
+		return
+	}
+	if err := a.read(a, data); err != nil {
+		a.bad++
+	}
+}
+
+// finish ends the answer: one message end to Observe. It reports whether
+// the answer was metered: its usage read whole.
+func (a *answer) finish() bool {
+	if a.sse && len(a.line) > 0 {
+		a.endLine() // a last line with no newline
+	}
+	if a.sse && len(a.data) > 0 {
+		a.event()
+	}
+	if !a.sse && !a.final {
+		switch {
+		case a.over:
+			a.bad++
+		case len(a.whole) > 0:
+			a.apply(a.whole)
+		}
+		a.whole = nil
+	}
+	if a.observe != nil {
+		a.observe(monitor.ModelEvent{End: true, Model: a.model, Usage: a.usage, Stop: a.stop})
+	}
+	return a.final
+}
+
+// delta passes one text or thinking delta on, when asked for.
+func (a *answer) delta(s string, thinking bool) {
+	if a.deltas && s != "" && a.observe != nil {
+		a.observe(monitor.ModelEvent{Delta: []byte(s), Thinking: thinking})
+	}
+}
+
+var errNoObject = errors.New("not a JSON object")
