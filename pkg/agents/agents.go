@@ -33,10 +33,12 @@ type CLI struct {
 	// why when it has none; "" for a CLI whose stream always shows them.
 	DeltasFix string
 	// Refusal is the HTTP status the model gateway answers a refused
-	// request with (after a trip, or a spent budget): one the CLI does not
-	// retry, so that it ends its turn at that request (a 429 or a 5xx is
-	// retried for minutes), found by running it (test/realcli,
-	// docs/gateway.md).
+	// request with (after a trip, or a spent budget), in the API's error
+	// shape: one the CLI does not retry, so that it ends its turn at that
+	// request (a 429 or a 5xx is retried for minutes; Claude Code retries a
+	// 400 five times, a 401 and a 409 with backoff), found by running it
+	// (test/realcli TestRefusalStatuses, proven by TestRefusal;
+	// docs/agents.md "The status that ends a turn").
 	Refusal int
 	// StopFix is what makes the CLI's stream show each model message's stop
 	// reason, for a CLI that can hide it, as DeltasFix is for deltas: ""
@@ -119,7 +121,7 @@ var CLIs = []CLI{
 	{Format: "pi", StateDir: ".pi", Hook: HookAdapter, Refusal: 400,
 		Endpoint: Endpoint{Env: "ANTHROPIC_BASE_URL", Keys: []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"},
 			Config: "pi reads ~/.pi/agent/models.json and no endpoint env; the template must write it from $ANTHROPIC_BASE_URL"}},
-	{Format: "claude", StateDir: ".claude", Hook: HookClaude, Refusal: 400,
+	{Format: "claude", StateDir: ".claude", Hook: HookClaude, Refusal: 402,
 		Endpoint:  Endpoint{Env: "ANTHROPIC_BASE_URL", Keys: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"}},
 		DeltasFix: "run claude with --include-partial-messages",
 		Exceptions: map[string]Exception{

@@ -80,6 +80,10 @@ type Request struct {
 	Messages int `json:"messages"`
 	// Status is the HTTP status answered.
 	Status int `json:"status"`
+	// Input and Output are the tokens the answer reported as used, its
+	// usage (0 for an error): what a gateway in front of the model meters.
+	Input  int `json:"input,omitempty"`
+	Output int `json:"output,omitempty"`
 	// Reply says in a few words what was answered.
 	Reply string `json:"reply,omitempty"`
 	// Body is the request body as sent.
@@ -245,6 +249,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, reply.Status, fmt.Sprintf("scripted %s error", http.StatusText(reply.Status)))
 		return
 	}
+	rec.Input, rec.Output = reply.Input, reply.Output
 	s.record(rec)
 	sw := newSSEWriter(w, r, c.Stream, s.opts.Pause)
 	d.write(sw, c, reply)

@@ -120,6 +120,10 @@ func TestSideRequests(t *testing.T) {
 	if r := srv.Requests()[0]; !r.Side || strings.Contains(events, "tool_use") {
 		t.Errorf("a request without tools got the scenario: %+v\n%s", r, events)
 	}
+	// The log says what the answer reported as used.
+	if r := srv.Requests()[0]; r.Input != 10 || r.Output != 3 || !strings.Contains(events, `"input_tokens":10`) {
+		t.Errorf("logged usage %d/%d, answered:\n%s", r.Input, r.Output, events)
+	}
 	// Gemini CLI's own checks ask for structured output, not streamed.
 	srv, events = serve(t, "healthy", "/v1beta/models/m:generateContent", `{"contents":[{"role":"user","parts":[{"text":"who speaks next"}]}],
 		"generationConfig":{"responseMimeType":"application/json","responseJsonSchema":{"type":"object","properties":{"next_speaker":{"type":"string","enum":["user","model"]}}}}}`)
