@@ -94,7 +94,7 @@ func (f gatewayFlags) options(stderr io.Writer) (gateway.Options, io.Closer, err
 	if err := loopbackOnly(f.listen); err != nil {
 		return gateway.Options{}, nil, err
 	}
-	o := gateway.Options{Token: f.token, Refusal: cli.Refusal, Deltas: cli.ModelSide.Deltas,
+	o := gateway.Options{Token: f.token, Refusal: cli.Refusal, Deltas: cli.ModelSide().Deltas,
 		Observe: endLogger(stderr), Log: funcr.NewJSON(func(obj string) { fmt.Fprintln(stderr, obj) }, funcr.Options{})}
 	if f.keyFile != "" {
 		b, err := os.ReadFile(f.keyFile)
