@@ -113,7 +113,7 @@ func GeminiModel(path string) string {
 func none(string) bool { return false }
 
 func anthropicError(status int, msg string) []byte {
-	kind := map[int]string{400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+	kind := map[int]string{400: "invalid_request_error", 401: "authentication_error", 402: "billing_error", 403: "permission_error",
 		404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 529: "overloaded_error"}[status]
 	if kind == "" {
 		kind = "api_error"
