@@ -115,6 +115,8 @@ type route struct {
 	// header is where the request carried its credential, for a path no
 	// API of the table owns ("" when it carried none).
 	header credential
+	// scan reads a model request's body as it passes: does it offer tools?
+	scan *toolsScan
 }
 
 type routeKey struct{}
@@ -149,6 +151,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			g.refuse(w, rt, ref)
 			return
 		}
+	}
+	if rt.model && r.Body != nil {
+		rt.scan = &toolsScan{rc: r.Body}
+		r.Body = rt.scan
 	}
 	g.forwarded.Add(1)
 	g.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), routeKey{}, rt)))

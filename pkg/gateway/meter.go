@@ -29,6 +29,9 @@ func (g *Gateway) meter(resp *http.Response) error {
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	a := newAnswer(rt.api.Name, ct == "text/event-stream", g.o.Deltas, g.o.Observe)
+	if rt.scan != nil {
+		a.side = func() bool { return !rt.scan.offersTools() }
+	}
 	if rt.api.Name == modelapi.NameGemini {
 		a.model = modelapi.GeminiModel(resp.Request.URL.Path)
 	}
@@ -127,7 +130,10 @@ func newAnswer(api string, sse, deltas bool, observe func(monitor.ModelEvent)) *
 
 // answer is one model answer being read.
 type answer struct {
-	read    reader
+	read reader
+	// side says the request offered no tools (toolsScan): its events are
+	// marked Side.
+	side    func() bool
 	skip    [][]byte // the events not decoded (meterAPI)
 	observe func(monitor.ModelEvent)
 	deltas  bool
@@ -261,14 +267,17 @@ func (a *answer) finish() bool {
 		a.whole = nil
 	}
 	if a.observe != nil {
-		a.observe(monitor.ModelEvent{End: true, Model: a.model, Usage: a.usage, Stop: a.stop})
+		a.observe(monitor.ModelEvent{End: true, Model: a.model, Usage: a.usage, Stop: a.stop, Side: a.isSide()})
 	}
 	return a.final
 }
 
+// isSide says whether the answer is a side request's.
+func (a *answer) isSide() bool { return a.side != nil && a.side() }
+
 // delta passes one text or thinking delta on, when asked for.
 func (a *answer) delta(s string, thinking bool) {
 	if a.deltas && s != "" && a.observe != nil {
-		a.observe(monitor.ModelEvent{Delta: []byte(s), Thinking: thinking})
+		a.observe(monitor.ModelEvent{Delta: []byte(s), Thinking: thinking, Side: a.isSide()})
 	}
 }
