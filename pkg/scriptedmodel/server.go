@@ -53,6 +53,11 @@ type Options struct {
 	MaxBody int64
 	// Now is the clock of the log's times [time.Now].
 	Now func() time.Time
+	// Key, when set, is the API key every request must carry in its API's
+	// own header (a provider's check): another is answered 401, in the
+	// API's shape. The tests of the model gateway give the gateway the key
+	// and the agent none.
+	Key string
 }
 
 func (o *Options) errorStatus() int {
@@ -191,6 +196,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the scripted model is not a proxy: "+r.Method+" "+r.RequestURI+" refused", http.StatusMethodNotAllowed)
 		return
 	}
+	if !s.keyed(r) {
+		s.record(Request{Path: r.URL.Path, Status: http.StatusUnauthorized, Reply: "wrong or no API key"})
+		if api, ok := modelapi.Of(r.URL.Path); ok {
+			failWith(api)(w, http.StatusUnauthorized, "the scripted model wants its API key")
+		} else {
+			http.Error(w, "the scripted model wants its API key", http.StatusUnauthorized)
+		}
+		return
+	}
 	select {
 	case s.slots <- struct{}{}:
 		defer func() { <-s.slots }()
@@ -198,6 +212,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.serve(w, r)
+}
+
+// keyed says whether r carries the key, when the server wants one.
+func (s *Server) keyed(r *http.Request) bool {
+	if s.opts.Key == "" {
+		return true
+	}
+	api, ok := modelapi.Of(r.URL.Path)
+	return ok && r.Header.Get(api.KeyHeader) == api.KeyPrefix+s.opts.Key
 }
 
 // proxied says whether r asks the server to act as a proxy: a CONNECT, or

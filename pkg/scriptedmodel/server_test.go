@@ -163,3 +163,28 @@ func TestShellArgs(t *testing.T) {
 		}
 	}
 }
+
+// A model that wants a key answers a request without it, or with another,
+// 401 in the API's shape, and serves one that carries it.
+func TestServerWantsItsKey(t *testing.T) {
+	sc, _ := Lookup("healthy")
+	s, err := New(Options{Scenario: sc, Key: "sk-upstream"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
+	for _, tt := range []struct {
+		key  string
+		want int
+	}{{"", 401}, {"sk-other", 401}, {"sk-upstream", 200}} {
+		req := httptest.NewRequest("POST", "/v1/messages", strings.NewReader(body))
+		if tt.key != "" {
+			req.Header.Set("x-api-key", tt.key)
+		}
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, req)
+		if w.Code != tt.want || (tt.want == 401 && !strings.Contains(w.Body.String(), `"authentication_error"`)) {
+			t.Errorf("key %q: HTTP %d %s, want %d", tt.key, w.Code, w.Body, tt.want)
+		}
+	}
+}

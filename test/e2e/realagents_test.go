@@ -84,6 +84,7 @@ func TestRealAgents(t *testing.T) {
 		samples[str(run, "spec", "format")] = run
 	}
 	ensureAPIKeys(t, files)
+	ensureGatewayKey(t, env.ns)
 	// Not beside the parallel phase's drills: as many at once as go test's
 	// -parallel allows (make test-e2e: E2E_PARALLEL).
 	for format, sample := range samples {
@@ -122,10 +123,11 @@ func playReal(t *testing.T, format string, sample *unstructured.Unstructured, sc
 	if class != "" {
 		want.phase = "Faulted"
 	}
-	model, url := serveModel(t, sc)
+	model, url := serveModelWithKey(t, sc, gatewayKey)
 	name := "real-" + format + "-" + strings.ToLower(scenario)
 	ep := scriptedmodel.Endpoints[format]
 	run := sampleOnNode(t, sample, name, url+ep.Suffix, ep.Env, sc.Guards)
+	withGateway(run, url) // the model through the gateway: the CLI gets no key, the model wants one
 	if out, err := kubectlApply(t, run); err != nil {
 		t.Fatalf("kubectl apply: %v\n%s", err, out)
 	}
@@ -144,6 +146,7 @@ func playReal(t *testing.T, format string, sample *unstructured.Unstructured, sc
 	if detector == monitor.DetectorSilentRun || (want.class == "" && class != "") { // nudged, or warned (warnFirst)
 		checkRealNudged(t, name, turns)
 	}
+	checkMetered(t, name, r, turns, model)
 	checkFreshTurns(t, name, model, turns)
 	checkDeltasHidden(t, format, scenario, name, turns)
 	checkStreamReadsAsItsFormat(t, name, turns)
@@ -151,6 +154,9 @@ func playReal(t *testing.T, format string, sample *unstructured.Unstructured, sc
 	if want.class != "" && want.detector != "" {
 		for _, turn := range turns {
 			measureRealStop(t, format, name, turn, want.detector == monitor.DetectorStall)
+		}
+		if want.detector != monitor.DetectorStall {
+			checkEndedByItself(t, name, turns)
 		}
 		checkRealExplain(t, name, want)
 	}
@@ -183,7 +189,12 @@ type realVerdict struct {
 
 // serveModel starts a scripted model on the host's loopback for one run.
 func serveModel(t *testing.T, sc scriptedmodel.Scenario) (*scriptedmodel.Server, string) {
-	model, err := scriptedmodel.New(scriptedmodel.Options{Scenario: sc})
+	return serveModelWithKey(t, sc, "")
+}
+
+// serveModelWithKey serves a scripted model that wants key ("" none).
+func serveModelWithKey(t *testing.T, sc scriptedmodel.Scenario, key string) (*scriptedmodel.Server, string) {
+	model, err := scriptedmodel.New(scriptedmodel.Options{Scenario: sc, Key: key})
 	if err != nil {
 		t.Fatal(err)
 	}
