@@ -63,7 +63,11 @@ func cliLaunch(c cli) launch {
 				return nil, nil, err
 			}
 		}
-		return append([]string{filepath.Join(clisDir, c.name)}, c.args(prompt)...), c.env(model), nil
+		argv := []string{filepath.Join(clisDir, c.name)}
+		if c.node != nil {
+			argv = append(append([]string{"node"}, c.node...), argv...)
+		}
+		return append(argv, c.args(prompt)...), c.env(model), nil
 	}
 }
 
