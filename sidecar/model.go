@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"turnwatch.dev/turnwatch/pkg/agents"
 	"turnwatch.dev/turnwatch/pkg/gateway"
@@ -138,8 +137,7 @@ func (r *runner) startModel() error {
 	if err != nil {
 		return &failure{protocol.ReasonDrillPortTaken, fmt.Errorf("the model gateway cannot listen on port %d: %w", m.Port, err)}
 	}
-	sm.hs = &http.Server{Handler: sm.gw, ReadHeaderTimeout: 30 * time.Second}
-	go sm.hs.Serve(ln)
+	sm.hs, _ = sm.gw.Serve(ln) // the bounds a hostile agent meets
 	r.model = sm
 	r.log.Info("serving the model gateway", "port", m.Port, "scenario", m.Scenario, "upstream", m.Upstream)
 	return nil

@@ -22,6 +22,7 @@ import (
 
 	"turnwatch.dev/turnwatch/pkg/agents"
 	"turnwatch.dev/turnwatch/pkg/gateway"
+	"turnwatch.dev/turnwatch/pkg/modelapi"
 	"turnwatch.dev/turnwatch/pkg/monitor"
 )
 
@@ -82,7 +83,7 @@ func runGateway(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gateway:", err)
 		return 2
 	}
-	return serveGateway(g, f.listen, stdout, stderr)
+	return serveUntilSignal("gateway", g, f.listen, stdout, stderr)
 }
 
 // options turns the flags into the gateway's options.
@@ -163,15 +164,17 @@ func endLogger(w io.Writer) func(monitor.ModelEvent) {
 	}
 }
 
-// serveGateway serves g on addr until SIGTERM or SIGINT.
-func serveGateway(g *gateway.Gateway, addr string, stdout, stderr io.Writer) int {
+// serveUntilSignal serves h (the scripted model, or the gateway) on addr
+// within modelapi's bounds, prints its URL, and serves until SIGTERM or
+// SIGINT; name heads its errors.
+func serveUntilSignal(name string, h http.Handler, addr string, stdout, stderr io.Writer) int {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		fmt.Fprintln(stderr, "gateway:", err)
+		fmt.Fprintln(stderr, name+":", err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "http://%s\n", ln.Addr())
-	hs, done := g.Serve(ln)
+	hs, done := modelapi.Serve(h, ln)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	select {
@@ -180,7 +183,7 @@ func serveGateway(g *gateway.Gateway, addr string, stdout, stderr io.Writer) int
 		defer cancel()
 		hs.Shutdown(shut)
 	case err := <-done:
-		fmt.Fprintln(stderr, "gateway:", err)
+		fmt.Fprintln(stderr, name+":", err)
 		return 1
 	}
 	return 0
