@@ -65,11 +65,12 @@ FUZZ_TARGETS := FuzzPi FuzzPiMemo FuzzClaude FuzzCodex FuzzOpencode FuzzGemini F
 FUZZTIME ?= 20000x
 
 .PHONY: fuzz-brief
-fuzz-brief: ## Run each pkg/monitor fuzz target briefly (FUZZTIME each, default 20000 inputs).
+fuzz-brief: ## Run each pkg/monitor fuzz target and the gateway's meter briefly (FUZZTIME each, default 20000 inputs).
 	@for f in $(FUZZ_TARGETS); do \
 		echo "fuzz $$f ($(FUZZTIME))"; \
 		go test ./pkg/monitor -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) || exit 1; \
 	done
+	@echo "fuzz FuzzAnswer ($(FUZZTIME))"; go test ./pkg/gateway -run '^$$' -fuzz '^FuzzAnswer$$' -fuzztime $(FUZZTIME)
 
 .PHONY: bench-engine
 bench-engine: ## Engine benchmarks (throughput vs naive encoding/json, memory 1 MB..1 GB); see docs/performance.md.

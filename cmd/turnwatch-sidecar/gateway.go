@@ -171,9 +171,7 @@ func serveGateway(g *gateway.Gateway, addr string, stdout, stderr io.Writer) int
 		return 1
 	}
 	fmt.Fprintf(stdout, "http://%s\n", ln.Addr())
-	hs := &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute, MaxHeaderBytes: 64 << 10}
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
+	hs, done := g.Serve(ln)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	select {

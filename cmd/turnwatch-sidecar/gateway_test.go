@@ -61,6 +61,18 @@ func (r *gatewayRun) log() string {
 	return r.stderr.String()
 }
 
+// waitLog waits a few seconds for sub in the process's stderr (written
+// after the answer's last byte was sent).
+func (r *gatewayRun) waitLog(sub string) bool {
+	for range 500 {
+		if strings.Contains(r.log(), sub) {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}
+
 // startGateway runs bin's gateway subcommand with args and reads its URL.
 func startGateway(t testing.TB, bin string, env []string, args ...string) *gatewayRun {
 	t.Helper()
@@ -117,6 +129,7 @@ func TestGatewayServes(t *testing.T) {
 	if code != 400 || !strings.Contains(body, `"type":"invalid_request_error"`) || !strings.Contains(body, "kubectl describe agentturn") {
 		t.Errorf("the second request: %d %s", code, body)
 	}
+	r.waitLog(`"end":true`)
 	if err := r.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}

@@ -119,6 +119,9 @@ type route struct {
 
 type routeKey struct{}
 
+// ServeHTTP refuses a proxy request, strips the agent's credentials and
+// checks them against Token, refuses a model request on an upgraded
+// connection or one Gate refuses, and forwards the rest with the key.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if proxied(r) {
 		// Only the upstream is served: no host the agent names is dialled.
@@ -133,6 +136,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if g.o.Token != "" && !allEqual(keys, g.o.Token) {
 		g.o.Log.Info("refused a request carrying another key than the agent's placeholder", "path", r.URL.Path)
 		g.answer(w, rt, http.StatusUnauthorized, "the turnwatch model gateway refused this request: its key is not the one the agent was given")
+		return
+	}
+	if rt.known && rt.api.Model(r.URL.Path) && r.Header.Get("Upgrade") != "" {
+		// A model request on an upgraded connection (a websocket) would
+		// pass ungated and unmetered: the client is to use plain HTTP.
+		g.answer(w, rt, http.StatusNotImplemented, "the turnwatch model gateway serves model requests over HTTP, not "+r.Header.Get("Upgrade"))
 		return
 	}
 	if rt.model && g.o.Gate != nil {
@@ -155,6 +164,7 @@ func proxied(r *http.Request) bool {
 func (g *Gateway) refuse(w http.ResponseWriter, rt route, ref *Refusal) {
 	g.refused.Add(1)
 	g.o.Log.Info("refused a model request", "api", rt.api.Name, "reason", ref.Reason, "message", g.redact(ref.Message))
+	w.Header().Set("X-Turnwatch-Refused", ref.Reason)
 	g.answer(w, rt, g.o.Refusal, RefusalMessage(ref))
 }
 
@@ -176,7 +186,6 @@ func (g *Gateway) answer(w http.ResponseWriter, rt route, status int, msg string
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Turnwatch-Refused", "true")
 	w.WriteHeader(status)
 	_, _ = w.Write(rt.api.Error(status, msg))
 }

@@ -200,7 +200,7 @@ func TestRefused(t *testing.T) {
 			w := r.do(t, "POST", req.path, fmt.Sprintf(req.body, "true"), nil)
 			api, _ := modelapi.Of(strings.Split(req.path, "?")[0])
 			want := string(api.Error(403, "turnwatch refused this model request (identicalCalls): the same call 8 times. The turn is over; see kubectl describe agentturn for why."))
-			if w.Code != 403 || w.Body.String() != want {
+			if w.Code != 403 || w.Body.String() != want || w.Header().Get("X-Turnwatch-Refused") != "identicalCalls" {
 				t.Errorf("answered %d %s, want 403 %s", w.Code, w.Body, want)
 			}
 			if n := len(r.model.Requests()); n != 0 {
@@ -248,3 +248,16 @@ func TestNoOpenProxy(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestUpgradeRefused checks a model request on an upgraded connection (a
+// websocket: ungated, unmetered) is refused, nothing sent upstream.
+func TestUpgradeRefused(t *testing.T) {
+	r := newRig(t, "healthy", Options{})
+	w := r.do(t, "GET", "/v1/responses", "", http.Header{"Connection": {"Upgrade"}, "Upgrade": {"websocket"}})
+	if w.Code != http.StatusNotImplemented || !strings.Contains(w.Body.String(), `"error"`) {
+		t.Errorf("answered %d %s", w.Code, w.Body)
+	}
+	if len(r.model.Requests()) != 0 || r.gw.Counts().Forwarded != 0 {
+		t.Errorf("forwarded")
+	}
+}

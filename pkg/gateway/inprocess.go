@@ -21,6 +21,7 @@ func (t inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	pr, pw := io.Pipe()
 	rw := &pipeWriter{header: http.Header{}, pw: pw, ready: make(chan struct{})}
 	go func() {
+		defer in.Body.Close() // a RoundTripper closes the request's body
 		defer func() {
 			if p := recover(); p != nil {
 				pw.CloseWithError(io.ErrUnexpectedEOF)

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"mime"
 	"net/http"
@@ -28,18 +27,18 @@ func (g *Gateway) meter(resp *http.Response) error {
 	if !rt.model {
 		return nil
 	}
-	a := &answer{read: readers[rt.api.Name], observe: g.o.Observe, deltas: g.o.Deltas}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	a := newAnswer(rt.api.Name, ct == "text/event-stream", g.o.Deltas, g.o.Observe)
 	if rt.api.Name == modelapi.NameGemini {
 		a.model = modelapi.GeminiModel(resp.Request.URL.Path)
 	}
-	if resp.StatusCode != http.StatusOK {
+	switch {
+	case resp.StatusCode/100 != 2:
 		a.stop = monitor.StopError
 		a.final = true
 		a.finish()
 		return nil
 	}
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	a.sse = ct == "text/event-stream"
 	resp.Body = &meteredBody{rc: resp.Body, a: a, unmetered: g.unmetered.Add}
 	return nil
 }
@@ -82,18 +81,54 @@ func (b *meteredBody) end() {
 // data, or the whole answer, into a.
 type reader func(a *answer, data []byte) error
 
-// readers holds each API's reader, by modelapi name (a test checks every
+// meterAPI is how the meter reads one API's answers.
+type meterAPI struct {
+	read reader
+	// quiet are the streamed events that carry nothing the meter reads,
+	// and deltas those that carry only deltas: not decoded (unless Deltas,
+	// for deltas), most of a long stream. Each is a quoted event type: in
+	// JSON it can only be a string token, never text inside one (whose
+	// quotes are escaped).
+	quiet, deltas []string
+}
+
+// meters holds each API's meterAPI, by modelapi name (a test checks every
 // API of the table has one).
-var readers = map[string]reader{
-	modelapi.NameAnthropic: readAnthropic,
-	modelapi.NameResponses: readResponses,
-	modelapi.NameChat:      readChat,
-	modelapi.NameGemini:    readGemini,
+var meters = map[string]meterAPI{
+	modelapi.NameAnthropic: {read: readAnthropic,
+		quiet:  []string{`"content_block_start"`, `"content_block_stop"`, `"ping"`},
+		deltas: []string{`"content_block_delta"`}},
+	modelapi.NameResponses: {read: readResponses,
+		quiet: []string{`"response.output_item.done"`, `"response.content_part.added"`,
+			`"response.content_part.done"`, `"response.output_text.done"`, `"response.function_call_arguments.delta"`,
+			`"response.function_call_arguments.done"`, `"response.reasoning_summary_part.added"`,
+			`"response.reasoning_summary_part.done"`, `"response.reasoning_summary_text.done"`},
+		deltas: []string{`"response.output_text.delta"`, `"response.reasoning_summary_text.delta"`, `"response.reasoning_text.delta"`}},
+	// Every chunk may carry the finish reason or the usage.
+	modelapi.NameChat:   {read: readChat},
+	modelapi.NameGemini: {read: readGemini},
+}
+
+// newAnswer starts reading an answer of api (a server-sent event stream
+// when sse, else one whole answer).
+func newAnswer(api string, sse, deltas bool, observe func(monitor.ModelEvent)) *answer {
+	m := meters[api]
+	a := &answer{read: m.read, sse: sse, deltas: deltas, observe: observe}
+	for _, q := range m.quiet {
+		a.skip = append(a.skip, []byte(q))
+	}
+	if !deltas || observe == nil {
+		for _, q := range m.deltas {
+			a.skip = append(a.skip, []byte(q))
+		}
+	}
+	return a
 }
 
 // answer is one model answer being read.
 type answer struct {
 	read    reader
+	skip    [][]byte // the events not decoded (meterAPI)
 	observe func(monitor.ModelEvent)
 	deltas  bool
 	sse     bool
@@ -107,7 +142,7 @@ type answer struct {
 	usage monitor.Usage
 	stop  string
 	// calls is set once the answer held a tool call (Gemini's finish
-	// reason does not say).
+	// reason does not say, nor a response's status).
 	calls bool
 	// final is set when the answer's usage is read whole (its last event,
 	// or the whole answer); bad counts what could not be read.
@@ -180,10 +215,20 @@ func (a *answer) event() {
 	switch {
 	case over:
 		a.bad++
-	case len(data) == 0, string(data) == "[DONE]":
+	case len(data) == 0, string(data) == "[DONE]", a.skipped(data):
 	default:
 		a.apply(data)
 	}
+}
+
+// skipped says whether an event is one the meter need not decode.
+func (a *answer) skipped(data []byte) bool {
+	for _, s := range a.skip {
+		if bytes.Contains(data, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // apply reads one JSON object (or, for Gemini, an array of them).
@@ -227,5 +272,3 @@ func (a *answer) delta(s string, thinking bool) {
 		a.observe(monitor.ModelEvent{Delta: []byte(s), Thinking: thinking})
 	}
 }
-
-var errNoObject = errors.New("not a JSON object")

@@ -12,7 +12,7 @@ import (
 
 func TestEveryAPIHasAReader(t *testing.T) {
 	for _, a := range modelapi.APIs {
-		if readers[a.Name] == nil {
+		if meters[a.Name].read == nil {
 			t.Errorf("no reader for %s", a.Name)
 		}
 	}
@@ -38,7 +38,7 @@ func served(t *testing.T, scenario string) map[string]string {
 // once when 0), and returns its message end and whether it was metered.
 func meterOf(api string, sse bool, body string, n int) (monitor.ModelEvent, bool) {
 	var end monitor.ModelEvent
-	a := &answer{read: readers[api], sse: sse, observe: func(e monitor.ModelEvent) { end = e }}
+	a := newAnswer(api, sse, false, func(e monitor.ModelEvent) { end = e })
 	b := []byte(body)
 	for n > 0 && len(b) > n {
 		a.write(b[:n])
@@ -136,7 +136,7 @@ func TestCached(t *testing.T) {
 // unmetered, with one message end.
 func TestClientGone(t *testing.T) {
 	var ends, unmetered int64
-	a := &answer{read: readers[modelapi.NameChat], sse: true, observe: func(e monitor.ModelEvent) { ends++ }}
+	a := newAnswer(modelapi.NameChat, true, false, func(e monitor.ModelEvent) { ends++ })
 	b := &meteredBody{rc: io.NopCloser(strings.NewReader("data: {\"model\":\"m\"}\n\n")), a: a, unmetered: func(n int64) int64 { unmetered += n; return unmetered }}
 	buf := make([]byte, 4)
 	b.Read(buf)
@@ -161,4 +161,16 @@ func FuzzAnswer(f *testing.F) {
 			t.Errorf("cut in %d: %v %+v; whole: %v %+v", cut+1, ok2, got, ok, whole)
 		}
 	})
+}
+
+// TestResponsesCallFromItems checks a tool call is the stop reason when
+// only the streamed items say so (a compatible server's final response
+// may list no output).
+func TestResponsesCallFromItems(t *testing.T) {
+	body := "data: {\"type\":\"response.output_item.added\",\"item\":{\"type\":\"function_call\",\"name\":\"exec\"}}\n\n" +
+		"data: {\"type\":\"response.completed\",\"response\":{\"model\":\"o\",\"status\":\"completed\",\"output\":[],\"usage\":{\"input_tokens\":3,\"output_tokens\":2}}}\n\n"
+	end, metered := meterOf(modelapi.NameResponses, true, body, 0)
+	if !metered || end.Stop != monitor.StopToolUse || end.Usage.Input != 3 {
+		t.Errorf("metered %v %+v", metered, end)
+	}
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 
 	"turnwatch.dev/turnwatch/pkg/monitor"
 )
@@ -11,6 +12,9 @@ import (
 // answers) that carry the model, the usage, the stop reason and the
 // deltas, as the providers document them and the scripted model writes
 // them (pkg/scriptedmodel).
+
+// errNoObject is an event of none of the API's shapes.
+var errNoObject = errors.New("not an event of this API")
 
 // anthropicUsage is the Messages API's usage; message_delta's is
 // cumulative, each field present only when it changed.
@@ -146,6 +150,8 @@ func readResponses(a *answer, data []byte) error {
 		if ev.Response != nil {
 			a.model = ev.Response.Model
 		}
+	case "response.output_item.added":
+		a.calls = a.calls || toolCall(ev.Item.Type)
 	case "response.output_text.delta":
 		a.delta(ev.Delta, false)
 	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
@@ -167,11 +173,12 @@ func (a *answer) response(r *responsesObject) {
 	if r.Model != "" {
 		a.model = r.Model
 	}
-	a.stop = monitor.StopEnd
 	for _, o := range r.Output {
-		if o.Type == "function_call" || o.Type == "custom_tool_call" {
-			a.stop = monitor.StopToolUse
-		}
+		a.calls = a.calls || toolCall(o.Type)
+	}
+	a.stop = monitor.StopEnd
+	if a.calls {
+		a.stop = monitor.StopToolUse
 	}
 	switch {
 	case r.Status == "failed":
@@ -186,6 +193,11 @@ func (a *answer) response(r *responsesObject) {
 		a.usage = monitor.Usage{Input: u.Input - cached, Output: u.Output, CacheRead: cached}
 		a.final = true
 	}
+}
+
+// toolCall says whether a Responses output item is a tool call.
+func toolCall(itemType string) bool {
+	return itemType == "function_call" || itemType == "custom_tool_call"
 }
 
 type chatChunk struct {
