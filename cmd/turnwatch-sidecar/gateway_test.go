@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"turnwatch.dev/turnwatch/pkg/agents"
 )
 
 func TestGatewayFlags(t *testing.T) {
@@ -126,7 +128,8 @@ func TestGatewayServes(t *testing.T) {
 		t.Fatalf("answered %d %s", code, body)
 	}
 	code, body := post()
-	if code != 400 || !strings.Contains(body, `"type":"invalid_request_error"`) || !strings.Contains(body, "kubectl describe agentturn") {
+	claude, _ := agents.Lookup("claude")
+	if code != claude.Refusal || !strings.Contains(body, `"type":"error"`) || !strings.Contains(body, "kubectl describe agentturn") {
 		t.Errorf("the second request: %d %s", code, body)
 	}
 	r.waitLog(`"end":true`)
