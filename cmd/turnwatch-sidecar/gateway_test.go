@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+
 	"turnwatch.dev/turnwatch/pkg/agents"
 )
 

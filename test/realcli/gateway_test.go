@@ -46,16 +46,8 @@ type metered struct {
 
 func newMetered(t *testing.T, c cli, sc scriptedmodel.Scenario, budget monitor.Money) *metered {
 	t.Helper()
-	model, err := scriptedmodel.New(scriptedmodel.Options{Scenario: sc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := &metered{model: model, prices: monitor.DefaultPrices(), budget: budget}
-	upstream, stop, err := serveLoopback(http.HandlerFunc(m.upstream))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
+	m, upstream := newUpstream(t, sc)
+	m.budget = budget
 	u, err := url.Parse(upstream)
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +59,23 @@ func newMetered(t *testing.T, c cli, sc scriptedmodel.Scenario, budget monitor.M
 		t.Fatal(err)
 	}
 	return m
+}
+
+// newUpstream serves sc's scripted model on the loopback, noting the keys
+// it gets: a gateway's upstream. It returns the upstream's URL.
+func newUpstream(t *testing.T, sc scriptedmodel.Scenario) (*metered, string) {
+	t.Helper()
+	model, err := scriptedmodel.New(scriptedmodel.Options{Scenario: sc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &metered{model: model, prices: monitor.DefaultPrices()}
+	upstream, stop, err := serveLoopback(http.HandlerFunc(m.upstream))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return m, upstream
 }
 
 // upstream is the scripted model, noting the key each request carries in

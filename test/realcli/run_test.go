@@ -96,7 +96,13 @@ func runOn(t *testing.T, name, format string, start launch, scenario string, mod
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
+	return runAt(t, name, format, start, scenario, url, guards, dir)
+}
 
+// runAt runs start's command against the model at url (a process of its
+// own: the sidecar's gateway).
+func runAt(t *testing.T, name, format string, start launch, scenario, url string, guards map[string]any, dir string) outcome {
+	t.Helper()
 	home, work := filepath.Join(dir, "home"), filepath.Join(dir, "work")
 	for _, d := range []string{home, work} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
