@@ -95,7 +95,7 @@ func (m *metered) observe(ev monitor.ModelEvent) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.ends = append(m.ends, ev)
-	m.cost = m.cost.Add(price(m.prices, ev.Model, ev.Usage))
+	m.cost = m.cost.Add(m.prices.Price(ev.Model, ev.Usage))
 }
 
 func (m *metered) gate() *gateway.Refusal {
@@ -115,26 +115,11 @@ func (m *metered) gate() *gateway.Refusal {
 func (m *metered) served() monitor.Money {
 	var sum monitor.Money
 	for _, q := range m.model.Requests() {
-		sum = sum.Add(price(m.prices, q.Model, monitor.Usage{Input: int64(q.Input), Output: int64(q.Output)}))
+		sum = sum.Add(m.prices.Price(q.Model, monitor.Usage{Input: int64(q.Input), Output: int64(q.Output)}))
 	}
 	return sum
 }
 
-// price is usage at the rates of the table's longest model prefix of
-// model (nothing for a model it does not price), rounded down to Money's
-// unit per bucket: the same sum for the metered and the served side.
-func price(p monitor.Prices, model string, u monitor.Usage) monitor.Money {
-	var rates monitor.ModelPrice
-	best := -1
-	for name, mp := range p.Models {
-		if strings.HasPrefix(model, name) && len(name) > best {
-			rates, best = mp, len(name)
-		}
-	}
-	perMTok := func(n int64, rate monitor.Money) monitor.Money { return monitor.Money(n * int64(rate) / 1_000_000) }
-	return perMTok(u.Input, rates.Input).Add(perMTok(u.Output, rates.Output)).
-		Add(perMTok(u.CacheRead, rates.CacheRead)).Add(perMTok(u.CacheWrite, rates.CacheWrite))
-}
 
 // run runs c through the gateway.
 func (m *metered) run(t *testing.T, c cli, scenario string) outcome {
@@ -228,7 +213,7 @@ func TestGatewayBudget(t *testing.T) {
 }
 
 func checkBudget(t *testing.T, c cli, loop scriptedmodel.Scenario) time.Duration {
-	m := newMetered(t, c, loop, price(monitor.DefaultPrices(), c.model, budgetAfter))
+	m := newMetered(t, c, loop, monitor.DefaultPrices().Price(c.model, budgetAfter))
 	o := m.run(t, c, loop.Name)
 	m.checkKeys(t, o)
 	printed := o.report.ResultError
