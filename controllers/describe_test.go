@@ -86,8 +86,8 @@ func TestKubectlDescribeMeteredRun(t *testing.T) {
 			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "llm"}, Key: "api-key"}}}}
 	}))
 	waitPod(t, ns, "metered-0")
-	playSidecar(t, ns, "metered-0", finishedCond(protocol.Summary{Progress: protocol.Progress{Steps: 3, Cost: usd("0.75")},
-		Result: true, StopReason: "end", Complete: true, StreamCost: usd("0.5")}))
+	playSidecar(t, ns, "metered-0", finishedCond(protocol.Summary{Progress: protocol.Progress{Steps: 3, Cost: usd("0.75"), StreamCost: usd("0.5")},
+		Result: true, StopReason: "end", Complete: true}))
 	turnSettled(t, ns, "metered-0")
 	eventually(t, "the run to list the turn's costs", func() error {
 		run, err := getRun(ns, "metered")

@@ -554,5 +554,5 @@ func (r *runner) finish(ctx context.Context, eng *monitor.Engine, followErr erro
 // progressOf is the engine's count of steps and cost so far.
 func progressOf(eng *monitor.Engine) protocol.Progress {
 	st := eng.State()
-	return protocol.Progress{Steps: int64(st.Steps), Cost: st.Cost}
+	return protocol.Progress{Steps: int64(st.Steps), Cost: st.Cost, StreamCost: eng.StreamCost()}
 }

@@ -65,6 +65,8 @@ type Options struct {
 	// BudgetLeftUSD is what the namespace's budgets had left when the turn
 	// started (protocol.EnvBudgetLeftUSD); "" when none applies.
 	BudgetLeftUSD string
+	// Budget names whose budget that is (protocol.EnvBudget).
+	Budget string
 	// Clock is the one time source of the watchdog and its log stream's
 	// pace (nil: the real clock); tests inject a fake one, as the
 	// controllers take theirs.
@@ -111,7 +113,7 @@ func (o Options) clock() clock.Clock {
 
 func (o Options) engineOptions() monitor.Options {
 	return monitor.Options{Format: o.Format, Guards: o.Guards, Prices: o.Prices, PriorCostUSD: o.PriorCostUSD, Audit: o.Audit,
-		Metered: o.Model.on(), BudgetLeftUSD: o.BudgetLeftUSD}
+		Metered: o.Model.on(), BudgetLeftUSD: o.BudgetLeftUSD, Budget: o.Budget}
 }
 
 // Run is the watchdog, with the in-cluster credential (or

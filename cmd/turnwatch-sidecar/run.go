@@ -68,6 +68,7 @@ func parseRunConfig(args []string, getenv func(string) string, stderr io.Writer)
 	fs.StringVar(&c.Model.KeyFile, "model-key-file", getenv(protocol.EnvModelKeyFile), "the file holding the upstream's key [$"+protocol.EnvModelKeyFile+"]")
 	fs.StringVar(&c.Model.Token, "model-token", getenv(protocol.EnvModelToken), "the placeholder key the agent holds; requests carrying another are refused [$"+protocol.EnvModelToken+"]")
 	fs.StringVar(&c.BudgetLeftUSD, "budget-left-usd", getenv(protocol.EnvBudgetLeftUSD), "what the namespace's budgets had left when the turn started [$"+protocol.EnvBudgetLeftUSD+"]")
+	fs.StringVar(&c.Budget, "budget", getenv(protocol.EnvBudget), "the policy whose budget that is, for the trip's message [$"+protocol.EnvBudget+"]")
 	fs.StringVar(&c.TerminationLog, "termination-log", defaultTerminationLog, "where to write why the sidecar ends, when retrying cannot help (\"\" for nowhere)")
 	if err := fs.Parse(args); err != nil {
 		return c, err

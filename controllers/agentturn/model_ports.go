@@ -121,8 +121,8 @@ func (r *AgentTurnReconciler) modelPort(ctx context.Context, turn *twv1.AgentTur
 // left (the sidecar refuses the next model request once the turn spent
 // it).
 func (r *AgentTurnReconciler) modelOptions(ctx context.Context, run *twv1.AgentRun, turn *twv1.AgentTurn, o *render.RenderOptions) error {
-	if left, ok := turnpolicy.BudgetLeft(o.Policies); ok {
-		o.BudgetLeftUSD = left.String()
+	if left, source, ok := turnpolicy.BudgetLeft(o.Policies); ok {
+		o.BudgetLeftUSD, o.Budget = left.String(), source
 	}
 	if !render.ServesModel(run, o.Policies) {
 		return nil

@@ -21,16 +21,22 @@ func TestStreamCostKept(t *testing.T) {
 		}
 		return m
 	}
+	tripped := protocol.TripCondition("identicalCalls", "the same call 4 times")
 	for _, c := range []struct {
 		name string
-		sum  protocol.Summary
+		cond protocol.Condition
 		want string
 	}{
-		{"metered", protocol.Summary{Progress: protocol.Progress{Steps: 3, Cost: money("0.75")}, Result: true, StopReason: "end", StreamCost: money("0.5")}, "0.5"},
-		{"not metered", protocol.Summary{Progress: protocol.Progress{Steps: 3, Cost: money("0.75")}, Result: true, StopReason: "end"}, ""},
+		{"metered", protocol.FinishedCondition(protocol.Summary{Progress: protocol.Progress{Steps: 3, Cost: money("0.75"), StreamCost: money("0.5")}, Result: true, StopReason: "end"}), "0.5"},
+		{"not metered", protocol.FinishedCondition(protocol.Summary{Progress: protocol.Progress{Steps: 3, Cost: money("0.75")}, Result: true, StopReason: "end"}), ""},
+		// A trip writes no summary: its progress carries the stream's figure.
+		{"tripped", protocol.ProgressCondition(protocol.Progress{Steps: 4, Cost: money("0.75"), StreamCost: money("0.25")}), "0.25"},
 	} {
-		pod := &corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: protocol.ConditionFinished,
-			Status: corev1.ConditionTrue, Reason: protocol.ReasonResult, Message: protocol.Marshal(c.sum)}}}}
+		conds := []corev1.PodCondition{{Type: corev1.PodConditionType(c.cond.Type), Status: corev1.ConditionTrue, Reason: c.cond.Reason, Message: c.cond.Message}}
+		if c.name == "tripped" {
+			conds = append(conds, corev1.PodCondition{Type: corev1.PodConditionType(tripped.Type), Status: corev1.ConditionTrue, Reason: tripped.Reason, Message: tripped.Message})
+		}
+		pod := &corev1.Pod{Status: corev1.PodStatus{Conditions: conds}}
 		v := Judge(pod, "agent", time.Now(), time.Minute)
 		st := &twv1.AgentTurnStatus{}
 		setTurnReports(st, v)

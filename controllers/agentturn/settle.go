@@ -35,8 +35,8 @@ type Verdict struct {
 	// WouldTrips are the audited detectors' would-trips the sidecar reported.
 	WouldTrips []protocol.WouldTrip
 	// streamCost is the cost the agent's stream reported, kept beside the
-	// gateway's metered cost (protocol.Summary.StreamCost); 0 when the
-	// sidecar's summary has none.
+	// gateway's metered cost (protocol.Progress.StreamCost, in a summary or
+	// a trip's progress); 0 when the sidecar reported none.
 	streamCost monitor.Money
 	// Warnings are the sidecar's protocol.Warnings on the Pod (reason ->
 	// message): DeltasHidden, HooksNotRun, CostMismatch, FormatMismatch, LogRotated.
@@ -226,13 +226,17 @@ func PodCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodConditi
 	return nil
 }
 
-// streamCostOf is the stream's cost in the sidecar's last summary: the
-// final one, else the one written at the result.
+// streamCostOf is the stream's cost in the sidecar's last report: the
+// final summary, else the one written at the result, else its progress
+// (a trip's).
 func streamCostOf(rep protocol.PodReport) monitor.Money {
 	for _, sum := range []*protocol.Summary{rep.Finished, rep.Result} {
 		if sum != nil && sum.StreamCost > 0 {
 			return sum.StreamCost
 		}
+	}
+	if rep.Progress != nil {
+		return rep.Progress.StreamCost
 	}
 	return 0
 }

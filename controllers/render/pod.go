@@ -72,6 +72,9 @@ type RenderOptions struct {
 	// them, a decimal string; "" when no budget applies
 	// (turnpolicy.BudgetLeft).
 	BudgetLeftUSD string
+	// Budget is the policy whose budget BudgetLeftUSD is ("TurnPolicy/NAME"),
+	// named by the turn's fault if the sidecar stops it.
+	Budget string
 	// PodSecurity is the standard the Pod meets (pod_security.go); the
 	// zero value is baseline without the node's network.
 	PodSecurity PodSecurity
@@ -213,7 +216,8 @@ func sidecarContainer(run *twv1.AgentRun, turn *twv1.AgentTurn, agent string, gu
 		corev1.EnvVar{Name: protocol.EnvAgentContainer, Value: agent},
 	)
 	if o.BudgetLeftUSD != "" {
-		env = append(env, corev1.EnvVar{Name: protocol.EnvBudgetLeftUSD, Value: o.BudgetLeftUSD})
+		env = append(env, corev1.EnvVar{Name: protocol.EnvBudgetLeftUSD, Value: o.BudgetLeftUSD},
+			corev1.EnvVar{Name: protocol.EnvBudget, Value: o.Budget})
 	}
 	env = append(env, shared.SidecarProgressEnv(turn)...)
 	if o.Freshness > 0 {

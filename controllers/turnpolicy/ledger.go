@@ -189,12 +189,12 @@ func AnyBudget(pols []AppliedPolicy) bool {
 
 // BudgetLeft is what the budgets of pols have left in their windows, the
 // least of them, as their ledgers last said (spec.budget.maxCostUSD less
-// status.budget.spentUSD, never below 0); ok is false when none has a
-// budget. A turn's gateway refuses its next model request once the turn
+// status.budget.spentUSD, never below 0), and the policy whose it is
+// ("TurnPolicy/NAME"); ok is false when none has a budget. A turn's gateway refuses its next model request once the turn
 // spent it (docs/gateway.md): a snapshot taken when its Pod is rendered,
 // which the turns running beside it share, so the controller's stop of
 // every running turn once a budget is exhausted stays the backstop.
-func BudgetLeft(pols []AppliedPolicy) (left monitor.Money, ok bool) {
+func BudgetLeft(pols []AppliedPolicy) (left monitor.Money, source string, ok bool) {
 	for _, p := range pols {
 		b := p.Spec.Budget
 		if b == nil {
@@ -210,8 +210,8 @@ func BudgetLeft(pols []AppliedPolicy) (left monitor.Money, ok bool) {
 		}
 		l := max(0, limit-spent)
 		if !ok || l < left {
-			left, ok = l, true
+			left, source, ok = l, p.Source, true
 		}
 	}
-	return left, ok
+	return left, source, ok
 }

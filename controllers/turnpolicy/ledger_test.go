@@ -186,19 +186,19 @@ func TestBudgetLeft(t *testing.T) {
 	}
 	none := AppliedPolicy{Source: "TurnPolicy/none", Spec: &twv1.TurnPolicySpec{}, Object: &twv1.TurnPolicy{}}
 	for _, c := range []struct {
-		name string
-		pols []AppliedPolicy
-		want string
-		ok   bool
+		name         string
+		pols         []AppliedPolicy
+		want, source string
+		ok           bool
 	}{
-		{"no budget", []AppliedPolicy{none}, "0", false},
-		{"fresh", []AppliedPolicy{withBudget("a", "10", "")}, "10", true},
-		{"the least", []AppliedPolicy{withBudget("a", "10", "2.5"), none, withBudget("b", "100", "95")}, "5", true},
-		{"spent past it", []AppliedPolicy{withBudget("a", "10", "12")}, "0", true},
+		{"no budget", []AppliedPolicy{none}, "0", "", false},
+		{"fresh", []AppliedPolicy{withBudget("a", "10", "")}, "10", "TurnPolicy/a", true},
+		{"the least", []AppliedPolicy{withBudget("a", "10", "2.5"), none, withBudget("b", "100", "95")}, "5", "TurnPolicy/b", true},
+		{"spent past it", []AppliedPolicy{withBudget("a", "10", "12")}, "0", "TurnPolicy/a", true},
 	} {
-		left, ok := BudgetLeft(c.pols)
-		if want, _ := monitor.ParseMoney(c.want); left != want || ok != c.ok {
-			t.Errorf("%s: %s %v, want %s %v", c.name, left, ok, c.want, c.ok)
+		left, source, ok := BudgetLeft(c.pols)
+		if want, _ := monitor.ParseMoney(c.want); left != want || source != c.source || ok != c.ok {
+			t.Errorf("%s: %s %s %v, want %s %s %v", c.name, left, source, ok, c.want, c.source, c.ok)
 		}
 	}
 }

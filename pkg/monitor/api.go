@@ -70,6 +70,10 @@ type Options struct {
 	// ends priced, and the stream's own figure is kept beside it
 	// (Report.StreamCostUSD). Without it FeedModel's usage is ignored.
 	Metered bool
+	// Budget names the policy whose budget BudgetLeftUSD is
+	// ("TurnPolicy/NAME"), for the budget trip's message; "" says "the
+	// namespace's budgets".
+	Budget string
 	// BudgetLeftUSD is what the namespace's budgets had left when the turn
 	// started, a decimal string (the least of them); the budget detector
 	// trips once the turn's cost passes it. "" when no budget applies.

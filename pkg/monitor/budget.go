@@ -14,8 +14,12 @@ func budget(s *State) (reason, message string, failed bool) {
 	if s.Budget < 0 || s.Cost <= s.Budget {
 		return "", "", false
 	}
+	whose := "the namespace's budgets"
+	if s.BudgetName != "" {
+		whose = "the budget of " + s.BudgetName
+	}
 	return DetectorBudget, "spent $" + s.Cost.String() + " this turn, over the $" + s.Budget.String() +
-		" the namespace's budgets had left when it started", true
+		" " + whose + " had left when it started", true
 }
 
 // budgetLeft is the budget the checks see for Options.BudgetLeftUSD

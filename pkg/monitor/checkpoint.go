@@ -53,9 +53,9 @@ func (e *Engine) Restore(data []byte) error {
 	if err := s.check(e); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	guards, capUSD, prior, budget := e.st.Guards, e.st.Cap, e.st.Prior, e.st.Budget
+	guards, capUSD, prior, budget, budgetName := e.st.Guards, e.st.Cap, e.st.Prior, e.st.Budget, e.st.BudgetName
 	e.st, e.f = s.St, s.Fold
-	e.st.Guards, e.st.Cap, e.st.Prior, e.st.Budget = guards, capUSD, prior, budget
+	e.st.Guards, e.st.Cap, e.st.Prior, e.st.Budget, e.st.BudgetName = guards, capUSD, prior, budget, budgetName
 	if e.f.Active != "" {
 		e.setFormat(e.f.Active)
 	}

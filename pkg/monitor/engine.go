@@ -81,7 +81,7 @@ func New(opts Options) (*Engine, error) {
 	if opts.PriorCostUSD != "" {
 		e.st.Prior, _ = ParseMoney(opts.PriorCostUSD)
 	}
-	e.st.Budget = budgetLeft(opts.BudgetLeftUSD)
+	e.st.Budget, e.st.BudgetName = budgetLeft(opts.BudgetLeftUSD), opts.Budget
 	e.world = make(map[string]struct{}, len(opts.Guards.WorldTools))
 	for _, t := range opts.Guards.WorldTools {
 		e.world[t] = struct{}{}

@@ -167,6 +167,16 @@ func (e *Engine) streamStop(s string) string {
 
 // streamCost is the stream's own cost figure: the turn's cost unless it
 // is metered.
+// StreamCost is the cost the agent's stream reported so far, kept beside
+// the metered cost (Report.StreamCostUSD, without building the report);
+// 0 when the turn is not metered.
+func (e *Engine) StreamCost() Money {
+	if !e.opts.Metered {
+		return 0
+	}
+	return e.f.Stream
+}
+
 func (e *Engine) streamCost() Money {
 	if e.opts.Metered {
 		return e.f.Stream
