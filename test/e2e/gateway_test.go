@@ -138,7 +138,7 @@ func TestGatewayKeyHidden(t *testing.T) {
 	}
 	pod := waitPodOfRun(t, name)
 	out, err := kubectl("-n", env.ns, "exec", pod, "-c", "agent", "--", "sh", "-c",
-		"env; cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' '\\n'; cat /proc/self/mountinfo; ls -laR /var/run /run 2>/dev/null")
+		"env; cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' '\\n'; cat /proc/self/mountinfo; ls -laR /var/run /run 2>/dev/null; exit 0")
 	if err != nil {
 		t.Fatalf("kubectl exec: %v\n%s", err, out)
 	}
