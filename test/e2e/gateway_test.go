@@ -82,7 +82,7 @@ func checkMetered(t *testing.T, name, scenario string, r *unstructured.Unstructu
 		t.Errorf("%s: status.costUSD %s is more than the model served (%s)", name, cost, want)
 	}
 	for _, turn := range turns {
-		if str(turn, "status", "streamCostUSD") == "" {
+		if scenario != "stall" && str(turn, "status", "streamCostUSD") == "" { // a stall's stream may have priced nothing
 			t.Errorf("turn %s: no status.streamCostUSD beside the metered cost", turn.GetName())
 		}
 	}
