@@ -58,18 +58,19 @@ check-dockerfile: ## Check the Dockerfile without a Docker engine (COPY sources 
 test-unit: ## Quick tests: the engine, the sidecar, parsers, the kubectl plugin and the hook, the fake agent, the chart's and the API's generators (no API server).
 	go test ./pkg/... ./sidecar/... ./cmd/... ./test/fakeagent/... ./hack/chartguards/... ./hack/apitables/...
 
-FUZZ_TARGETS := FuzzPi FuzzPiMemo FuzzClaude FuzzCodex FuzzOpencode FuzzGemini FuzzAuto FuzzScanner FuzzDecimal FuzzRepetition FuzzWarnFirst
+FUZZ_TARGETS := FuzzPi FuzzPiMemo FuzzClaude FuzzCodex FuzzOpencode FuzzGemini FuzzAuto FuzzScanner FuzzDecimal FuzzRepetition FuzzWarnFirst FuzzFeedModel
 # A count, not a duration: with a duration, Go 1.26's fuzz coordinator can fail a
 # target with a bare "context deadline exceeded" when a busy machine's worker misses
 # the deadline (go.dev/issue/75804, fixed in Go 1.27). A count has no deadline to race.
 FUZZTIME ?= 20000x
 
 .PHONY: fuzz-brief
-fuzz-brief: ## Run each pkg/monitor fuzz target briefly (FUZZTIME each, default 20000 inputs).
+fuzz-brief: ## Run each pkg/monitor fuzz target and the gateway's meter briefly (FUZZTIME each, default 20000 inputs).
 	@for f in $(FUZZ_TARGETS); do \
 		echo "fuzz $$f ($(FUZZTIME))"; \
 		go test ./pkg/monitor -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) || exit 1; \
 	done
+	@echo "fuzz FuzzAnswer ($(FUZZTIME))"; go test ./pkg/gateway -run '^$$' -fuzz '^FuzzAnswer$$' -fuzztime $(FUZZTIME)
 
 .PHONY: bench-engine
 bench-engine: ## Engine benchmarks (throughput vs naive encoding/json, memory 1 MB..1 GB); see docs/performance.md.

@@ -597,6 +597,23 @@ func TestInvalidManifests(t *testing.T) {
 		{"drill without a format", func(r *twv1.AgentRun) {
 			r.Spec.Format, r.Spec.Drill = twv1.FormatAuto, &twv1.Drill{Scenario: "healthy"}
 		}, []string{"spec.format", "drill needs a named format"}},
+		{"gateway upstream not a URL", func(r *twv1.AgentRun) {
+			r.Spec.Model = &twv1.Model{Gateway: &twv1.ModelGateway{Upstream: "api.anthropic.com", KeySecretRef: twv1.SecretKeyRef{Name: "k", Key: "key"}}}
+		}, []string{"spec.model.gateway.upstream", "http or https URL"}},
+		{"gateway upstream not http", func(r *twv1.AgentRun) {
+			r.Spec.Model = &twv1.Model{Gateway: &twv1.ModelGateway{Upstream: "ftp://models.example", KeySecretRef: twv1.SecretKeyRef{Name: "k", Key: "key"}}}
+		}, []string{"spec.model.gateway.upstream", "http or https URL"}},
+		{"gateway without a key", func(r *twv1.AgentRun) {
+			r.Spec.Model = &twv1.Model{Gateway: &twv1.ModelGateway{Upstream: "https://models.example", KeySecretRef: twv1.SecretKeyRef{Name: "k"}}}
+		}, []string{"spec.model.gateway.keySecretRef.key"}},
+		{"gateway without a format", func(r *twv1.AgentRun) {
+			r.Spec.Format = twv1.FormatAuto
+			r.Spec.Model = &twv1.Model{Gateway: &twv1.ModelGateway{Upstream: "https://models.example", KeySecretRef: twv1.SecretKeyRef{Name: "k", Key: "key"}}}
+		}, []string{"spec.format", "model.gateway needs a named format"}},
+		{"gateway in a drill", func(r *twv1.AgentRun) {
+			r.Spec.Drill = &twv1.Drill{Scenario: "healthy"}
+			r.Spec.Model = &twv1.Model{Gateway: &twv1.ModelGateway{Upstream: "https://models.example", KeySecretRef: twv1.SecretKeyRef{Name: "k", Key: "key"}}}
+		}, []string{"spec.model.gateway", "a drill takes no model.gateway"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -637,6 +654,7 @@ func TestInvalidManifests(t *testing.T) {
 			r.Spec.AgentContainer = "agent"
 			r.Spec.Session, r.Spec.Continue = "s", true
 			r.Spec.Rerolls = &twv1.RerollPolicy{Max: ptr.To[int32](2), Classes: []twv1.FaultClass{twv1.ClassRunaway}}
+			r.Spec.Model = &twv1.Model{Gateway: &twv1.ModelGateway{Upstream: "https://llm.internal.example:8443/anthropic", KeySecretRef: twv1.SecretKeyRef{Name: "anthropic", Key: "api-key"}}}
 		})
 		if err := k8s.Create(context.Background(), run); err != nil {
 			t.Fatal(err)

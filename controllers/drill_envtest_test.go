@@ -39,7 +39,7 @@ func TestDrillRuns(t *testing.T) {
 	ports := map[string]string{}
 	for i := range runs {
 		pod := waitPod(t, ns, fmt.Sprintf("d%d-0", i))
-		p := pod.Labels[twv1.LabelDrillPort]
+		p := pod.Labels[twv1.LabelModelPort]
 		if other, dup := ports[p]; dup || p == "" {
 			t.Errorf("pods %s and %s: port %q", other, pod.Name, p)
 		}

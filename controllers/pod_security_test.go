@@ -340,20 +340,23 @@ func runSamples(t *testing.T) []string {
 // refuses its rendered Pod.
 func TestRenderedSamplesMeetPodSecurity(t *testing.T) {
 	for _, f := range runSamples(t) {
-		for _, drill := range []bool{false, true} {
+		for _, model := range []string{"", "drill", "gateway"} {
 			name := filepath.Base(f)
-			if drill {
-				name += "/drill"
+			if model != "" {
+				name += "/" + model
 			}
 			t.Run(name, func(t *testing.T) {
 				run := readSampleRun(t, f)
-				if drill {
+				switch model {
+				case "drill":
 					run.Spec.Drill = &twv1.Drill{Scenario: "healthy"}
+				case "gateway":
+					run.Spec.Model = &twv1.Model{Gateway: &twv1.ModelGateway{Upstream: "https://models.example", KeySecretRef: twv1.SecretKeyRef{Name: "k", Key: "key"}}}
 				}
 				consent := run.Spec.Template.Spec.HostNetwork
 				renderAt := func(level twv1.PodSecurityLevel) (*corev1.Pod, error) {
 					turn := &twv1.AgentTurn{ObjectMeta: metav1.ObjectMeta{Name: "r-0", Namespace: "ns"}, Spec: twv1.AgentTurnSpec{RunName: run.Name, Prompt: "p"}}
-					return render.RenderPod(run, turn, render.RenderOptions{SidecarImage: "img", Guards: shared.DefaultConfig().Guards, DrillPort: 41000,
+					return render.RenderPod(run, turn, render.RenderOptions{SidecarImage: "img", Guards: shared.DefaultConfig().Guards, ModelPort: 41000, ModelToken: "t",
 						PodSecurity: render.PodSecurity{Level: level, Source: "TurnPolicy/strict", HostNetwork: consent}})
 				}
 				judge := func(pod *corev1.Pod, level psapi.Level) []string {
@@ -363,7 +366,7 @@ func TestRenderedSamplesMeetPodSecurity(t *testing.T) {
 				}
 				pod, err := renderAt(twv1.PodSecurityBaseline)
 				var notDrillable *turnpolicy.DrillRefusedError
-				if drill && errors.As(err, &notDrillable) {
+				if model == "drill" && errors.As(err, &notDrillable) || model == "gateway" && err != nil && strings.Contains(err.Error(), "cannot be pointed at the model gateway") {
 					t.Skip(err) // a demo template of a CLI whose endpoint it does not write
 				}
 				if err != nil {

@@ -360,8 +360,9 @@ func TestSidecarNoEntry(t *testing.T) {
 	}
 }
 
-// A codex or pi drill whose template never reads the endpoint env cannot be
-// pointed at the scripted model: refused at apply, naming why; one whose
+// A codex or pi drill (or run with its own model gateway) whose template
+// never reads the endpoint env cannot be pointed at the sidecar's model:
+// refused at apply, naming why; one whose
 // template does (as the samples) is admitted, and so is a run that is no
 // drill, and a drill of a CLI that reads the env itself.
 func TestDrillNeedsEndpoint(t *testing.T) {
@@ -383,6 +384,10 @@ func TestDrillNeedsEndpoint(t *testing.T) {
 	}{
 		{drill("codex-builtin", twv1.FormatCodex, "codex exec --json hello"), "OPENAI_BASE_URL"},
 		{drill("pi-default", twv1.FormatPi, "pi --mode json hello"), "models.json"},
+		{newRun(ns, "codex-gateway", func(r *twv1.AgentRun) {
+			r.Spec.Format, r.Spec.Model = twv1.FormatCodex, &twv1.Model{Gateway: testGateway()}
+			r.Spec.Template.Spec.Containers[0].Args = []string{"codex exec --json hello"}
+		}), "a codex run with a model gateway needs the template to read OPENAI_BASE_URL"},
 	} {
 		eventually(t, "refused at admission: "+c.run.Name, func() error {
 			err := k8s.Create(context.Background(), c.run.DeepCopy())

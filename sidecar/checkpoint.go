@@ -94,6 +94,13 @@ func (c *checkpointer) fed(eng *monitor.Engine, cur logCursor) {
 	c.flush(eng)
 }
 
+// changed records that the engine folded something besides a line (the
+// model's side): the cursor stays, the state is new.
+func (c *checkpointer) changed(eng *monitor.Engine) {
+	c.dirty = true
+	c.flush(eng)
+}
+
 // flush writes the pending checkpoint when the period allows. A failed
 // write is logged and tried again later: without a checkpoint a restart
 // replays the log, as a sidecar without a state volume does.

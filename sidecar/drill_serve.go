@@ -4,10 +4,7 @@ package sidecar
 
 import (
 	"encoding/json"
-	"fmt"
-	"net"
 	"net/http"
-	"strconv"
 
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
@@ -28,41 +25,33 @@ func lookupScenario(name string) error {
 	return err
 }
 
-// servedModel is the scripted model and its HTTP server.
-type servedModel struct {
+// scriptedModel is the drill's scripted model, the gateway's upstream.
+type scriptedModel struct {
 	scenario string
 	srv      *scriptedmodel.Server
-	hs       *http.Server
 }
 
-func (m servedModel) Close() error { return m.hs.Close() }
-
 // Report is what the model served so far.
-func (m servedModel) Report() protocol.DrillReport {
+func (m scriptedModel) Report() protocol.DrillReport {
 	main, side, fresh := m.srv.Served()
 	return protocol.DrillReport{Scenario: m.scenario, Requests: main, SideRequests: side, Fresh: fresh}
 }
 
-// serveDrill listens on 127.0.0.1:d.Port, loopback only (the agent shares
-// the Pod's network, and nothing else may reach the model), and serves the
-// scenario sized to the run's guards.
-func serveDrill(d Drill, g monitor.Guards) (drillModel, error) {
-	sc, err := scriptedmodel.Lookup(d.Scenario)
+// scriptedUpstream is the scripted model playing the scenario sized to the
+// run's guards: the drill's gateway forwards to it in this process, so
+// nothing but the gateway listens (docs/drill.md).
+func scriptedUpstream(scenario string, g monitor.Guards) (drillModel, http.Handler, error) {
+	sc, err := scriptedmodel.Lookup(scenario)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	guards, err := json.Marshal(g) // as TURNWATCH_GUARDS carries them
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	srv, err := scriptedmodel.New(scriptedmodel.Options{Scenario: sc, Guards: guards, MaxLog: drillLog})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	ln, err := net.Listen("tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(d.Port)))
-	if err != nil {
-		return nil, fmt.Errorf("the drill's scripted model cannot listen on port %d: %w", d.Port, err)
-	}
-	hs, _ := srv.Serve(ln)
-	return servedModel{scenario: sc.Name, srv: srv, hs: hs}, nil
+	return scriptedModel{scenario: sc.Name, srv: srv}, srv, nil
 }

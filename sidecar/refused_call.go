@@ -21,7 +21,7 @@ const maxCallID = 256
 // until the sidecar ends, through the drain after SIGTERM: the call the
 // hook refused (written shortly after the trip), and the drill's report.
 func (r *runner) afterVerdict(sigCtx, writeCtx context.Context) {
-	if r.drill == nil && !r.watchesRefusals() {
+	if !r.isDrill() && !r.watchesRefusals() {
 		<-sigCtx.Done()
 		return
 	}
@@ -35,7 +35,7 @@ func (r *runner) afterVerdict(sigCtx, writeCtx context.Context) {
 			r.lateReports(writeCtx)
 			r.rep.drillServed(writeCtx)
 		case <-sig:
-			if r.drill == nil && !r.watchesRefusals() {
+			if !r.isDrill() && !r.watchesRefusals() {
 				return // the refusal is told: nothing more to wait for
 			}
 			sig, drained = nil, time.After(r.cfg.Drain)

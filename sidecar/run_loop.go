@@ -52,9 +52,9 @@ type runner struct {
 	lineTime  time.Time
 	// calls are the tool calls judged for the pre-tool hook.
 	calls Calls
-	// drill is the scripted model of a drill turn (nil for none);
+	// model is the gateway the sidecar serves (nil for none);
 	// refusalTold is set once ConditionCallRefused went out.
-	drill       drillModel
+	model       *servedModel
 	refusalTold bool
 }
 
@@ -166,10 +166,10 @@ func (r *runner) run(sigCtx context.Context) error {
 	}()
 	defer func() { close(returned); <-termDone }()
 
-	if err := r.startDrill(); err != nil {
+	if err := r.startModel(); err != nil {
 		return r.fatal(writeCtx, err)
 	}
-	defer r.stopDrill()
+	defer r.stopModel()
 	if err := r.rep.load(writeCtx); err != nil {
 		return r.fatal(writeCtx, err)
 	}
@@ -180,6 +180,7 @@ func (r *runner) run(sigCtx context.Context) error {
 	} else if err := r.watch(followCtx, cancelFollow, writeCtx); err != nil {
 		return r.fatal(writeCtx, err)
 	}
+	r.modelRead()
 	r.afterVerdict(sigCtx, writeCtx)
 	return nil
 }
@@ -221,9 +222,19 @@ func (r *runner) watch(followCtx context.Context, stopFollow context.CancelFunc,
 		defer close(ticked)
 		w.ticks(ticksDone)
 	}()
+	modelsDone, modelsRead := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(modelsRead)
+		if r.model != nil {
+			w.models(r.model.events, modelsDone)
+		}
+	}()
 	followErr := r.src.Follow(followCtx, w.line)
 	close(ticksDone)
+	close(modelsDone)
 	<-ticked
+	<-modelsRead
+	w.drainModels()
 	if w.over {
 		return w.err // tripped, or a report failed for good
 	}
@@ -288,12 +299,7 @@ func (w *watchState) line(l streamLine) error {
 	// bounded, and a kill while they are written (a restart, an eviction)
 	// is no fault of the line's.
 	w.feeding.end()
-	if err := r.wouldTrips(w.writeCtx, eng); err != nil {
-		w.end(err)
-		return errWatchOver
-	}
-	if over, err := r.verdicts(w.writeCtx, eng, v); over || err != nil {
-		w.end(err)
+	if !w.report(v) {
 		return errWatchOver
 	}
 	if w.ck != nil {
@@ -301,6 +307,73 @@ func (w *watchState) line(l streamLine) error {
 	}
 	r.progress(w.writeCtx, eng)
 	return nil
+}
+
+// report tells what a line or a model event produced; false once the
+// watch is over (a trip, or a report that failed for good). Called with mu
+// held.
+func (w *watchState) report(v monitor.Verdicts) bool {
+	r, eng := w.r, w.eng
+	if err := r.wouldTrips(w.writeCtx, eng); err != nil {
+		w.end(err)
+		return false
+	}
+	if over, err := r.verdicts(w.writeCtx, eng, v); over || err != nil {
+		w.end(err)
+		return false
+	}
+	return true
+}
+
+// models feeds the model's side, as the gateway read it, until done.
+func (w *watchState) models(events <-chan monitor.ModelEvent, done <-chan struct{}) {
+	for {
+		select {
+		case <-done:
+			return
+		case ev := <-events:
+			if !w.model(ev) {
+				return
+			}
+		}
+	}
+}
+
+// drainModels feeds the model events queued when the agent's output
+// ended: the last answer's usage counts in the summary.
+func (w *watchState) drainModels() {
+	if w.r.model == nil {
+		return
+	}
+	for {
+		select {
+		case ev := <-w.r.model.events:
+			if !w.model(ev) {
+				return
+			}
+		default:
+			return
+		}
+	}
+}
+
+// model feeds one model event; false once the watch is over.
+func (w *watchState) model(ev monitor.ModelEvent) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.over {
+		return false
+	}
+	r, eng := w.r, w.eng
+	v := eng.FeedModel(ev, r.clock.Now())
+	if !w.report(v) {
+		return false
+	}
+	if w.ck != nil {
+		w.ck.changed(eng)
+	}
+	r.progress(w.writeCtx, eng)
+	return true
 }
 
 // ticks judges the clock every r.tick until done.
@@ -397,8 +470,10 @@ func (r *runner) verdicts(ctx context.Context, eng *monitor.Engine, v monitor.Ve
 	return true, r.tripped(ctx, eng, v.Trip)
 }
 
-// tripped reports a trip; nothing is reported after it.
+// tripped reports a trip; nothing is reported after it, and the gateway
+// refuses the agent's next model request.
 func (r *runner) tripped(ctx context.Context, eng *monitor.Engine, t *monitor.Trip) error {
+	r.refuse(t)
 	r.log.Info("tripped", "class", t.Class, "detector", t.Detector, "message", t.Message, "line", t.Line)
 	return r.rep.tripped(ctx, t.Detector, t.Message, progressOf(eng))
 }
@@ -479,5 +554,5 @@ func (r *runner) finish(ctx context.Context, eng *monitor.Engine, followErr erro
 // progressOf is the engine's count of steps and cost so far.
 func progressOf(eng *monitor.Engine) protocol.Progress {
 	st := eng.State()
-	return protocol.Progress{Steps: int64(st.Steps), Cost: st.Cost}
+	return protocol.Progress{Steps: int64(st.Steps), Cost: st.Cost, StreamCost: eng.StreamCost()}
 }

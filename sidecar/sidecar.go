@@ -58,9 +58,15 @@ type Options struct {
 	// NudgeDir is the volume shared with the agent, where nudges are
 	// delivered when the guards say so ("" for none).
 	NudgeDir string
-	// Drill, on a drill turn, is the scripted model the sidecar serves on
-	// the Pod's loopback for its whole life (drill.go).
-	Drill Drill
+	// Model is the model API the sidecar serves on the Pod's loopback for
+	// its whole life (model.go): the gateway, in front of a provider or a
+	// drill's scripted model.
+	Model Model
+	// BudgetLeftUSD is what the namespace's budgets had left when the turn
+	// started (protocol.EnvBudgetLeftUSD); "" when none applies.
+	BudgetLeftUSD string
+	// Budget names whose budget that is (protocol.EnvBudget).
+	Budget string
 	// Clock is the one time source of the watchdog and its log stream's
 	// pace (nil: the real clock); tests inject a fake one, as the
 	// controllers take theirs.
@@ -90,7 +96,7 @@ func (o Options) Validate() error {
 	if len(missing) > 0 {
 		return fmt.Errorf("missing %s (env or flag)", strings.Join(missing, ", "))
 	}
-	if err := o.Drill.validate(); err != nil {
+	if err := o.Model.validate(); err != nil {
 		return err
 	}
 	_, err := monitor.New(o.engineOptions()) // format, guards, prior cost, audited detectors
@@ -106,7 +112,8 @@ func (o Options) clock() clock.Clock {
 }
 
 func (o Options) engineOptions() monitor.Options {
-	return monitor.Options{Format: o.Format, Guards: o.Guards, Prices: o.Prices, PriorCostUSD: o.PriorCostUSD, Audit: o.Audit}
+	return monitor.Options{Format: o.Format, Guards: o.Guards, Prices: o.Prices, PriorCostUSD: o.PriorCostUSD, Audit: o.Audit,
+		Metered: o.Model.on(), BudgetLeftUSD: o.BudgetLeftUSD, Budget: o.Budget}
 }
 
 // Run is the watchdog, with the in-cluster credential (or

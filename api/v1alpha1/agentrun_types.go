@@ -37,6 +37,8 @@ type RerollPolicy struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.sessionStore) || has(self.sessionStore.mountPath) || (has(self.format) && self.format != 'auto')",message="sessionStore.mountPath is required when format is auto: only a named format says where its CLI keeps its state",fieldPath=".sessionStore.mountPath"
 // +kubebuilder:validation:XValidation:rule="has(self.drill) == has(oldSelf.drill) && (!has(self.drill) || self.drill == oldSelf.drill)",message="drill is immutable",fieldPath=".drill"
 // +kubebuilder:validation:XValidation:rule="!has(self.drill) || (has(self.format) && self.format != 'auto')",message="drill needs a named format: only a named format says which model endpoint its CLI reads (docs/drill.md)",fieldPath=".format"
+// +kubebuilder:validation:XValidation:rule="!has(self.model) || !has(self.model.gateway) || (has(self.format) && self.format != 'auto')",message="model.gateway needs a named format: only a named format says which model endpoint and key its CLI reads (docs/gateway.md)",fieldPath=".format"
+// +kubebuilder:validation:XValidation:rule="!has(self.drill) || !has(self.model) || !has(self.model.gateway)",message="a drill's model is the scripted one: a drill takes no model.gateway",fieldPath=".model.gateway"
 type AgentRunSpec struct {
 	// Prompt is the task handed to the agent (env TURNWATCH_PROMPT). A reroll
 	// gets the identical prompt.
@@ -110,6 +112,12 @@ type AgentRunSpec struct {
 	// one (docs/drill.md): no tokens, no network. Immutable.
 	// +optional
 	Drill *Drill `json:"drill,omitempty"`
+
+	// Model says how the agent reaches its model: through the model
+	// gateway (docs/gateway.md), or, unset, as its template says unless a
+	// policy gives a default gateway.
+	// +optional
+	Model *Model `json:"model,omitempty"`
 }
 
 // SessionStore is a PersistentVolumeClaim that keeps the agent CLI's state.
@@ -164,6 +172,11 @@ type TurnRef struct {
 	// the run's cost survives the turn's deletion.
 	// +optional
 	CostUSD string `json:"costUSD,omitempty"`
+	// StreamCostUSD is the cost the turn's own stream reported, a decimal
+	// string, when the model gateway metered the turn (CostUSD is then the
+	// metered figure); absent otherwise.
+	// +optional
+	StreamCostUSD string `json:"streamCostUSD,omitempty"`
 }
 
 // RunProgress is a running turn's own steps and cost, as its sidecar last

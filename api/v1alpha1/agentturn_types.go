@@ -123,9 +123,18 @@ type AgentTurnStatus struct {
 	// Steps is the tool calls the turn started, as the sidecar counted them.
 	// +optional
 	Steps int64 `json:"steps"`
-	// CostUSD is the turn's cost, a decimal string.
+	// CostUSD is the turn's cost, a decimal string: with the model gateway
+	// (docs/gateway.md), the cost metered from the provider's own usage
+	// figures; without it, the cost the agent's stream reported. Budgets
+	// and guards.maxCostUSD count it.
 	// +optional
 	CostUSD string `json:"costUSD,omitempty"`
+	// StreamCostUSD is the cost the agent's own stream reported, a decimal
+	// string, kept beside the metered costUSD when the model gateway
+	// metered the turn; absent otherwise. A disagreement beyond rounding is
+	// a CostMismatch Warning.
+	// +optional
+	StreamCostUSD string `json:"streamCostUSD,omitempty"`
 	// AgentSessionID is the agent CLI's own session id, as its stream named
 	// it (claude and gemini session_id, codex thread_id, opencode sessionID,
 	// pi's session header id): what a later continue of the session resumes.

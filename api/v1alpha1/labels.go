@@ -13,10 +13,11 @@ const (
 	// LabelDrill is the scenario of a drill run (spec.drill.scenario), on
 	// its turns and Pods (docs/drill.md).
 	LabelDrill = "turnwatch.dev/drill"
-	// LabelDrillPort is the loopback port a drill Pod's scripted model
-	// listens on; the controller picks it unique among the live drill Pods
-	// (docs/drill.md#ports).
-	LabelDrillPort = "turnwatch.dev/drill-port"
+	// LabelModelPort is the loopback port the sidecar of a Pod that serves
+	// its agent's model (a drill's scripted model, or the model gateway)
+	// listens on; the controller picks it unique among the live Pods that
+	// serve a model (docs/drill.md#ports).
+	LabelModelPort = "turnwatch.dev/model-port"
 )
 
 // LabelHostNetwork on a Namespace, set to HostNetworkAllowed, is the cluster

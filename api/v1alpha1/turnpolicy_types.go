@@ -105,6 +105,11 @@ type TurnPolicySpec struct {
 	// no Pod for it. The strictest level of the policies that apply holds.
 	// +optional
 	PodSecurity PodSecurityLevel `json:"podSecurity,omitempty"`
+
+	// Model is the default model gateway of the runs the policy applies
+	// to, and whether they must use one (docs/gateway.md).
+	// +optional
+	Model *ModelPolicy `json:"model,omitempty"`
 }
 
 // ClusterTurnPolicySpec is a TurnPolicySpec for the namespaces a selector

@@ -260,5 +260,5 @@ type GuardLimits struct {
 
 // DetectorPolicies are detectors' settings in a policy, by the detector's
 // name: every key names a detector of the detector table.
-// +kubebuilder:validation:XValidation:rule="self.all(d, d in ['stall', 'degeneration', 'repetition', 'stepBudget', 'identicalCalls', 'cycles', 'repeatedErrors', 'spend', 'lengthStop', 'silentRun'])",message="every key must name a detector: stall, degeneration, repetition, stepBudget, identicalCalls, cycles, repeatedErrors, spend, lengthStop, silentRun"
+// +kubebuilder:validation:XValidation:rule="self.all(d, d in ['stall', 'degeneration', 'repetition', 'stepBudget', 'identicalCalls', 'cycles', 'repeatedErrors', 'spend', 'budget', 'lengthStop', 'silentRun'])",message="every key must name a detector: stall, degeneration, repetition, stepBudget, identicalCalls, cycles, repeatedErrors, spend, budget, lengthStop, silentRun"
 type DetectorPolicies map[string]DetectorPolicy

@@ -100,7 +100,7 @@ func playController(t *testing.T, c client.Client, answer func(run *twv1.AgentRu
 // fresh), a success as expected, but lengthStop caught otherwise.
 func piAnswer(run *twv1.AgentRun) twv1.AgentRunStatus {
 	sc, _ := scriptedmodel.Lookup(run.Spec.Drill.Scenario)
-	detector, class, _ := sc.Verdict(string(run.Spec.Format))
+	detector, class, _ := sc.Verdict(string(run.Spec.Format), true)
 	s := &twv1.DrillStatus{Scenario: sc.Name, Expected: twv1.DrillVerdict{Class: twv1.FaultClass(class), Detector: detector}}
 	phase := twv1.RunFaulted
 	switch {

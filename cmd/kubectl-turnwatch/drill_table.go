@@ -36,7 +36,7 @@ func drillOf(run *twv1.AgentRun) *explain.Drill {
 	if s := run.Status.Drill; s != nil {
 		d.DrillStatus = *s
 	} else if sc, err := scriptedmodel.Lookup(run.Spec.Drill.Scenario); err == nil {
-		detector, class, _ := sc.Verdict(string(run.Spec.Format))
+		detector, class, _ := sc.Verdict(string(run.Spec.Format), true)
 		d.Expected = twv1.DrillVerdict{Class: twv1.FaultClass(class), Detector: detector}
 	}
 	d.Scenario = run.Spec.Drill.Scenario // what the run plays; status.drill echoes it

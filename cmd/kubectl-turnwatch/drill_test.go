@@ -220,8 +220,8 @@ func TestDrillOf(t *testing.T) {
 	}{
 		{"pending", run(twv1.FormatClaude, "identicalLoop", nil),
 			explain.Drill{Run: "r", DrillStatus: twv1.DrillStatus{Scenario: "identicalLoop", Result: "Pending", Expected: twv1.DrillVerdict{Class: "runaway", Detector: "identicalCalls"}}}},
-		{"pending, blind", run(twv1.FormatCodex, "whitespace", nil),
-			explain.Drill{Run: "r", DrillStatus: twv1.DrillStatus{Scenario: "whitespace", Result: "Pending"}}},
+		{"pending, what the stream hides the model's side shows", run(twv1.FormatCodex, "whitespace", nil),
+			explain.Drill{Run: "r", DrillStatus: twv1.DrillStatus{Scenario: "whitespace", Result: "Pending", Expected: twv1.DrillVerdict{Class: "degenerate", Detector: "degeneration"}}}},
 		{"caught", run(twv1.FormatClaude, "identicalLoop", &twv1.DrillStatus{Scenario: "identicalLoop",
 			Expected: twv1.DrillVerdict{Class: "runaway", Detector: "identicalCalls"}, Result: twv1.DrillCaught,
 			Got: twv1.DrillVerdict{Class: "runaway", Detector: "identicalCalls"}, AtCall: 4, CallRefused: boolp(true), RerollFresh: boolp(true)}),

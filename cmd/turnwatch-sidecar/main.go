@@ -5,6 +5,7 @@
 //	turnwatch-sidecar watch  --format FORMAT [--guards FILE] [--prices FILE] [--grace D] -- COMMAND...
 //	turnwatch-sidecar calibrate [--format FORMAT] [--guards FILE] [--json] PATH...
 //	turnwatch-sidecar model --scenario NAME [--listen ADDR] [--log FILE]
+//	turnwatch-sidecar gateway --format FORMAT (--upstream URL | --scenario NAME) [--listen ADDR] [--key-file F] [--token T]
 //	turnwatch-sidecar probe
 //
 // main only dispatches: each subcommand lives in its own file and registers

@@ -3,15 +3,10 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"turnwatch.dev/turnwatch/pkg/scriptedmodel"
@@ -55,35 +50,5 @@ func runModel(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer srv.Close()
-	ln, err := net.Listen("tcp", *listen)
-	if err != nil {
-		fmt.Fprintln(stderr, "model:", err)
-		return 1
-	}
-	fmt.Fprintf(stdout, "http://%s\n", ln.Addr())
-	hs, done := srv.Serve(ln)
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	select {
-	case <-ctx.Done():
-		shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		hs.Shutdown(shut)
-	case err := <-done:
-		fmt.Fprintln(stderr, "model:", err)
-		return 1
-	}
-	return 0
-}
-
-// loopbackOnly refuses a listen address that is not a loopback IP.
-func loopbackOnly(addr string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("--listen %q: %w", addr, err)
-	}
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("--listen %q: the scripted model listens on a loopback IP only (127.0.0.0/8 or ::1)", addr)
-	}
-	return nil
+	return serveUntilSignal("model", srv, *listen, stdout, stderr)
 }

@@ -42,7 +42,7 @@ func parseRunConfig(args []string, getenv func(string) string, stderr io.Writer)
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c sidecar.Options
-	var guards, prices, period, drillPort, audit string
+	var guards, prices, period, modelPort, audit string
 	fs.StringVar(&c.Format, "format", or(getenv(protocol.EnvFormat), monitor.FormatAuto), "stream format: "+strings.Join(monitor.Formats, " | ")+" [$"+protocol.EnvFormat+"]")
 	fs.StringVar(&guards, "guards", getenv(protocol.EnvGuards), "guards: a JSON object, or a file holding one [$"+protocol.EnvGuards+"]")
 	fs.StringVar(&prices, "prices", getenv(protocol.EnvPrices), "price table: JSON, or a file holding it [$"+protocol.EnvPrices+"]")
@@ -62,8 +62,13 @@ func parseRunConfig(args []string, getenv func(string) string, stderr io.Writer)
 	fs.IntVar(&c.MaxLine, "max-line", monitor.DefaultMaxLine, "longest line kept whole; longer ones count as unparsed")
 	fs.StringVar(&c.StateDir, "state-dir", getenv(protocol.EnvStateDir), "the sidecar's own directory for its checkpoint; \"\" replays the log on restart [$"+protocol.EnvStateDir+"]")
 	fs.StringVar(&c.NudgeDir, "nudge-dir", getenv(nudgefile.EnvDir), "the volume shared with the agent, for nudges (with guards nudgeDelivery file) [$"+nudgefile.EnvDir+"]")
-	fs.StringVar(&c.Drill.Scenario, "drill-scenario", getenv(protocol.EnvDrillScenario), "a drill turn's scenario: serve the scripted model playing it [$"+protocol.EnvDrillScenario+"]")
-	fs.StringVar(&drillPort, "drill-port", getenv(protocol.EnvModelPort), "the loopback port a drill's scripted model listens on [$"+protocol.EnvModelPort+"]")
+	fs.StringVar(&modelPort, "model-port", getenv(protocol.EnvModelPort), "the loopback port the model gateway listens on [$"+protocol.EnvModelPort+"]")
+	fs.StringVar(&c.Model.Scenario, "drill-scenario", getenv(protocol.EnvDrillScenario), "a drill turn's scenario: the gateway's upstream is the scripted model playing it [$"+protocol.EnvDrillScenario+"]")
+	fs.StringVar(&c.Model.Upstream, "model-upstream", getenv(protocol.EnvModelUpstream), "the provider's base URL the gateway forwards to [$"+protocol.EnvModelUpstream+"]")
+	fs.StringVar(&c.Model.KeyFile, "model-key-file", getenv(protocol.EnvModelKeyFile), "the file holding the upstream's key [$"+protocol.EnvModelKeyFile+"]")
+	fs.StringVar(&c.Model.Token, "model-token", getenv(protocol.EnvModelToken), "the placeholder key the agent holds; requests carrying another are refused [$"+protocol.EnvModelToken+"]")
+	fs.StringVar(&c.BudgetLeftUSD, "budget-left-usd", getenv(protocol.EnvBudgetLeftUSD), "what the namespace's budgets had left when the turn started [$"+protocol.EnvBudgetLeftUSD+"]")
+	fs.StringVar(&c.Budget, "budget", getenv(protocol.EnvBudget), "the policy whose budget that is, for the trip's message [$"+protocol.EnvBudget+"]")
 	fs.StringVar(&c.TerminationLog, "termination-log", defaultTerminationLog, "where to write why the sidecar ends, when retrying cannot help (\"\" for nowhere)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -85,7 +90,7 @@ func parseRunConfig(args []string, getenv func(string) string, stderr io.Writer)
 	if c.ProgressPeriod, err = parsePeriod(period); err != nil {
 		return c, err
 	}
-	if c.Drill.Port, err = parsePort(drillPort); err != nil {
+	if c.Model.Port, err = parsePort(modelPort); err != nil {
 		return c, err
 	}
 	if c.Namespace == "" {

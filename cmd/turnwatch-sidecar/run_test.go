@@ -74,13 +74,13 @@ func TestParseRunConfig(t *testing.T) {
 		{name: "no arguments", env: base, args: []string{"extra"}, wantErr: "run takes no arguments"},
 		{name: "a drill", env: with(protocol.EnvDrillScenario, "cycle", protocol.EnvModelPort, "41234"),
 			check: func(t *testing.T, c sidecar.Options) {
-				if c.Drill != (sidecar.Drill{Scenario: "cycle", Port: 41234}) {
-					t.Fatalf("drill %+v", c.Drill)
+				if c.Model != (sidecar.Model{Scenario: "cycle", Port: 41234}) {
+					t.Fatalf("model %+v", c.Model)
 				}
 			}},
 		{name: "no drill", env: base, check: func(t *testing.T, c sidecar.Options) {
-			if c.Drill != (sidecar.Drill{}) {
-				t.Fatalf("drill %+v", c.Drill)
+			if c.Model != (sidecar.Model{}) {
+				t.Fatalf("model %+v", c.Model)
 			}
 		}},
 		{name: "drill port not a number", env: with(protocol.EnvDrillScenario, "cycle", protocol.EnvModelPort, "http"), wantErr: `TURNWATCH_MODEL_PORT "http"`},

@@ -34,7 +34,7 @@ func drillStatus(run *twv1.AgentRun, turns []twv1.AgentTurn, phase twv1.RunPhase
 	if err != nil {
 		return &twv1.DrillStatus{Scenario: run.Spec.Drill.Scenario, Result: twv1.DrillPending, Note: err.Error()}
 	}
-	detector, class, ex := sc.Verdict(string(run.Spec.Format))
+	detector, class, ex := sc.Verdict(string(run.Spec.Format), true)
 	d := &twv1.DrillStatus{Scenario: sc.Name, Guards: sc.Guards,
 		Expected: twv1.DrillVerdict{Class: twv1.FaultClass(class), Detector: detector}, Result: twv1.DrillPending}
 	switch {

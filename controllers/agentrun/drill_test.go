@@ -73,10 +73,11 @@ func TestDrillStatus(t *testing.T) {
 		{name: "false alarm", format: "gemini", scenario: "healthy", phase: twv1.RunFaulted,
 			fault: &twv1.Fault{Class: twv1.ClassRunaway, Detector: "identicalCalls"},
 			turns: []twv1.AgentTurn{drillTurn(0, 1, loop, nil)}, want: twv1.DrillFalseAlarm},
-		{name: "blind", format: "codex", scenario: "whitespace", phase: twv1.RunSucceeded,
-			turns: []twv1.AgentTurn{drillTurn(0, 0, nil, nil)}, want: twv1.DrillAsExpected,
+		// codex's stream hides the deltas; the drill's gateway reads them.
+		{name: "what the stream hides", format: "codex", scenario: "whitespace", phase: twv1.RunSucceeded,
+			turns: []twv1.AgentTurn{drillTurn(0, 0, nil, nil)}, want: twv1.DrillMissed,
 			check: func(t *testing.T, d *twv1.DrillStatus) {
-				if d.Expected != (twv1.DrillVerdict{}) || d.Note == "" {
+				if d.Expected != (twv1.DrillVerdict{Class: twv1.ClassDegenerate, Detector: "degeneration"}) || d.Note != "" {
 					t.Errorf("expected %+v note %q", d.Expected, d.Note)
 				}
 			}},

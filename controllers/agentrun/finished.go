@@ -97,7 +97,7 @@ func goneTurn(run *twv1.AgentRun, ref twv1.TurnRef) twv1.AgentTurn {
 		ObjectMeta: metav1.ObjectMeta{Name: ref.Name, Namespace: run.Namespace},
 		Spec: twv1.AgentTurnSpec{RunName: run.Name, Attempt: ref.Attempt,
 			Epoch: run.Status.Epoch, ConversationID: run.Status.ConversationID},
-		Status: twv1.AgentTurnStatus{Outcome: ref.Outcome, Steps: ref.Steps, CostUSD: ref.CostUSD},
+		Status: twv1.AgentTurnStatus{Outcome: ref.Outcome, Steps: ref.Steps, CostUSD: ref.CostUSD, StreamCostUSD: ref.StreamCostUSD},
 	}
 	if ref.ErrorType != "" {
 		t.Status.Error = &twv1.TurnError{Type: ref.ErrorType}

@@ -82,7 +82,7 @@ func setTurns(st *twv1.AgentRunStatus, turns []twv1.AgentTurn) {
 		t := &turns[i]
 		st.Turns = append(st.Turns, twv1.TurnRef{
 			Name: t.Name, Attempt: t.Spec.Attempt, Outcome: t.Status.Outcome, ErrorType: ErrorType(t),
-			Steps: t.Status.Steps, CostUSD: t.Status.CostUSD,
+			Steps: t.Status.Steps, CostUSD: t.Status.CostUSD, StreamCostUSD: t.Status.StreamCostUSD,
 		})
 		st.Attempts = max(st.Attempts, t.Spec.Attempt+1)
 		st.AnnouncedAttempt = max(st.AnnouncedAttempt, t.Spec.Attempt)

@@ -56,8 +56,9 @@ type AgentTurnReconciler struct {
 
 	written shared.WriteMemo[twv1.AgentTurnStatus]
 	stopped shared.WriteMemo[bool]
-	// ports are the drill Pods' loopback ports handed out (drill_ports.go).
-	ports  drillPorts
+	// ports are the loopback ports handed out to the Pods that serve their
+	// agent's model (model_ports.go).
+	ports  modelPorts
 	Counts shared.CountsThrottle
 }
 
@@ -148,6 +149,7 @@ func (r *AgentTurnReconciler) follow(ctx context.Context, run *twv1.AgentRun, tu
 	}
 	v = judgeHang(v, pod, agent, now, r.Config.ExitGrace.Duration)
 	v = judgeStart(v, pod, agent, startedAt(turn), now, r.Config.StartTimeout.Duration)
+	v = holdForAgent(v, pod, agent, now)
 	st := turn.Status.DeepCopy()
 	r.RaiseCounts(turn.UID, st, &v)
 	if v.agentSession != "" {
@@ -183,6 +185,7 @@ func (r *AgentTurnReconciler) follow(ctx context.Context, run *twv1.AgentRun, tu
 	}
 	if v.Outcome != "" {
 		r.recordSettled(ctx, turn, v.tripped)
+		r.recordAgentEnd(ctx, run, turn, pod, agent, v.tripped)
 	}
 	return ctrl.Result{RequeueAfter: v.recheck}, nil
 }
@@ -215,10 +218,8 @@ func (r *AgentTurnReconciler) podMissing(ctx context.Context, run *twv1.AgentRun
 	}
 	o := render.RenderOptions{SidecarImage: r.SidecarImage, Guards: r.Config.Guards, Prices: r.Config.Prices,
 		Resources: r.Config.Sidecar.Resources, Freshness: r.Config.Freshness(), Policies: policies}
-	if run.Spec.Drill != nil {
-		if o.DrillPort, err = r.drillPort(ctx, turn); err != nil {
-			return ctrl.Result{}, err
-		}
+	if err := r.modelOptions(ctx, run, turn, &o); err != nil {
+		return ctrl.Result{}, err
 	}
 	if o.PodSecurity, err = podSecurityFor(ctx, r.Client, turn.Namespace); err != nil {
 		return ctrl.Result{}, fmt.Errorf("pod security: %w", err)

@@ -11,8 +11,9 @@ import (
 
 // The sidecar's reports the turn keeps beside its outcome: the call the
 // hook refused, whether the nudge reached the agent, what a drill's
-// scripted model served, and the audited detectors' would-trips. A settled turn's Pod may go (a succeeded one is
-// not kept), so the turn holds them.
+// scripted model served, the audited detectors' would-trips, and the
+// stream's own cost beside the gateway's metered one. A settled turn's Pod
+// may go (a succeeded one is not kept), so the turn holds them.
 
 // setTurnReports copies the verdict's reports onto the turn's status.
 func setTurnReports(st *twv1.AgentTurnStatus, v Verdict) {
@@ -29,6 +30,9 @@ func setTurnReports(st *twv1.AgentTurnStatus, v Verdict) {
 		st.Drill = &twv1.TurnDrill{Requests: int32(d.Requests), SideRequests: int32(d.SideRequests), Fresh: d.Fresh}
 	}
 	setWouldTrips(st, v.WouldTrips)
+	if v.streamCost > 0 {
+		st.StreamCostUSD = v.streamCost.String()
+	}
 }
 
 // lateReports records what the sidecar reported after the turn settled:
@@ -38,7 +42,7 @@ func setTurnReports(st *twv1.AgentTurnStatus, v Verdict) {
 func (r *AgentTurnReconciler) lateReports(ctx context.Context, run *twv1.AgentRun, turn *twv1.AgentTurn, pod *corev1.Pod) error {
 	st := turn.Status.DeepCopy()
 	rep := readPod(pod)
-	setTurnReports(st, Verdict{drill: rep.Drill, RefusedCall: rep.RefusedCall, Nudge: rep.Nudge, WouldTrips: rep.WouldTrips})
+	setTurnReports(st, Verdict{drill: rep.Drill, RefusedCall: rep.RefusedCall, Nudge: rep.Nudge, WouldTrips: rep.WouldTrips, streamCost: streamCostOf(rep)})
 	before := wouldTripDetectors(&turn.Status)
 	if err := r.writeStatus(ctx, turn, st); err != nil {
 		return err

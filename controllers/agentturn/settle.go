@@ -34,6 +34,10 @@ type Verdict struct {
 	RefusedCall string
 	// WouldTrips are the audited detectors' would-trips the sidecar reported.
 	WouldTrips []protocol.WouldTrip
+	// streamCost is the cost the agent's stream reported, kept beside the
+	// gateway's metered cost (protocol.Progress.StreamCost, in a summary or
+	// a trip's progress); 0 when the sidecar reported none.
+	streamCost monitor.Money
 	// Warnings are the sidecar's protocol.Warnings on the Pod (reason ->
 	// message): DeltasHidden, HooksNotRun, CostMismatch, FormatMismatch, LogRotated.
 	Warnings map[string]string
@@ -66,7 +70,7 @@ var brokenWaiting = map[string]bool{
 func Judge(pod *corev1.Pod, agent string, now time.Time, grace time.Duration) Verdict {
 	rep := readPod(pod)
 	v := Verdict{Counts: rep.Counts, Progress: rep.Progress, Nudge: rep.Nudge, drill: rep.Drill,
-		RefusedCall: rep.RefusedCall, WouldTrips: rep.WouldTrips, Warnings: rep.Warnings}
+		RefusedCall: rep.RefusedCall, WouldTrips: rep.WouldTrips, Warnings: rep.Warnings, streamCost: streamCostOf(rep)}
 	if t := rep.Trip; t != nil {
 		v.Outcome, v.tripped = twv1.TurnFailed, true
 		v.Err = &twv1.TurnError{Type: shared.ClassOf(t.Detector), Detector: t.Detector, Message: t.Message}
@@ -220,6 +224,21 @@ func PodCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodConditi
 		}
 	}
 	return nil
+}
+
+// streamCostOf is the stream's cost in the sidecar's last report: the
+// final summary, else the one written at the result, else its progress
+// (a trip's).
+func streamCostOf(rep protocol.PodReport) monitor.Money {
+	for _, sum := range []*protocol.Summary{rep.Finished, rep.Result} {
+		if sum != nil && sum.StreamCost > 0 {
+			return sum.StreamCost
+		}
+	}
+	if rep.Progress != nil {
+		return rep.Progress.StreamCost
+	}
+	return 0
 }
 
 // readPod reads what the turn's Pod's conditions say (protocol.Read).

@@ -62,9 +62,19 @@ type RenderOptions struct {
 	// Policies are the policies in force for the turn's namespace when the
 	// Pod is rendered: their limits cap the turn's guards (podGuards).
 	Policies []turnpolicy.AppliedPolicy
-	// DrillPort is the loopback port of a drill turn's scripted model
-	// (agentturn/drill_ports.go); unused for a run that is no drill.
-	DrillPort int32
+	// ModelPort is the loopback port the sidecar serves the agent's model
+	// on, a drill's or the gateway's (agentturn/model_ports.go), and
+	// ModelToken the agent's placeholder key (ModelToken); unused for a
+	// Pod that serves no model (ServesModel).
+	ModelPort  int32
+	ModelToken string
+	// BudgetLeftUSD is what the namespace's budgets have left, the least of
+	// them, a decimal string; "" when no budget applies
+	// (turnpolicy.BudgetLeft).
+	BudgetLeftUSD string
+	// Budget is the policy whose budget BudgetLeftUSD is ("TurnPolicy/NAME"),
+	// named by the turn's fault if the sidecar stops it.
+	Budget string
 	// PodSecurity is the standard the Pod meets (pod_security.go); the
 	// zero value is baseline without the node's network.
 	PodSecurity PodSecurity
@@ -117,6 +127,9 @@ func RenderPod(run *twv1.AgentRun, turn *twv1.AgentTurn, o RenderOptions) (*core
 	if p := PodSecurityProblems(&tmpl.ObjectMeta, &tmpl.Spec, o.PodSecurity); len(p) > 0 {
 		return nil, &TemplateRefusedError{why: "does not meet " + o.PodSecurity.String(), hazards: p}
 	}
+	if err := requireGateway(run, o.Policies); err != nil {
+		return nil, err
+	}
 	merged, sc, drill, err := turnpolicy.PodGuards(run, turn, o.Guards, o.Policies)
 	if err != nil {
 		return nil, err
@@ -155,12 +168,13 @@ func RenderPod(run *twv1.AgentRun, turn *twv1.AgentTurn, o RenderOptions) (*core
 	addSidecarState(spec)
 	addNudges(spec, idx, merged)
 	addSessionStore(spec, idx, run)
-	if drill {
-		if err := addDrill(pod, 0, idx, run, sc, o.DrillPort); err != nil {
+	gw, _ := turnpolicy.Gateway(run, o.Policies)
+	if drill || gw != nil {
+		if err := addModel(pod, 0, idx, run, modelSeat{scenario: sc.Name, gateway: gw}, o); err != nil {
 			return nil, err
 		}
 	}
-	// The last wall: what the sidecar, the drill and the rest added is
+	// The last wall: what the sidecar, the model and the rest added is
 	// judged by Kubernetes' own evaluator too.
 	p, err := EvaluatorProblems(pod, o.PodSecurity)
 	if err != nil {
@@ -201,6 +215,10 @@ func sidecarContainer(run *twv1.AgentRun, turn *twv1.AgentTurn, agent string, gu
 		corev1.EnvVar{Name: protocol.EnvPodNamespace, ValueFrom: fieldRef("metadata.namespace")},
 		corev1.EnvVar{Name: protocol.EnvAgentContainer, Value: agent},
 	)
+	if o.BudgetLeftUSD != "" {
+		env = append(env, corev1.EnvVar{Name: protocol.EnvBudgetLeftUSD, Value: o.BudgetLeftUSD},
+			corev1.EnvVar{Name: protocol.EnvBudget, Value: o.Budget})
+	}
 	env = append(env, shared.SidecarProgressEnv(turn)...)
 	if o.Freshness > 0 {
 		env = append(env, shared.ProgressEnv(o.Freshness))

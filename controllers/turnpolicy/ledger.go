@@ -186,3 +186,32 @@ func ExhaustedBudget(pols []AppliedPolicy) (source, msg string, ok bool) {
 func AnyBudget(pols []AppliedPolicy) bool {
 	return slices.ContainsFunc(pols, func(p AppliedPolicy) bool { return p.Spec.Budget != nil })
 }
+
+// BudgetLeft is what the budgets of pols have left in their windows, the
+// least of them, as their ledgers last said (spec.budget.maxCostUSD less
+// status.budget.spentUSD, never below 0), and the policy whose it is
+// ("TurnPolicy/NAME"); ok is false when none has a budget. A turn's gateway refuses its next model request once the turn
+// spent it (docs/gateway.md): a snapshot taken when its Pod is rendered,
+// which the turns running beside it share, so the controller's stop of
+// every running turn once a budget is exhausted stays the backstop.
+func BudgetLeft(pols []AppliedPolicy) (left monitor.Money, source string, ok bool) {
+	for _, p := range pols {
+		b := p.Spec.Budget
+		if b == nil {
+			continue
+		}
+		limit, err := shared.ParseUSD(b.MaxCostUSD)
+		if err != nil {
+			continue
+		}
+		var spent monitor.Money
+		if st := p.Status(); st != nil && st.Budget != nil {
+			spent, _ = shared.ParseUSD(st.Budget.SpentUSD)
+		}
+		l := max(0, limit-spent)
+		if !ok || l < left {
+			left, source, ok = l, p.Source, true
+		}
+	}
+	return left, source, ok
+}

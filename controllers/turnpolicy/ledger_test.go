@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/pkg/monitor"
 )
 
 func TestRollWindow(t *testing.T) {
@@ -169,5 +170,35 @@ func TestRunningSpend(t *testing.T) {
 	b := &twv1.BudgetStatus{Counting: []twv1.CountedTurn{{UID: "l"}}}
 	if got := runningSpend(runs, turns, b); got != usd("0.80") {
 		t.Errorf("runningSpend = %s, want 0.80 (a drill counts)", got)
+	}
+}
+
+// The least of the budgets' remainders; none without a budget.
+func TestBudgetLeft(t *testing.T) {
+	withBudget := func(name, limit, spent string) AppliedPolicy {
+		p := &twv1.TurnPolicy{}
+		p.Name = name
+		p.Spec.Budget = &twv1.Budget{MaxCostUSD: limit, Window: "24h"}
+		if spent != "" {
+			p.Status.Budget = &twv1.BudgetStatus{SpentUSD: spent}
+		}
+		return AppliedPolicy{Source: "TurnPolicy/" + name, Spec: &p.Spec, Object: p}
+	}
+	none := AppliedPolicy{Source: "TurnPolicy/none", Spec: &twv1.TurnPolicySpec{}, Object: &twv1.TurnPolicy{}}
+	for _, c := range []struct {
+		name         string
+		pols         []AppliedPolicy
+		want, source string
+		ok           bool
+	}{
+		{"no budget", []AppliedPolicy{none}, "0", "", false},
+		{"fresh", []AppliedPolicy{withBudget("a", "10", "")}, "10", "TurnPolicy/a", true},
+		{"the least", []AppliedPolicy{withBudget("a", "10", "2.5"), none, withBudget("b", "100", "95")}, "5", "TurnPolicy/b", true},
+		{"spent past it", []AppliedPolicy{withBudget("a", "10", "12")}, "0", "TurnPolicy/a", true},
+	} {
+		left, source, ok := BudgetLeft(c.pols)
+		if want, _ := monitor.ParseMoney(c.want); left != want || source != c.source || ok != c.ok {
+			t.Errorf("%s: %s %s %v, want %s %s %v", c.name, left, source, ok, c.want, c.source, c.ok)
+		}
 	}
 }

@@ -7,6 +7,9 @@
 //     lists the detectors' names (api/v1alpha1/zz_generated.guards.go);
 //     and the per-guard validations of the limits admission policies
 //     (config/sidecar/validatingadmissionpolicy_limits.yaml);
+//   - from the CLIs' table (pkg/agents), the model key env vars that the
+//     gateway admission policies refuse in a template where a policy
+//     requires the gateway (the same file);
 //   - from the scripted model's scenarios (pkg/scriptedmodel), the Drill
 //     type, whose enum lists them (api/v1alpha1/zz_generated.drill.go);
 //   - from the CLIs' table (pkg/agents), the Format type, whose enum lists
@@ -52,7 +55,7 @@ func outputs() []output {
 			return apiFormat(append(agents.Formats(), agents.Auto))
 		}},
 		{"config/sidecar/validatingadmissionpolicy_limits.yaml", func() ([]byte, error) {
-			return limitsPolicies(limitedGuards(monitor.Detectors()))
+			return limitsPolicies(limitedGuards(monitor.Detectors()), agents.KeyEnvs())
 		}},
 	}
 }

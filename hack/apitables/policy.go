@@ -65,8 +65,20 @@ func validations(limited []monitor.Guard) (string, error) {
 	return strings.TrimPrefix(b.String(), "\n"), nil
 }
 
-// limitsPolicies is validatingadmissionpolicy_limits.yaml.
-func limitsPolicies(limited []monitor.Guard) ([]byte, error) {
+// celStrings is a CEL list literal of strings, which must hold no quote
+// or backslash (env var names).
+func celStrings(ss []string) (string, error) {
+	for _, s := range ss {
+		if strings.ContainsAny(s, `'\"`) {
+			return "", fmt.Errorf("%q cannot go in a CEL literal", s)
+		}
+	}
+	return "['" + strings.Join(ss, "', '") + "']", nil
+}
+
+// limitsPolicies is validatingadmissionpolicy_limits.yaml: the limits
+// policies, and the gateway policies with the CLIs' key env vars keys.
+func limitsPolicies(limited []monitor.Guard, keys []string) ([]byte, error) {
 	v, err := validations(limited)
 	if err != nil {
 		return nil, err
@@ -76,7 +88,11 @@ func limitsPolicies(limited []monitor.Guard) ([]byte, error) {
 		return nil, err
 	}
 	var b strings.Builder
-	if err := t.Execute(&b, struct{ Validations string }{v}); err != nil {
+	k, err := celStrings(keys)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.Execute(&b, struct{ Validations, KeyEnvs string }{v, k}); err != nil {
 		return nil, err
 	}
 	return []byte(b.String()), nil

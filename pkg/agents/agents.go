@@ -33,14 +33,17 @@ type CLI struct {
 	// why when it has none; "" for a CLI whose stream always shows them.
 	DeltasFix string
 	// Refusal is the HTTP status the model gateway answers a refused
-	// request with (after a trip, or a spent budget): one the CLI does not
-	// retry, so that it ends its turn at that request (a 429 or a 5xx is
-	// retried for minutes), found by running it (test/realcli,
-	// docs/gateway.md).
+	// request with (after a trip, or a spent budget), in the API's error
+	// shape: one the CLI does not retry, so that it ends its turn at that
+	// request (a 429 or a 5xx is retried for minutes; Claude Code retries a
+	// 400 five times, a 401 and a 409 with backoff), found by running it
+	// (test/realcli TestRefusalStatuses, proven by TestRefusal;
+	// docs/agents.md "The status that ends a turn").
 	Refusal int
-	// ModelSide is what the engine takes from the model's own stream, read
-	// by the gateway, because the CLI's stdout hides it.
-	ModelSide ModelSide
+	// StopFix is what makes the CLI's stream show each model message's stop
+	// reason, for a CLI that can hide it, as DeltasFix is for deltas: ""
+	// for a CLI whose stream always shows it.
+	StopFix string
 	// Exceptions are the scripted model's scenarios, by name, that the real
 	// CLI ends otherwise than the scenario's verdict says, found by running
 	// it (test/realcli, docs/agents.md).
@@ -69,7 +72,8 @@ type Endpoint struct {
 }
 
 // ModelSide is what the engine reads from the model's side (the gateway)
-// rather than from the CLI's stdout.
+// rather than from the CLI's stdout: what its stdout hides however it is
+// run (CLI.ModelSide).
 type ModelSide struct {
 	// Deltas: the model's text and thinking deltas (degeneration).
 	Deltas bool
@@ -86,6 +90,9 @@ type Exception struct {
 	// NoDeltas is Blind because the CLI's stream shows no deltas, which is
 	// what the scenario plays in: the why is the CLI's DeltasFix.
 	NoDeltas bool
+	// NoStop is Blind because the CLI's stream shows no stop reason, which
+	// is what the scenario plays in: the why is the CLI's StopFix.
+	NoStop bool
 	// Own is the text of the CLI's own guard, which ends the turn first; its
 	// final result reports it as a failure (agent-error).
 	Own string
@@ -105,7 +112,7 @@ const (
 // stream.
 const Auto = "auto"
 
-// NoDeltas is the prefix of a DeltasFix that names no fix.
+// NoDeltas is the prefix of a DeltasFix or a StopFix that names no fix.
 const NoDeltas = "none: "
 
 // CLIs is the table, in the order the formats are listed (the API's enum,
@@ -114,7 +121,7 @@ var CLIs = []CLI{
 	{Format: "pi", StateDir: ".pi", Hook: HookAdapter, Refusal: 400,
 		Endpoint: Endpoint{Env: "ANTHROPIC_BASE_URL", Keys: []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"},
 			Config: "pi reads ~/.pi/agent/models.json and no endpoint env; the template must write it from $ANTHROPIC_BASE_URL"}},
-	{Format: "claude", StateDir: ".claude", Hook: HookClaude, Refusal: 400,
+	{Format: "claude", StateDir: ".claude", Hook: HookClaude, Refusal: 402,
 		Endpoint:  Endpoint{Env: "ANTHROPIC_BASE_URL", Keys: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"}},
 		DeltasFix: "run claude with --include-partial-messages",
 		Exceptions: map[string]Exception{
@@ -122,7 +129,6 @@ var CLIs = []CLI{
 			"lengthStop": {Own: "exceeded the 32000 output token maximum"},
 		}},
 	{Format: "codex", StateDir: ".codex", Hook: HookCodex, Refusal: 400,
-		ModelSide: ModelSide{Deltas: true},
 		Endpoint: Endpoint{Env: "OPENAI_BASE_URL", Suffix: "/v1", Keys: []string{"CODEX_API_KEY", "OPENAI_API_KEY"},
 			Config: "codex's built-in provider ignores it; the template needs a model provider whose base_url is $OPENAI_BASE_URL"},
 		DeltasFix: NoDeltas + "codex exec --json prints whole messages",
@@ -131,17 +137,16 @@ var CLIs = []CLI{
 			"lengthStop": {Own: "max_output_tokens"}, // "Incomplete response returned, reason: max_output_tokens"
 		}},
 	{Format: "opencode", StateDir: ".local/share/opencode", Hook: HookAdapter, Refusal: 400,
-		ModelSide:  ModelSide{Deltas: true},
 		Endpoint:   Endpoint{Env: "ANTHROPIC_BASE_URL", Suffix: "/v1", Keys: []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"}},
 		DeltasFix:  NoDeltas + "opencode run --format json prints whole text parts",
 		Exceptions: map[string]Exception{"whitespace": {NoDeltas: true}}},
 	{Format: "gemini", StateDir: ".gemini", Hook: HookGemini, Refusal: 400,
-		ModelSide: ModelSide{Stop: true},
-		Endpoint:  Endpoint{Env: "GOOGLE_GEMINI_BASE_URL", Keys: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}},
+		StopFix:  NoDeltas + "gemini's stream-json carries no finish reason: a MAX_TOKENS answer prints a success result",
+		Endpoint: Endpoint{Env: "GOOGLE_GEMINI_BASE_URL", Keys: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}},
 		Exceptions: map[string]Exception{
 			"whitespace": {Own: "Loop detected"}, // Gemini CLI's loop guard, on repeated chunks
 			"repetition": {Own: "Loop detected"},
-			"lengthStop": {Blind: "gemini's stream-json carries no finish reason: a MAX_TOKENS answer prints a success result"},
+			"lengthStop": {NoStop: true},
 		}},
 }
 
@@ -173,4 +178,20 @@ func (c CLI) HidesDeltas() string {
 		return ""
 	}
 	return why
+}
+
+// HidesStop says why the CLI's stream shows no stop reasons however it is
+// run (its StopFix without "none: "); "" when it shows them.
+func (c CLI) HidesStop() string {
+	why, _ := strings.CutPrefix(c.StopFix, NoDeltas)
+	if why == c.StopFix {
+		return ""
+	}
+	return why
+}
+
+// ModelSide is what the engine must read from the model's side because
+// the CLI's stream hides it however it is run.
+func (c CLI) ModelSide() ModelSide {
+	return ModelSide{Deltas: c.HidesDeltas() != "", Stop: c.HidesStop() != ""}
 }

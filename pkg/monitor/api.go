@@ -65,6 +65,19 @@ type Options struct {
 	// Audit names the detectors whose trips only record
 	// (docs/policies.md#audit): a would-trip, and the turn goes on.
 	Audit []string
+	// Metered says a model gateway stands between the agent and its model
+	// (docs/gateway.md): the turn's cost is then what FeedModel's message
+	// ends priced, and the stream's own figure is kept beside it
+	// (Report.StreamCostUSD). Without it FeedModel's usage is ignored.
+	Metered bool
+	// Budget names the policy whose budget BudgetLeftUSD is
+	// ("TurnPolicy/NAME"), for the budget trip's message; "" says "the
+	// namespace's budgets".
+	Budget string
+	// BudgetLeftUSD is what the namespace's budgets had left when the turn
+	// started, a decimal string (the least of them); the budget detector
+	// trips once the turn's cost passes it. "" when no budget applies.
+	BudgetLeftUSD string
 }
 
 // Trip is a detector's verdict that the turn must end.
@@ -122,7 +135,9 @@ type Report struct {
 	// codex exec --json, opencode run --format json). BlindDetectors cannot
 	// see such a stream; DeltasHiddenMessage says so and names the fix. Once
 	// set it stays set; a stream with deltas, or with no text or thinking,
-	// never sets it.
+	// never sets it, nor does one whose model's deltas the engine reads
+	// from the model gateway (FeedModel, agents.CLI.ModelSide) before the
+	// CLI prints the message.
 	DeltasHidden bool `json:"deltasHidden,omitempty"`
 	// WouldTrips are the audited detectors' would-trips (Options.Audit),
 	// one per detector; absent when none.
@@ -130,7 +145,9 @@ type Report struct {
 	// CostMismatch is the first cost report the turn did not take as it
 	// stood (docs/design.md#a-cost-never-goes-down): one below what was
 	// counted already (the turn keeps the higher figure), or one no model
-	// could produce (not counted); "" when it took them all.
+	// could produce (not counted); or, metered, the stream's final figure
+	// disagreeing with the metered one (docs/design.md#metered-cost); ""
+	// when it took them all.
 	CostMismatch string `json:"costMismatch,omitempty"`
 	// FormatMismatch says the stream does not read as its format
 	// (docs/design.md#format-mismatch): most of its lines do not parse.
@@ -158,6 +175,11 @@ func (o Options) check() error {
 	if o.PriorCostUSD != "" {
 		if m, err := ParseMoney(o.PriorCostUSD); err != nil || m < 0 {
 			return fmt.Errorf("priorCostUSD %q: must be a non-negative decimal string", o.PriorCostUSD)
+		}
+	}
+	if o.BudgetLeftUSD != "" {
+		if _, err := ParseMoney(o.BudgetLeftUSD); err != nil {
+			return fmt.Errorf("budgetLeftUSD %q: must be a decimal string", o.BudgetLeftUSD)
 		}
 	}
 	return nil

@@ -86,7 +86,7 @@ func (e *Engine) apply() {
 		e.f.Msg.Stop, e.f.Msg.HasStop, e.f.Msg.WeakStop, e.f.Msg.StopLine = ev.stop, true, ev.weakStop, e.f.Lines
 	}
 	if ev.turnStop != "" || ev.stopByResult {
-		e.st.StopReason, e.f.StopLine = ev.turnStop, e.f.Lines
+		e.st.StopReason, e.f.StopLine = e.streamStop(ev.turnStop), e.f.Lines
 	}
 	if ev.lastStop != "" && e.st.StopReason == "" { // the last message ended without one
 		e.st.StopReason, e.f.StopLine = ev.lastStop, e.f.Lines

@@ -17,7 +17,7 @@ func TestChainOrder(t *testing.T) {
 			RepeatBytes: 1, RepeatPeriod: 1})
 		got = append(got, reason)
 	}
-	want := "stall degeneration repetition stepBudget identicalCalls cycles repeatedErrors spend lengthStop silentRun"
+	want := "stall degeneration repetition stepBudget identicalCalls cycles repeatedErrors spend budget lengthStop silentRun"
 	if strings.Join(got, " ") != want {
 		t.Fatalf("chain %v, want %s", got, want)
 	}

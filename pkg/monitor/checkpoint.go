@@ -9,7 +9,12 @@ import (
 
 // checkpointVersion changes whenever the snapshot's shape does; a
 // checkpoint of another version is refused (the caller replays instead).
-const checkpointVersion = 3 // 3: the fold's state encoded whole (fold.go)
+const checkpointVersion = 4 // 3: the fold's state encoded whole (fold.go); 4: the model's side (model.go)
+
+// checkpointRead is the oldest version Restore reads: a version 3
+// checkpoint is a turn without the model's side, whose fields it lacks
+// decode as zero (nothing metered, no model stop).
+const checkpointRead = 3
 
 // snapshot is everything the fold has folded: State and the fold's state
 // (foldState) whole, without what New derives from Options (guards,
@@ -48,9 +53,9 @@ func (e *Engine) Restore(data []byte) error {
 	if err := s.check(e); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	guards, capUSD, prior := e.st.Guards, e.st.Cap, e.st.Prior
+	guards, capUSD, prior, budget, budgetName := e.st.Guards, e.st.Cap, e.st.Prior, e.st.Budget, e.st.BudgetName
 	e.st, e.f = s.St, s.Fold
-	e.st.Guards, e.st.Cap, e.st.Prior = guards, capUSD, prior
+	e.st.Guards, e.st.Cap, e.st.Prior, e.st.Budget, e.st.BudgetName = guards, capUSD, prior, budget, budgetName
 	if e.f.Active != "" {
 		e.setFormat(e.f.Active)
 	}
@@ -69,8 +74,8 @@ func (e *Engine) Restore(data []byte) error {
 func (s *snapshot) check(e *Engine) error {
 	f := &s.Fold
 	switch {
-	case s.Version != checkpointVersion:
-		return fmt.Errorf("version %d, want %d", s.Version, checkpointVersion)
+	case s.Version < checkpointRead || s.Version > checkpointVersion:
+		return fmt.Errorf("version %d, want %d to %d", s.Version, checkpointRead, checkpointVersion)
 	case s.Format != e.format:
 		return fmt.Errorf("format %q, the engine reads %q", s.Format, e.format)
 	case f.Calls.N > maxCalls || f.Calls.N < 0 || f.Calls.Next >= maxCalls || f.Calls.Next < 0:

@@ -145,7 +145,7 @@ func TestCheckpointRefused(t *testing.T) {
 // a restored engine silently differs.
 func TestCheckpointCoversTheEngine(t *testing.T) {
 	outside := []string{"opts", "format", "parse", "prices", "world", "audit", "st", "f", "ev", "sc", "obj", "canon", "pi", "pc", "cur",
-		"wouldCount", "priceCache"}
+		"side", "esc", "wouldCount", "priceCache"}
 	var got []string
 	for f := range reflect.TypeFor[Engine]().Fields() {
 		got = append(got, f.Name)
@@ -244,5 +244,109 @@ func TestCheckpointSubagentsEveryCut(t *testing.T) {
 		if got := feedReport(t, opts, cp, s.lines[cut:]); js(got) != js(want) {
 			t.Fatalf("cut at %d:\n got %s\nwant %s", cut, js(got), js(want))
 		}
+	}
+}
+
+// turnOp is one thing the sidecar feeds: a stdout line, or a model event.
+type turnOp struct {
+	line  string
+	model *ModelEvent
+}
+
+// modelTurn is a scripted turn as the sidecar feeds it: each answer's
+// model events, then what the CLI printed of it.
+func modelTurn(msgs []scriptedMsg, lines [][]string) []turnOp {
+	var ops []turnOp
+	add := func(ls []string) {
+		for _, l := range ls {
+			ops = append(ops, turnOp{line: l})
+		}
+	}
+	add(lines[0])
+	for i, m := range msgs {
+		for j := range m.events {
+			ops = append(ops, turnOp{model: &m.events[j]})
+		}
+		add(lines[i+1])
+	}
+	add(lines[len(lines)-1])
+	return ops
+}
+
+func feedOps(e *Engine, ops []turnOp) {
+	for _, op := range ops {
+		if op.model != nil {
+			e.FeedModel(*op.model, time.Time{})
+		} else {
+			e.Feed([]byte(op.line), time.Time{})
+		}
+	}
+}
+
+// Restarting from a checkpoint between any two things fed, model events
+// too, gives the report of an uninterrupted run: the metered cost, the
+// stream's figure, the model's stop and its repeated text cross the cut.
+func TestCheckpointModelSideEveryCut(t *testing.T) {
+	for _, c := range []struct{ format, scenario, budget, trip string }{
+		{FormatCodex, "healthy", "", ""},
+		{FormatOpencode, "repetition", "", DetectorRepetition},
+		{FormatGemini, "lengthStop", "", DetectorLengthStop},
+		{FormatClaude, "overspend", "1.00", DetectorBudget},
+	} {
+		msgs := playScripted(t, c.scenario, modelOf[c.format], `{"repeatedTextBytes": 600}`)
+		ops := modelTurn(msgs, printed(c.format, msgs, 0.001))
+		opts := Options{Format: c.format, Metered: true, BudgetLeftUSD: c.budget, Guards: mustGuards(t, `{"repeatedTextBytes": 600}`)}
+		whole, _ := New(opts)
+		feedOps(whole, ops)
+		whole.Finish()
+		want := whole.Report()
+		if tripOf(want) != c.trip {
+			t.Fatalf("%s/%s: trips %s, want %q", c.format, c.scenario, js(want.Trips), c.trip)
+		}
+		for cut := 0; cut <= len(ops); cut++ {
+			first, _ := New(opts)
+			feedOps(first, ops[:cut])
+			cp, err := first.Checkpoint()
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, _ := New(opts)
+			if err := e.Restore(cp); err != nil {
+				t.Fatal(err)
+			}
+			feedOps(e, ops[cut:])
+			e.Finish()
+			if got := e.Report(); js(got) != js(want) {
+				t.Fatalf("%s/%s cut at %d:\n got %s\nwant %s", c.format, c.scenario, cut, js(got), js(want))
+			}
+		}
+	}
+}
+
+// A version 3 checkpoint (before the model's side) is read: its turn had
+// nothing metered and no model stop, which its missing fields decode as.
+func TestCheckpointVersion3Read(t *testing.T) {
+	var s stream
+	s.claudeToolOnly("Bash", map[string]any{"command": "ls"}, false)
+	a, _ := New(Options{Format: FormatClaude})
+	for _, l := range s.lines {
+		a.Feed([]byte(l), time.Time{})
+	}
+	cp, _ := a.Checkpoint()
+	var snap snapshot
+	if err := gob.NewDecoder(bytes.NewReader(cp)).Decode(&snap); err != nil {
+		t.Fatal(err)
+	}
+	snap.Version = 3
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(&snap); err != nil {
+		t.Fatal(err)
+	}
+	e, _ := New(Options{Format: FormatClaude})
+	if err := e.Restore(b.Bytes()); err != nil {
+		t.Fatalf("a version 3 checkpoint: %v", err)
+	}
+	if js(e.Report()) != js(a.Report()) {
+		t.Errorf("restored %s, want %s", js(e.Report()), js(a.Report()))
 	}
 }

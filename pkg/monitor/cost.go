@@ -30,7 +30,12 @@ func (e *Engine) spend() bool {
 	case costTokensTotal:
 		e.f.Seg, e.f.Open = e.notBelow(e.f.Seg.Add(e.f.Open), e.priceTokens(nil, ev.toks)), 0
 	}
-	e.st.Cost = e.f.Closed.Add(e.f.Seg).Add(e.f.Open).Add(e.f.OtherOpen)
+	stream := e.f.Closed.Add(e.f.Seg).Add(e.f.Open).Add(e.f.OtherOpen)
+	if e.opts.Metered { // the stream's word, kept beside the metered cost: it judges nothing
+		e.f.Stream = stream
+		return false
+	}
+	e.st.Cost = stream
 	return e.evaluate(atCost, e.f.Lines)
 }
 

@@ -75,7 +75,7 @@ var detectorTable = [...]Detector{
 			Help:  "Repetition: this many bytes of streamed text repeating one pattern of 1 to 256 bytes trip `degenerate`.",
 			field: func(g *Guards) any { return &g.RepeatedTextBytes }, measure: counter(func(s *State) int { return s.RepeatBytes })},
 	}, again: func(e *Engine) { // the message's text runs start over
-		e.f.Msg.Rep = [2]repeatTracker{}
+		e.f.Msg.Rep, e.f.ModelRep = [2]repeatTracker{}, [2]repeatTracker{}
 		e.st.RepeatBytes, e.st.RepeatPeriod = 0, 0
 	}},
 	{Name: DetectorStepBudget, Class: ClassRunaway, at: atCall, check: stepBudget, Guards: []Guard{
@@ -107,6 +107,7 @@ var detectorTable = [...]Detector{
 			Help:  "Spend cap in USD for a whole run (decimal string, e.g. \"5.00\"); empty leaves the spend guard off.",
 			field: func(g *Guards) any { return &g.MaxCostUSD }, measure: func(_, s *State) (int64, bool) { return int64(s.Cost), true }},
 	}},
+	{Name: DetectorBudget, Class: ClassOverspend, at: atCost, check: budget},
 	{Name: DetectorLengthStop, Class: ClassLength, at: atFinish, check: lengthStop},
 	{Name: DetectorSilentRun, at: atMessageEnd, check: silentRun, Guards: []Guard{
 		{Name: "silentTurns", Kind: GuardCount, def: 12,

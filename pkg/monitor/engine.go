@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"time"
 
+	"turnwatch.dev/turnwatch/pkg/agents"
 	"turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
 	"turnwatch.dev/turnwatch/pkg/quote"
 )
@@ -36,6 +37,11 @@ type Engine struct {
 	// pc is what the parser of the line sees (format.go).
 	pc  parseContext
 	cur Verdicts // what the line produced
+	// side is what the format's CLI hides on stdout and the model's side
+	// shows (agents.CLI.ModelSide); esc is a model delta escaped as the
+	// stdout parsers hand deltas over (model.go).
+	side agents.ModelSide
+	esc  []byte
 
 	// Derived from the fold: the would-trips' counts' sum (audit.go), and
 	// the price of the model last priced.
@@ -75,6 +81,7 @@ func New(opts Options) (*Engine, error) {
 	if opts.PriorCostUSD != "" {
 		e.st.Prior, _ = ParseMoney(opts.PriorCostUSD)
 	}
+	e.st.Budget, e.st.BudgetName = budgetLeft(opts.BudgetLeftUSD), opts.Budget
 	e.world = make(map[string]struct{}, len(opts.Guards.WorldTools))
 	for _, t := range opts.Guards.WorldTools {
 		e.world[t] = struct{}{}
@@ -228,6 +235,7 @@ func (e *Engine) Finish() Verdicts {
 	e.cur = Verdicts{}
 	if !e.f.Finished {
 		e.judgeFormat(true) // after a trip too: the lines after it were classified
+		e.judgeMetered()
 	}
 	if e.f.Finished || e.f.Stopped {
 		e.f.Finished = true
@@ -264,6 +272,9 @@ func (e *Engine) Report() Report {
 		CostMismatch:   e.f.CostNote,
 		FormatMismatch: e.f.FormatNote,
 		FormatFit:      e.f.FormatFits,
+	}
+	if e.opts.Metered {
+		r.StreamCostUSD = e.f.Stream.String()
 	}
 	if e.f.Result && e.f.Failed {
 		r.ResultError = unescape(e.f.ResultErr.raw())

@@ -79,4 +79,16 @@ type foldState struct {
 	// Deltas is whether the stream shows the model's deltas or hides them
 	// (Report.DeltasHidden), decided once (deltas.go).
 	Deltas deltaSight
+
+	// The model's side (model.go): with Options.Metered, the turn's cost
+	// is Metered, what the model's messages cost as the gateway read them,
+	// and Stream is the stream's own figure (Closed + Seg + Open +
+	// OtherOpen when last reported). Where the CLI's stdout hides them,
+	// ModelStop is the last model message's stop reason, ModelDeltas is
+	// set once a model delta was taken, and ModelRep follows the open model
+	// message's repeated text per kind.
+	Metered, Stream Money
+	ModelStop       string
+	ModelDeltas     bool
+	ModelRep        [2]repeatTracker
 }

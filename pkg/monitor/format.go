@@ -3,6 +3,7 @@ package monitor
 import (
 	"encoding/json"
 
+	"turnwatch.dev/turnwatch/pkg/agents"
 	"turnwatch.dev/turnwatch/pkg/monitor/internal/jsonscan"
 )
 
@@ -65,6 +66,8 @@ func formatIndex(f string) int {
 func (e *Engine) setFormat(f string) {
 	if i := formatIndex(f); i >= 0 {
 		e.f.Active, e.parse = f, formats[i].parse
+		c, _ := agents.Lookup(f)
+		e.side = c.ModelSide()
 	}
 }
 

@@ -172,6 +172,7 @@ func (e *Engine) restart() {
 	}
 	fresh.f.Fit, fresh.f.FormatNote, fresh.f.FormatFits, fresh.f.CostNote = e.f.Fit, e.f.FormatNote, e.f.FormatFits, e.f.CostNote
 	fresh.f.LastTime, fresh.canon, fresh.cur = e.f.LastTime, e.canon, e.cur
-	fresh.f.Closed, fresh.st.Cost = e.st.Cost, e.st.Cost
+	fresh.f.Closed, fresh.f.Stream, fresh.st.Cost = e.streamCost(), e.f.Stream, e.st.Cost
+	fresh.f.Metered, fresh.f.ModelStop, fresh.f.ModelDeltas = e.f.Metered, e.f.ModelStop, e.f.ModelDeltas // the model's, not the reading's
 	*e = *fresh
 }

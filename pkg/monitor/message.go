@@ -57,7 +57,7 @@ func (e *Engine) endMessage() bool {
 	e.f.Open = 0
 	if e.f.Agent == 0 { // the turn's stop reason is the main agent's
 		e.f.Deltas.judge(m)
-		e.st.StopReason, e.f.StopLine = "", e.f.Lines
+		e.st.StopReason, e.f.StopLine = e.streamStop(""), e.f.Lines
 		if m.HasStop {
 			e.st.StopReason, e.f.StopLine = m.Stop, m.StopLine
 		}
@@ -79,17 +79,8 @@ func (e *Engine) delta(raw []byte, isText bool) bool {
 	if len(raw) == 0 {
 		return false
 	}
-	only, n := wsOnly(raw)
-	if !only {
-		e.st.WhitespaceDeltas, e.st.WhitespaceBytes = 0, 0
-		if isText && e.f.Msg.Open {
-			e.f.Msg.Speaks = true
-		}
-	} else {
-		e.st.WhitespaceDeltas++
-		if e.st.WhitespaceBytes < 1<<40 {
-			e.st.WhitespaceBytes += n
-		}
+	if !e.whitespace(raw) && isText && e.f.Msg.Open {
+		e.f.Msg.Speaks = true
 	}
 	kind := kindThinking
 	if isText {
@@ -101,6 +92,21 @@ func (e *Engine) delta(raw []byte, isText bool) bool {
 	e.f.Msg.Deltas = true
 	e.repeat(raw, kind, true)
 	return e.evaluate(atDelta, e.f.Lines)
+}
+
+// whitespace folds a non-empty delta (raw, escaped) into the whitespace
+// run, and says whether it was whitespace only.
+func (e *Engine) whitespace(raw []byte) bool {
+	only, n := wsOnly(raw)
+	if !only {
+		e.st.WhitespaceDeltas, e.st.WhitespaceBytes = 0, 0
+		return false
+	}
+	e.st.WhitespaceDeltas++
+	if e.st.WhitespaceBytes < 1<<40 {
+		e.st.WhitespaceBytes += n
+	}
+	return true
 }
 
 // repeat folds streamed text of one kind into the open message's
@@ -125,7 +131,7 @@ func (e *Engine) repeat(raw []byte, kind int, delta bool) {
 // block folds a whole text or thinking block (formats without deltas, or
 // a message that streamed none) into the repeated-text run.
 func (e *Engine) block(raw []byte, kind int) bool {
-	if e.f.Msg.Deltas || len(raw) == 0 {
+	if e.f.Msg.Deltas || e.f.ModelDeltas || len(raw) == 0 { // the model's deltas were read: its blocks restate them
 		return false
 	}
 	if e.f.Agent == 0 && !e.f.Msg.Whole && !e.f.Deltas.decided() {

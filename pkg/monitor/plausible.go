@@ -168,8 +168,12 @@ func (e *Engine) notBelow(was, reported Money) Money {
 	if reported >= was/costNoteBelow {
 		return was // a price table's difference, not a forgery: kept, not noted
 	}
+	keeps := "the turn keeps $"
+	if e.opts.Metered { // the turn's cost is the metered one: this is the stream's figure
+		keeps = "the stream's figure keeps $"
+	}
 	e.noteCost("line " + strconv.Itoa(e.f.Lines) + " reported $" + reported.String() + " where $" + was.String() +
-		" was counted already: the turn keeps $" + was.String())
+		" was counted already: " + keeps + was.String())
 	return was
 }
 

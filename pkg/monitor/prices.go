@@ -250,3 +250,11 @@ func (t *tokens) merge(u tokens, set tokenFields) {
 		t.cacheWrite = max(t.cacheWrite, u.cacheWrite)
 	}
 }
+
+// Price is what usage costs at the rates of model (its longest priced
+// prefix), as the engine prices a model message the gateway metered;
+// nothing for a model the table does not price.
+func (p Prices) Price(model string, u Usage) Money {
+	mp, _ := p.lookup([]byte(model))
+	return usageTokens(u).price(mp)
+}

@@ -3,6 +3,7 @@ package monitor
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestDefaultPrices(t *testing.T) {
@@ -78,6 +79,34 @@ func TestMaxMessageTokens(t *testing.T) {
 	for _, bad := range []string{`1.5`, `-1`, `"lots"`, `1e300`} {
 		if _, err := ParsePrices([]byte(`{"maxMessageTokens":{"input":` + bad + `},"models":{}}`)); err == nil {
 			t.Errorf("input %s accepted", bad)
+		}
+	}
+}
+
+// Price is the engine's price of a metered message: a test's oracle for
+// the metered cost is the same rule, not a copy of it.
+func TestPricesPrice(t *testing.T) {
+	p, err := ParsePrices([]byte(`{"readAt":"2027-01-01","models":{"claude-sonnet-4":{"input":"3","output":"15","cacheRead":"0.3","cacheWrite":"3.75"},"claude-sonnet-4-5":{"input":"1","output":"2"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := Usage{Input: 1_000_000, Output: 100_000, CacheRead: 10_000, CacheWrite: 1000}
+	for _, tt := range []struct {
+		model, want string
+	}{
+		{"claude-sonnet-4-5-20250929", "1.20"},   // the longest prefix
+		{"claude-sonnet-4-20250514", "4.506750"}, // every bucket
+		{"gpt-unknown", "0.00"},                  // unpriced
+	} {
+		got := p.Price(tt.model, u)
+		want, _ := ParseMoney(tt.want)
+		if got != want {
+			t.Errorf("%s: %s, want %s", tt.model, got, want)
+		}
+		e, _ := New(Options{Format: FormatClaude, Prices: p, Metered: true})
+		e.FeedModel(ModelEvent{End: true, Model: tt.model, Usage: u}, time.Time{})
+		if e.State().Cost != got {
+			t.Errorf("%s: the engine metered %s, Price says %s", tt.model, e.State().Cost, got)
 		}
 	}
 }

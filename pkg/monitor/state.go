@@ -24,6 +24,11 @@ type State struct {
 	Prior Money
 	// Cap is the spend cap, negative for none.
 	Cap Money
+	// Budget is what the namespace's budgets had left when the turn
+	// started, negative for none (Options.BudgetLeftUSD).
+	Budget Money
+	// BudgetName names whose budget it is (Options.Budget).
+	BudgetName string
 	// StopReason is the last model message's normalized stop reason.
 	StopReason string
 	// Outstanding counts tool calls whose arguments are complete and whose

@@ -13,6 +13,10 @@ type Progress struct {
 	// Cost is the turn's own cost, not its run's. Its JSON form is
 	// monitor.Money's decimal string ("0.30").
 	Cost monitor.Money `json:"costUSD"`
+	// StreamCost is the cost the agent's stream reported, kept beside Cost
+	// when the model gateway metered the turn (the engine's StreamCost);
+	// absent otherwise.
+	StreamCost monitor.Money `json:"streamCostUSD,omitempty"`
 }
 
 // ParseProgress reads steps and a cost as an API status holds them; an empty

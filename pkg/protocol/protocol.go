@@ -201,6 +201,9 @@ const (
 	// budget applies. The gateway refuses the next request once the turn
 	// spent it.
 	EnvBudgetLeftUSD = "TURNWATCH_BUDGET_LEFT_USD"
+	// EnvBudget names the policy whose budget that is ("TurnPolicy/NAME"),
+	// for the fault's message.
+	EnvBudget = "TURNWATCH_BUDGET"
 	// EnvAudit names the detectors whose trips the sidecar only reports
 	// (ConditionWouldTrip), comma-separated; an unknown name stops the
 	// sidecar at its start.
@@ -238,10 +241,6 @@ type Summary struct {
 	// WouldTrips are the audited detectors' would-trips (ConditionWouldTrip
 	// as it stands at the end); absent when none.
 	WouldTrips []WouldTrip `json:"wouldTrips,omitempty"`
-	// StreamCost is the cost the agent's stream reported, kept beside the
-	// metered cost (Progress.Cost) when the model gateway metered the turn
-	// (the engine's Report.StreamCostUSD); absent otherwise.
-	StreamCost monitor.Money `json:"streamCostUSD,omitempty"`
 }
 
 // SummaryOf is the summary of what the engine read: the sidecar's at the
@@ -249,9 +248,9 @@ type Summary struct {
 func SummaryOf(rep monitor.Report) Summary {
 	cost, _ := monitor.ParseMoney(rep.CostUSD) // the engine renders its own Money
 	streamCost, _ := monitor.ParseMoney(rep.StreamCostUSD)
-	return Summary{Progress: Progress{Steps: int64(rep.Steps), Cost: cost}, StopReason: rep.StopReason, Result: rep.Result,
+	return Summary{Progress: Progress{Steps: int64(rep.Steps), Cost: cost, StreamCost: streamCost}, StopReason: rep.StopReason, Result: rep.Result,
 		Lines: rep.Lines, Unparsed: rep.Unparsed, Ignored: rep.Ignored, ResultError: rep.ResultError,
-		AgentSessionID: rep.AgentSessionID, WouldTrips: WouldTripsOf(rep.WouldTrips, nil), StreamCost: streamCost}
+		AgentSessionID: rep.AgentSessionID, WouldTrips: WouldTripsOf(rep.WouldTrips, nil)}
 }
 
 // Marshal renders v as compact JSON for a condition message.

@@ -5,20 +5,20 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"turnwatch.dev/turnwatch/pkg/modelapi"
 )
 
 // Anthropic Messages: POST /v1/messages (and count_tokens), as documented in
 // Anthropic's API reference ("Messages", "Streaming Messages").
 var anthropicAPI = dialect{
-	api: APIAnthropic,
-	match: func(p string) bool {
-		return strings.HasSuffix(p, "/v1/messages") || strings.HasSuffix(p, "/v1/messages/count_tokens")
-	},
+	api:   APIAnthropic,
+	match: modelapi.Anthropic.Match,
 	parse: parseAnthropic,
 	write: writeAnthropic,
-	fail:  failAnthropic,
+	fail:  failWith(modelapi.Anthropic),
 	extra: func(w http.ResponseWriter, p string) bool {
-		if !strings.HasSuffix(p, "/count_tokens") {
+		if !modelapi.Anthropic.Side(p) {
 			return false
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"input_tokens": 100})
@@ -177,15 +177,6 @@ func writeAnthropic(w *sseWriter, c *Conversation, r Reply) {
 	w.event("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": anthropicStop(r.Stop), "stop_sequence": nil},
 		"usage": map[string]any{"output_tokens": r.Output}})
 	w.event("message_stop", map[string]any{"type": "message_stop"})
-}
-
-func failAnthropic(w http.ResponseWriter, status int, msg string) {
-	kind := map[int]string{400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
-		413: "request_too_large", 429: "rate_limit_error", 529: "overloaded_error"}[status]
-	if kind == "" {
-		kind = "api_error"
-	}
-	writeJSON(w, status, map[string]any{"type": "error", "error": map[string]any{"type": kind, "message": msg}})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -5,16 +5,18 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"turnwatch.dev/turnwatch/pkg/modelapi"
 )
 
 // OpenAI Chat Completions: POST /v1/chat/completions, as in OpenAI's API
 // reference ("Chat", "The chat completion chunk object").
 var chatAPI = dialect{
 	api:   APIChat,
-	match: func(p string) bool { return strings.HasSuffix(p, "/chat/completions") },
+	match: modelapi.Chat.Match,
 	parse: parseChat,
 	write: writeChat,
-	fail:  failOpenAI,
+	fail:  failWith(modelapi.Chat),
 	extra: func(http.ResponseWriter, string) bool { return false },
 }
 

@@ -5,21 +5,20 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"turnwatch.dev/turnwatch/pkg/modelapi"
 )
 
 // Gemini API: POST /v1beta/models/MODEL:streamGenerateContent?alt=sse (and
 // :generateContent, :countTokens), as in Google's Gemini API reference.
 var geminiAPI = dialect{
-	api: APIGemini,
-	match: func(p string) bool {
-		return strings.Contains(p, "/models/") && (strings.HasSuffix(p, ":streamGenerateContent") ||
-			strings.HasSuffix(p, ":generateContent") || strings.HasSuffix(p, ":countTokens"))
-	},
+	api:   APIGemini,
+	match: modelapi.Gemini.Match,
 	parse: parseGemini,
 	write: writeGemini,
-	fail:  failGemini,
+	fail:  failWith(modelapi.Gemini),
 	extra: func(w http.ResponseWriter, p string) bool {
-		if !strings.HasSuffix(p, ":countTokens") {
+		if !modelapi.Gemini.Side(p) {
 			return false
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"totalTokens": 100})
@@ -69,9 +68,7 @@ func parseGemini(path string, body []byte) (*Conversation, error) {
 		return nil, err
 	}
 	c := &Conversation{Stream: strings.HasSuffix(path, ":streamGenerateContent")}
-	if i := strings.Index(path, "/models/"); i >= 0 {
-		c.Model, _, _ = strings.Cut(path[i+len("/models/"):], ":")
-	}
+	c.Model = modelapi.GeminiModel(path)
 	if req.SystemInstruction != nil {
 		for _, p := range req.SystemInstruction.Parts {
 			c.System += p.Text
@@ -187,12 +184,4 @@ func writeGemini(w *sseWriter, c *Conversation, r Reply) {
 		last = []map[string]any{{"text": ""}}
 	}
 	w.event("", chunk(last, geminiFinish(r.Stop)))
-}
-
-func failGemini(w http.ResponseWriter, status int, msg string) {
-	code := map[int]string{400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE"}[status]
-	if code == "" {
-		code = "INTERNAL"
-	}
-	writeJSON(w, status, map[string]any{"error": map[string]any{"code": status, "message": msg, "status": code}})
 }

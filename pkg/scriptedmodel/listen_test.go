@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"turnwatch.dev/turnwatch/pkg/modelapi"
 )
 
 // serveTest serves a server playing scenario on loopback, as the sidecar
@@ -140,7 +141,7 @@ func TestConnectionsAreBounded(t *testing.T) {
 			c.Close()
 		}
 	}()
-	for range MaxConns {
+	for range modelapi.MaxConns {
 		c, err := net.Dial("tcp4", addr)
 		if err != nil {
 			t.Fatal(err)

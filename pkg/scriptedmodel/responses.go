@@ -5,16 +5,18 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"turnwatch.dev/turnwatch/pkg/modelapi"
 )
 
 // OpenAI Responses: POST /v1/responses, as in OpenAI's API reference
 // ("Responses", "Streaming events").
 var responsesAPI = dialect{
 	api:   APIResponses,
-	match: func(p string) bool { return strings.HasSuffix(p, "/responses") },
+	match: modelapi.Responses.Match,
 	parse: parseResponses,
 	write: writeResponses,
-	fail:  failOpenAI,
+	fail:  failWith(modelapi.Responses),
 	extra: func(http.ResponseWriter, string) bool { return false },
 }
 
@@ -205,12 +207,4 @@ func writeResponses(w *sseWriter, c *Conversation, r Reply) {
 		return
 	}
 	ev(kind, map[string]any{"response": final})
-}
-
-func failOpenAI(w http.ResponseWriter, status int, msg string) {
-	kind := map[int]string{400: "invalid_request_error", 401: "authentication_error", 429: "rate_limit_exceeded"}[status]
-	if kind == "" {
-		kind = "server_error"
-	}
-	writeJSON(w, status, map[string]any{"error": map[string]any{"message": msg, "type": kind, "param": nil, "code": kind}})
 }

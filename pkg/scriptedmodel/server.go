@@ -12,14 +12,16 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"turnwatch.dev/turnwatch/pkg/modelapi"
 )
 
 // The APIs the model speaks, as logged.
 const (
-	APIAnthropic = "anthropic-messages"
-	APIResponses = "openai-responses"
-	APIChat      = "openai-chat"
-	APIGemini    = "gemini"
+	APIAnthropic = modelapi.NameAnthropic
+	APIResponses = modelapi.NameResponses
+	APIChat      = modelapi.NameChat
+	APIGemini    = modelapi.NameGemini
 )
 
 // Options configure a Server.
@@ -51,6 +53,11 @@ type Options struct {
 	MaxBody int64
 	// Now is the clock of the log's times [time.Now].
 	Now func() time.Time
+	// Key, when set, is the API key every request must carry in its API's
+	// own header (a provider's check): another is answered 401, in the
+	// API's shape. The tests of the model gateway give the gateway the key
+	// and the agent none.
+	Key string
 }
 
 func (o *Options) errorStatus() int {
@@ -78,6 +85,10 @@ type Request struct {
 	Messages int `json:"messages"`
 	// Status is the HTTP status answered.
 	Status int `json:"status"`
+	// Input and Output are the tokens the answer reported as used, its
+	// usage (0 for an error): what a gateway in front of the model meters.
+	Input  int `json:"input,omitempty"`
+	Output int `json:"output,omitempty"`
 	// Reply says in a few words what was answered.
 	Reply string `json:"reply,omitempty"`
 	// Body is the request body as sent.
@@ -163,13 +174,13 @@ func (s *Server) Main() []Request {
 // dialect is one API: how to read its requests and write its answers.
 type dialect struct {
 	api string
-	// match says whether a path belongs to the API.
+	// match says whether a path belongs to the API (modelapi.API.Match).
 	match func(path string) bool
 	// parse reads a request body into a conversation.
 	parse func(path string, body []byte) (*Conversation, error)
 	// write answers with reply (streamed when c.Stream).
 	write func(w *sseWriter, c *Conversation, r Reply)
-	// fail answers with an HTTP error in the API's shape.
+	// fail answers with an HTTP error in the API's shape (failWith).
 	fail func(w http.ResponseWriter, status int, msg string)
 	// extra answers the API's side endpoints (token counts); false when
 	// the path is not one.
@@ -185,6 +196,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the scripted model is not a proxy: "+r.Method+" "+r.RequestURI+" refused", http.StatusMethodNotAllowed)
 		return
 	}
+	if !s.keyed(r) {
+		s.record(Request{Path: r.URL.Path, Status: http.StatusUnauthorized, Reply: "wrong or no API key"})
+		if api, ok := modelapi.Of(r.URL.Path); ok {
+			failWith(api)(w, http.StatusUnauthorized, "the scripted model wants its API key")
+		} else {
+			http.Error(w, "the scripted model wants its API key", http.StatusUnauthorized)
+		}
+		return
+	}
 	select {
 	case s.slots <- struct{}{}:
 		defer func() { <-s.slots }()
@@ -192,6 +212,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.serve(w, r)
+}
+
+// keyed says whether r carries the key, when the server wants one.
+func (s *Server) keyed(r *http.Request) bool {
+	if s.opts.Key == "" {
+		return true
+	}
+	api, ok := modelapi.Of(r.URL.Path)
+	return ok && r.Header.Get(api.KeyHeader) == api.KeyPrefix+s.opts.Key
 }
 
 // proxied says whether r asks the server to act as a proxy: a CONNECT, or
@@ -243,6 +272,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, reply.Status, fmt.Sprintf("scripted %s error", http.StatusText(reply.Status)))
 		return
 	}
+	rec.Input, rec.Output = reply.Input, reply.Output
 	s.record(rec)
 	sw := newSSEWriter(w, r, c.Stream, s.opts.Pause)
 	d.write(sw, c, reply)
@@ -272,6 +302,15 @@ func (s *Server) answer(c *Conversation) (Reply, bool) {
 		}
 	}
 	return r, false
+}
+
+// failWith answers with an HTTP error in api's shape (modelapi.API.Error).
+func failWith(api modelapi.API) func(w http.ResponseWriter, status int, msg string) {
+	return func(w http.ResponseWriter, status int, msg string) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = w.Write(api.Error(status, msg))
+	}
 }
 
 func dialectOf(path string) (dialect, bool) {

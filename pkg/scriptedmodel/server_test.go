@@ -120,6 +120,10 @@ func TestSideRequests(t *testing.T) {
 	if r := srv.Requests()[0]; !r.Side || strings.Contains(events, "tool_use") {
 		t.Errorf("a request without tools got the scenario: %+v\n%s", r, events)
 	}
+	// The log says what the answer reported as used.
+	if r := srv.Requests()[0]; r.Input != 10 || r.Output != 3 || !strings.Contains(events, `"input_tokens":10`) {
+		t.Errorf("logged usage %d/%d, answered:\n%s", r.Input, r.Output, events)
+	}
 	// Gemini CLI's own checks ask for structured output, not streamed.
 	srv, events = serve(t, "healthy", "/v1beta/models/m:generateContent", `{"contents":[{"role":"user","parts":[{"text":"who speaks next"}]}],
 		"generationConfig":{"responseMimeType":"application/json","responseJsonSchema":{"type":"object","properties":{"next_speaker":{"type":"string","enum":["user","model"]}}}}}`)
@@ -156,6 +160,31 @@ func TestShellArgs(t *testing.T) {
 		b, _ := json.Marshal(shellArgs(json.RawMessage(tt.schema), "ls"))
 		if string(b) != tt.want {
 			t.Errorf("%s: got %s, want %s", tt.schema, b, tt.want)
+		}
+	}
+}
+
+// A model that wants a key answers a request without it, or with another,
+// 401 in the API's shape, and serves one that carries it.
+func TestServerWantsItsKey(t *testing.T) {
+	sc, _ := Lookup("healthy")
+	s, err := New(Options{Scenario: sc, Key: "sk-upstream"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
+	for _, tt := range []struct {
+		key  string
+		want int
+	}{{"", 401}, {"sk-other", 401}, {"sk-upstream", 200}} {
+		req := httptest.NewRequest("POST", "/v1/messages", strings.NewReader(body))
+		if tt.key != "" {
+			req.Header.Set("x-api-key", tt.key)
+		}
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, req)
+		if w.Code != tt.want || (tt.want == 401 && !strings.Contains(w.Body.String(), `"authentication_error"`)) {
+			t.Errorf("key %q: HTTP %d %s, want %d", tt.key, w.Code, w.Body, tt.want)
 		}
 	}
 }

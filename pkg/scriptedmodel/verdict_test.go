@@ -19,31 +19,38 @@ func TestExceptionsAreKnown(t *testing.T) {
 
 func TestVerdict(t *testing.T) {
 	tests := []struct {
-		scenario, format, detector, class, blind string
+		scenario, format       string
+		modelSide              bool
+		detector, class, blind string
 	}{
-		{"identicalLoop", "claude", "identicalCalls", "runaway", ""},
-		{"whitespace", "claude", "degeneration", "degenerate", ""},
-		{"whitespace", "codex", "", "", "codex exec --json prints whole messages, no deltas: degeneration is blind (DeltasHidden)"},
-		{"whitespace", "opencode", "", "", "opencode run --format json prints whole text parts, no deltas: degeneration is blind (DeltasHidden)"},
-		{"whitespace", "gemini", "", "agent-error", ""},
-		{"healthy", "pi", "", "", ""},
-		{"apiError", "opencode", "", "agent-error", ""},
-		{"lengthStop", "claude", "", "agent-error", ""},
-		{"lengthStop", "gemini", "", "", "gemini's stream-json carries no finish reason: a MAX_TOKENS answer prints a success result"},
-		{"lengthStop", "pi", "lengthStop", "length", ""},
-		{"lengthStop", "auto", "lengthStop", "length", ""},
+		{"identicalLoop", "claude", false, "identicalCalls", "runaway", ""},
+		{"whitespace", "claude", false, "degeneration", "degenerate", ""},
+		{"whitespace", "codex", false, "", "", "codex exec --json prints whole messages, no deltas: degeneration is blind (DeltasHidden)"},
+		{"whitespace", "opencode", false, "", "", "opencode run --format json prints whole text parts, no deltas: degeneration is blind (DeltasHidden)"},
+		{"whitespace", "codex", true, "degeneration", "degenerate", ""},
+		{"whitespace", "opencode", true, "degeneration", "degenerate", ""},
+		{"whitespace", "gemini", false, "", "agent-error", ""},
+		{"whitespace", "gemini", true, "", "agent-error", ""},
+		{"healthy", "pi", false, "", "", ""},
+		{"apiError", "opencode", false, "", "agent-error", ""},
+		{"lengthStop", "claude", false, "", "agent-error", ""},
+		{"lengthStop", "claude", true, "", "agent-error", ""},
+		{"lengthStop", "gemini", false, "", "", "gemini's stream-json carries no finish reason: a MAX_TOKENS answer prints a success result"},
+		{"lengthStop", "gemini", true, "lengthStop", "length", ""},
+		{"lengthStop", "pi", false, "lengthStop", "length", ""},
+		{"lengthStop", "auto", false, "lengthStop", "length", ""},
 	}
 	for _, tt := range tests {
 		sc, err := Lookup(tt.scenario)
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, c, ex := sc.Verdict(tt.format)
+		d, c, ex := sc.Verdict(tt.format, tt.modelSide)
 		if d != tt.detector || c != tt.class || ex.Blind != tt.blind {
-			t.Errorf("%s for %s: %q %q %q, want %q %q %q", tt.scenario, tt.format, d, c, ex.Blind, tt.detector, tt.class, tt.blind)
+			t.Errorf("%s for %s (model side %v): %q %q %q, want %q %q %q", tt.scenario, tt.format, tt.modelSide, d, c, ex.Blind, tt.detector, tt.class, tt.blind)
 		}
-		if ex.NoDeltas {
-			t.Errorf("%s for %s: NoDeltas left for the caller to tell", tt.scenario, tt.format)
+		if ex.NoDeltas || ex.NoStop {
+			t.Errorf("%s for %s: NoDeltas or NoStop left for the caller to tell", tt.scenario, tt.format)
 		}
 	}
 }

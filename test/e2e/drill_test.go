@@ -171,7 +171,7 @@ func checkDrillTable(t *testing.T, format, out string) {
 		if err != nil || r["RESULT"] != "Caught" {
 			continue
 		}
-		detector, _, _ := sc.Verdict(format)
+		detector, _, _ := sc.Verdict(format, true)
 		if caught, _, _ := strings.Cut(r["CAUGHT BY"], "/"); r["CAUGHT BY"] != r["EXPECTED"] || detector != "" && caught != detector {
 			t.Errorf("%s/%s: caught by %q, expected %q (detector %q)", format, r["SCENARIO"], r["CAUGHT BY"], r["EXPECTED"], detector)
 		}

@@ -39,7 +39,7 @@ var Missing = withBlind(map[string]string{
 func withBlind(missing map[string]string) map[string]string {
 	for _, f := range agents.Formats() {
 		for _, sc := range scriptedmodel.Scenarios {
-			if _, _, ex := sc.Verdict(f); ex.Blind != "" {
+			if _, _, ex := sc.Verdict(f, false); ex.Blind != "" {
 				missing[f+"/"+sc.Name] = ex.Blind
 			}
 		}

@@ -17,6 +17,8 @@ import (
 // every endpoint on the model and every call home switched off.
 type cli struct {
 	name, format string
+	// model is the model the CLI asks for.
+	model string
 	// env is the CLI's environment besides PATH and HOME.
 	env func(model string) []string
 	// files are written before the run, relative to HOME ("~/...") or to
@@ -26,14 +28,22 @@ type cli struct {
 	args func(prompt string) []string
 	// seed, when set, prepares HOME before the run.
 	seed func(home string) error
+	// node, when set, are the flags node runs the CLI's script with, as
+	// its sample does.
+	node []string
 }
 
-// model is the model name each CLI asks the scripted model for.
-const modelName = "claude-sonnet-4-5"
+// The models the CLIs ask the scripted model for: the Anthropic API's
+// CLIs (claude, pi, opencode) ask for modelName.
+const (
+	modelName   = "claude-sonnet-4-5"
+	codexModel  = "gpt-5.5"
+	geminiModel = "gemini-2.5-flash"
+)
 
 var clis = []cli{
 	{
-		name: "claude", format: "claude",
+		name: "claude", format: "claude", model: modelName,
 		env: func(model string) []string {
 			return []string{
 				"ANTHROPIC_BASE_URL=" + model, "ANTHROPIC_API_KEY=scripted",
@@ -48,7 +58,7 @@ var clis = []cli{
 		},
 	},
 	{
-		name: "pi", format: "pi",
+		name: "pi", format: "pi", model: modelName,
 		env: func(string) []string { return []string{"PI_OFFLINE=1", "PI_SKIP_VERSION_CHECK=1", "PI_TELEMETRY=0"} },
 		files: func(model string) map[string]string {
 			return map[string]string{"~/.pi/agent/models.json": mustJSON(map[string]any{"providers": map[string]any{
@@ -61,11 +71,11 @@ var clis = []cli{
 		},
 	},
 	{
-		name: "codex", format: "codex",
+		name: "codex", format: "codex", model: codexModel,
 		env: func(string) []string { return []string{"SCRIPTED_API_KEY=scripted"} },
 		args: func(prompt string) []string {
 			return append(append([]string{"exec", "--json", "--skip-git-repo-check",
-				"--dangerously-bypass-approvals-and-sandbox", "-m", "gpt-5.5"}, codexProvider...), prompt)
+				"--dangerously-bypass-approvals-and-sandbox", "-m", codexModel}, codexProvider...), prompt)
 		},
 		files: func(model string) map[string]string {
 			// The built-in provider ignores OPENAI_BASE_URL: a provider of
@@ -90,7 +100,10 @@ enabled = false
 		},
 	},
 	{
-		name: "gemini", format: "gemini",
+		name: "gemini", format: "gemini", model: geminiModel,
+		// Without it, node's exit waits for V8's background compile of a
+		// WebAssembly module: gone up to 2.9 s after its last line.
+		node: []string{"--liftoff-only"},
 		env: func(model string) []string {
 			return []string{"GEMINI_API_KEY=scripted", "GOOGLE_GEMINI_BASE_URL=" + model,
 				"GEMINI_CLI_TRUST_WORKSPACE=true", "GEMINI_CLI_NO_RELAUNCH=true"}
@@ -104,11 +117,11 @@ enabled = false
 			})}
 		},
 		args: func(prompt string) []string {
-			return []string{"-p", prompt, "--output-format", "stream-json", "--approval-mode", "yolo", "-m", "gemini-2.5-flash"}
+			return []string{"-p", prompt, "--output-format", "stream-json", "--approval-mode", "yolo", "-m", geminiModel}
 		},
 	},
 	{
-		name: "opencode", format: "opencode",
+		name: "opencode", format: "opencode", model: modelName,
 		env: func(model string) []string {
 			return []string{
 				"OPENCODE_CONFIG_CONTENT=" + mustJSON(map[string]any{

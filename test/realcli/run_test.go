@@ -6,6 +6,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,8 +34,10 @@ type outcome struct {
 	ended string
 	// stopped is how long the CLI took to be gone after watch's trip.
 	stopped time.Duration
-	model   *scriptedmodel.Server
-	stream  string // the CLI's stdout, as recorded
+	model   *scriptedmodel.Server // nil for runOn's own handler
+	stream  string                // the CLI's stdout, as recorded
+	// exited is when watch, and so the CLI, was gone.
+	exited time.Time
 }
 
 // launch is how one run starts its CLI: the command and its environment
@@ -43,7 +47,12 @@ type launch func(model, home, work string) (argv, env []string, err error)
 // run plays scenario to a CLI through `turnwatch-sidecar watch`, then
 // replays what it printed. guards are the guards file's fields.
 func run(t *testing.T, c cli, sc scriptedmodel.Scenario, opts scriptedmodel.Options, guards map[string]any) outcome {
-	return runWith(t, c.name, c.format, func(model, home, work string) ([]string, []string, error) {
+	return runWith(t, c.name, c.format, cliLaunch(c), sc, opts, guards, t.TempDir())
+}
+
+// cliLaunch is how run starts c.
+func cliLaunch(c cli) launch {
+	return func(model, home, work string) ([]string, []string, error) {
 		if c.files != nil {
 			if err := writeFiles(c.files(model), home, work); err != nil {
 				return nil, nil, err
@@ -54,8 +63,12 @@ func run(t *testing.T, c cli, sc scriptedmodel.Scenario, opts scriptedmodel.Opti
 				return nil, nil, err
 			}
 		}
-		return append([]string{filepath.Join(clisDir, c.name)}, c.args(prompt)...), c.env(model), nil
-	}, sc, opts, guards, t.TempDir())
+		argv := []string{filepath.Join(clisDir, c.name)}
+		if c.node != nil {
+			argv = append(append([]string{"node"}, c.node...), argv...)
+		}
+		return append(argv, c.args(prompt)...), c.env(model), nil
+	}
 }
 
 // runWith runs start's command in dir (its home and work folders there: a
@@ -68,12 +81,28 @@ func runWith(t *testing.T, name, format string, start launch, sc scriptedmodel.S
 	if err != nil {
 		t.Fatal(err)
 	}
-	url, stop, err := model.ServeLoopback()
+	o := runOn(t, name, format, start, sc.Name, model, guards, dir)
+	o.model = model
+	return o
+}
+
+// runOn runs start's command against model, a handler served on a port of
+// the loopback (the scripted model, or a handler in front of it); scenario
+// names the run in messages and recordings.
+func runOn(t *testing.T, name, format string, start launch, scenario string, model http.Handler, guards map[string]any, dir string) outcome {
+	t.Helper()
+	url, stop, err := serveLoopback(model)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
+	return runAt(t, name, format, start, scenario, url, guards, dir)
+}
 
+// runAt runs start's command against the model at url (a process of its
+// own: the sidecar's gateway).
+func runAt(t *testing.T, name, format string, start launch, scenario, url string, guards map[string]any, dir string) outcome {
+	t.Helper()
 	home, work := filepath.Join(dir, "home"), filepath.Join(dir, "work")
 	for _, d := range []string{home, work} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -116,7 +145,6 @@ func runWith(t *testing.T, name, format string, start launch, sc scriptedmodel.S
 		t.Fatal(err)
 	}
 	var o outcome
-	o.model = model
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +155,7 @@ func runWith(t *testing.T, name, format string, start launch, sc scriptedmodel.S
 	// A CLI that hangs is stopped by watch (SIGTERM to its group, SIGKILL
 	// after the grace), so the test ends and says so.
 	timer := time.AfterFunc(runLimit, func() {
-		t.Errorf("%s/%s still running after %v: stopping it", name, sc.Name, runLimit)
+		t.Errorf("%s/%s still running after %v: stopping it", name, scenario, runLimit)
 		cmd.Process.Signal(syscall.SIGTERM)
 	})
 	defer timer.Stop()
@@ -151,6 +179,7 @@ func runWith(t *testing.T, name, format string, start launch, sc scriptedmodel.S
 		}
 	}
 	waitErr := cmd.Wait()
+	o.exited = time.Now()
 	if o.trip != nil {
 		o.stopped = time.Since(tripAt)
 	}
@@ -166,9 +195,24 @@ func runWith(t *testing.T, name, format string, start launch, sc scriptedmodel.S
 		t.Fatal(err)
 	}
 	o.stream = string(b)
-	keep(t, name, sc.Name, b)
+	keep(t, name, scenario, b)
 	o.report = replay(t, format, guardsFile, streamFile)
 	return o
+}
+
+// serveLoopback serves h on a free port of 127.0.0.1 and returns its URL
+// and a func that stops it.
+func serveLoopback(h http.Handler) (url string, stop func(), err error) {
+	if s, ok := h.(*scriptedmodel.Server); ok {
+		return s.ServeLoopback() // its own limits
+	}
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go hs.Serve(ln)
+	return "http://" + ln.Addr().String(), func() { hs.Close() }, nil
 }
 
 // replay is the sidecar's replay of a recorded stream.

@@ -23,7 +23,7 @@ func TestScenarios(t *testing.T) {
 					if !sc.Applies(c.format) {
 						t.Skipf("%s plays to %v only", sc.Name, sc.Formats)
 					}
-					if _, _, ex := sc.Verdict(c.format); ex.Blind != "" {
+					if _, _, ex := sc.Verdict(c.format, false); ex.Blind != "" {
 						t.Skip(ex.Blind)
 					}
 					checkScenario(t, c, sc)
@@ -64,7 +64,7 @@ func checkScenario(t *testing.T, c cli, sc scriptedmodel.Scenario) {
 	if r.FormatMismatch != "" || r.CostMismatch != "" {
 		t.Errorf("formatMismatch %q, costMismatch %q", r.FormatMismatch, r.CostMismatch)
 	}
-	_, _, ex := sc.Verdict(c.format)
+	_, _, ex := sc.Verdict(c.format, false)
 	switch {
 	case ex.Own != "":
 		if !r.Result || !strings.Contains(r.ResultError, ex.Own) {

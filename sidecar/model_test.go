@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,31 +21,37 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
+	"turnwatch.dev/turnwatch/pkg/agents"
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
-func TestDrillValidate(t *testing.T) {
+func TestModelValidate(t *testing.T) {
 	tests := []struct {
-		drill Drill
+		model Model
 		want  string // "" valid, else a part of the error
 	}{
-		{Drill{}, ""},
-		{Drill{Scenario: "identicalLoop", Port: 4000}, ""},
-		{Drill{Scenario: "identicalLoop", Port: 65535}, ""},
-		{Drill{Scenario: "identicalLoop"}, protocol.EnvModelPort},
-		{Drill{Scenario: "identicalLoop", Port: 70000}, protocol.EnvModelPort},
-		{Drill{Port: 4000}, protocol.EnvDrillScenario},
-		{Drill{Scenario: "nope", Port: 4000}, protocol.EnvDrillScenario + `: unknown scenario "nope"`},
+		{Model{}, ""},
+		{Model{Scenario: "identicalLoop", Port: 4000}, ""},
+		{Model{Scenario: "identicalLoop", Port: 65535}, ""},
+		{Model{Upstream: "https://api.example.invalid", KeyFile: "/k", Token: "t", Port: 4000}, ""},
+		{Model{Scenario: "identicalLoop"}, protocol.EnvModelPort},
+		{Model{Scenario: "identicalLoop", Port: 70000}, protocol.EnvModelPort},
+		{Model{Port: 4000}, protocol.EnvDrillScenario},
+		{Model{Scenario: "nope", Port: 4000}, protocol.EnvDrillScenario + `: unknown scenario "nope"`},
+		{Model{Scenario: "healthy", Upstream: "https://a.invalid", Port: 4000}, "both set"},
+		{Model{Upstream: "ftp://a.invalid", Port: 4000}, protocol.EnvModelUpstream},
+		{Model{Upstream: "https://", Port: 4000}, protocol.EnvModelUpstream},
+		{Model{Scenario: "healthy", KeyFile: "/k", Port: 4000}, protocol.EnvModelKeyFile},
 	}
 	for _, tt := range tests {
-		o := Options{Format: monitor.FormatClaude, Guards: monitor.DefaultGuards(), PodName: "p", Namespace: "ns", AgentContainer: "a", Drill: tt.drill}
+		o := Options{Format: monitor.FormatClaude, Guards: monitor.DefaultGuards(), PodName: "p", Namespace: "ns", AgentContainer: "a", Model: tt.model}
 		err := o.Validate()
 		switch {
 		case tt.want == "" && err != nil:
-			t.Errorf("%+v: %v", tt.drill, err)
+			t.Errorf("%+v: %v", tt.model, err)
 		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
-			t.Errorf("%+v: got %v, want an error naming %q", tt.drill, err, tt.want)
+			t.Errorf("%+v: got %v, want an error naming %q", tt.model, err, tt.want)
 		}
 	}
 }
@@ -62,19 +69,20 @@ func freePort(t *testing.T) int {
 
 // askModel sends the model one request of the main conversation (with
 // tools) or a side one, as the agent would.
-func askModel(t *testing.T, port int, main bool) {
+func askModel(t *testing.T, port int, main bool) (status int, answer string) {
 	t.Helper()
-	body := `{"model":"m","stream":true,"messages":[{"role":"user","content":"do it"}]`
+	req := `{"model":"m","stream":true,"messages":[{"role":"user","content":"do it"}]`
 	if main {
-		body += `,"tools":[{"name":"Bash","input_schema":{"type":"object","properties":{"command":{"type":"string"}}}}]`
+		req += `,"tools":[{"name":"Bash","input_schema":{"type":"object","properties":{"command":{"type":"string"}}}}]`
 	}
-	resp, err := http.Post("http://127.0.0.1:"+strconv.Itoa(port)+"/v1/messages", "application/json", strings.NewReader(body+"}"))
+	resp, err := http.Post("http://127.0.0.1:"+strconv.Itoa(port)+"/v1/messages", "application/json", strings.NewReader(req+"}"))
 	if err != nil {
 		t.Errorf("the model: %v", err)
-		return
+		return 0, ""
 	}
-	io.Copy(io.Discard, resp.Body)
+	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	return resp.StatusCode, string(b)
 }
 
 func drillReport(t *testing.T, c map[string]corev1.PodCondition) protocol.DrillReport {
@@ -94,8 +102,10 @@ func drillReport(t *testing.T, c map[string]corev1.PodCondition) protocol.DrillR
 }
 
 // A drill turn's sidecar serves the model before it reads the agent's
-// first line, writes the report with the trip (in the same patch), and
-// again after the drain when the agent asked more.
+// first line and writes the report with the trip (in the same patch).
+// After the trip the gateway refuses the agent's next request, in the
+// API's shape and with the CLI's refusal status, and the scripted model
+// never sees it.
 func TestDrillServesAndReports(t *testing.T) {
 	port := freePort(t)
 	p := &syncPatcher{p: &podPatcher{t: t}}
@@ -108,7 +118,7 @@ func TestDrillServesAndReports(t *testing.T) {
 		}
 	}}
 	r := testRunner(t, src, p, clock.RealClock{})
-	r.cfg.Drill = Drill{Scenario: "identicalLoop", Port: port}
+	r.cfg.Model = Model{Scenario: "identicalLoop", Port: port}
 	r.cfg.Drain = 300 * time.Millisecond
 	ctx, term := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -129,13 +139,17 @@ func TestDrillServesAndReports(t *testing.T) {
 	}
 	p.mu.Unlock()
 	term()
-	askModel(t, port, true) // during the drain: the model still serves
+	status, body := askModel(t, port, true) // during the drain: the gateway still answers
+	claude, _ := agents.Lookup(monitor.FormatClaude)
+	if status != claude.Refusal || !strings.Contains(body, "turnwatch") || !strings.Contains(body, "identicalCalls") || !strings.Contains(body, `"type":"error"`) {
+		t.Errorf("after the trip: HTTP %d %s", status, body)
+	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
 	c, _ = p.conditions()
-	if got := drillReport(t, c); got.Requests != 2 {
-		t.Errorf("report after the drain: %+v", got)
+	if got := drillReport(t, c); got.Requests != 1 {
+		t.Errorf("report after the drain: %+v (the refused request reached the model)", got)
 	}
 	if _, err := net.Dial("tcp4", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
 		t.Error("the model still listens after the sidecar ended")
@@ -153,7 +167,7 @@ func TestDrillPortTaken(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	p := &syncPatcher{p: &podPatcher{t: t}}
 	r := testRunner(t, &scriptedSource{lines: healthyTurn()}, p, clock.RealClock{})
-	r.cfg.Drill = Drill{Scenario: "healthy", Port: port}
+	r.cfg.Model = Model{Scenario: "healthy", Port: port}
 	r.cfg.TerminationLog = filepath.Join(t.TempDir(), "termination-log")
 	err = r.run(context.Background())
 	var f *failure
@@ -203,12 +217,12 @@ func TestDrillSince(t *testing.T) {
 func TestDrillPlaysPastTheRunsGuards(t *testing.T) {
 	g := monitor.DefaultGuards()
 	g.IdenticalCalls = 10
-	port := freePort(t)
-	m, err := serveDrill(Drill{Scenario: "identicalLoop", Port: port}, g)
+	m, h, err := scriptedUpstream("identicalLoop", g)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
+	srv := httptest.NewServer(h)
+	defer srv.Close()
 	for _, tt := range []struct {
 		step     int
 		wantCall bool
@@ -219,7 +233,7 @@ func TestDrillPlaysPastTheRunsGuards(t *testing.T) {
 				fmt.Sprintf(`,{"role":"user","content":[{"type":"tool_result","tool_use_id":"c%d","content":"NAME=Debian"}]}`, i)
 		}
 		body := `{"model":"m","messages":[` + msgs + `],"tools":[{"name":"Bash","input_schema":{"type":"object","properties":{"command":{"type":"string"}}}}]}`
-		resp, err := http.Post("http://127.0.0.1:"+strconv.Itoa(port)+"/v1/messages", "application/json", strings.NewReader(body))
+		resp, err := http.Post(srv.URL+"/v1/messages", "application/json", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -231,5 +245,51 @@ func TestDrillPlaysPastTheRunsGuards(t *testing.T) {
 	}
 	if rep := m.Report(); rep.Requests != 3 || rep.Fresh != true || rep.Scenario != "identicalLoop" {
 		t.Errorf("report %+v", rep)
+	}
+}
+
+// A turn behind the gateway costs what the model's answers say, priced by
+// the run's table: the stream's own figure (its messages' tokens, then a
+// forged total_cost_usd of 0) is kept beside it and changes nothing.
+func TestGatewayMetersTheAnswers(t *testing.T) {
+	port := freePort(t)
+	p := &syncPatcher{p: &podPatcher{t: t}}
+	asked := false
+	lines := healthyTurn()
+	lines[len(lines)-1] = `{"type":"result","subtype":"success","is_error":false,"result":"done","total_cost_usd":0}`
+	src := &scriptedSource{lines: lines, before: func() {
+		if !asked { // the agent asks the model before it prints anything
+			asked = true
+			askModel(t, port, true)
+		}
+	}}
+	r := testRunner(t, src, p, clock.RealClock{})
+	prices, err := monitor.ParsePrices([]byte(`{"readAt":"2027-01-01","models":{"m":{"input":"1000","output":"10000"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.cfg.Prices = prices
+	r.cfg.Model = Model{Scenario: "healthy", Port: port}
+	r.cfg.Drain = 100 * time.Millisecond
+	ctx, term := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.run(ctx) }()
+	p.waitFor(t, "the summary", has(protocol.ConditionFinished))
+	term()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	c, _ := p.conditions()
+	var s protocol.Summary
+	if err := json.Unmarshal([]byte(c[protocol.ConditionFinished].Message), &s); err != nil {
+		t.Fatalf("summary %q: %v", c[protocol.ConditionFinished].Message, err)
+	}
+	// The scripted model's first answer: 1000 input and 50 output tokens
+	// (pkg/scriptedmodel's answer), at 1000 and 10000 USD per million.
+	if got, want := s.CostUSD(), "1.50"; got != want {
+		t.Errorf("metered cost %s, want %s", got, want)
+	}
+	if s.StreamCost == s.Cost {
+		t.Errorf("stream cost %s: the stream's own figure was not kept beside the metered one", s.StreamCost)
 	}
 }

@@ -11,10 +11,10 @@ import (
 
 // Many turns asking at once each get their own port, and a turn that asks
 // again (a retried create) gets its own back.
-func TestDrillPortsManyAtOnce(t *testing.T) {
-	var d drillPorts
+func TestModelPortsManyAtOnce(t *testing.T) {
+	var d modelPorts
 	now := time.Unix(1_000_000, 0)
-	inUse := map[int32]bool{drillPortFirst + 7: true} // a live drill Pod's
+	inUse := map[int32]bool{modelPortFirst + 7: true} // a live Pod's that serves a model
 	const turns = 400
 	got := make([]int32, turns)
 	var wg sync.WaitGroup
@@ -30,7 +30,7 @@ func TestDrillPortsManyAtOnce(t *testing.T) {
 	wg.Wait()
 	seen := map[int32]int{}
 	for i, p := range got {
-		if p < drillPortFirst || p >= drillPortFirst+drillPortCount || inUse[p] {
+		if p < modelPortFirst || p >= modelPortFirst+modelPortCount || inUse[p] {
 			t.Errorf("turn %d got port %d", i, p)
 		}
 		if j, dup := seen[p]; dup {
@@ -43,22 +43,22 @@ func TestDrillPortsManyAtOnce(t *testing.T) {
 	}
 }
 
-func TestDrillPortsRunOut(t *testing.T) {
-	var d drillPorts
+func TestModelPortsRunOut(t *testing.T) {
+	var d modelPorts
 	now := time.Unix(1_000_000, 0)
 	inUse := map[int32]bool{}
-	for p := drillPortFirst; p < drillPortFirst+drillPortCount-1; p++ {
+	for p := modelPortFirst; p < modelPortFirst+modelPortCount-1; p++ {
 		inUse[p] = true
 	}
 	last, err := d.pick("a", inUse, now)
-	if err != nil || last != drillPortFirst+drillPortCount-1 {
+	if err != nil || last != modelPortFirst+modelPortCount-1 {
 		t.Fatalf("the one free port: %d %v", last, err)
 	}
 	if _, err := d.pick("b", inUse, now); err == nil {
 		t.Error("no port is free, yet one was given")
 	}
 	// The hold ends: a's Pod never showed (its create failed for good).
-	if p, err := d.pick("b", inUse, now.Add(drillPortHold+time.Second)); err != nil || p != last {
+	if p, err := d.pick("b", inUse, now.Add(modelPortHold+time.Second)); err != nil || p != last {
 		t.Errorf("after a's hold: %d %v", p, err)
 	}
 }
