@@ -16,6 +16,7 @@ import (
 
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/scriptedmodel"
+	"turnwatch.dev/turnwatch/test/internal/proc"
 )
 
 // The model gateway on the node (docs/gateway.md): TestRealAgents runs
@@ -160,4 +161,34 @@ func TestGatewayKeyHidden(t *testing.T) {
 			t.Errorf("kubectl %s shows the key (or failed: %v)", strings.Join(args, " "), err)
 		}
 	}
+}
+
+// sidecarPeak follows the sidecar of pod through its life and returns a
+// func that stops and gives its peak resident set (VmHWM, KiB; 0 if it
+// was never seen): the gateway's cost in the real sidecar, under a real
+// CLI's traffic.
+func sidecarPeak(pod string) func() int64 {
+	done, out := make(chan struct{}), make(chan int64, 1)
+	go func() {
+		var peak int64
+		pid := 0
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				out <- peak
+				return
+			case <-tick.C:
+			}
+			if pid == 0 {
+				pid = sidecarPID(pod)
+				continue
+			}
+			if _, hwm, ok := proc.RSS(pid); ok {
+				peak = max(peak, hwm)
+			}
+		}
+	}()
+	return func() int64 { close(done); return <-out }
 }

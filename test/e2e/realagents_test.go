@@ -128,10 +128,14 @@ func playReal(t *testing.T, format string, sample *unstructured.Unstructured, sc
 	ep := scriptedmodel.Endpoints[format]
 	run := sampleOnNode(t, sample, name, url+ep.Suffix, ep.Env, sc.Guards)
 	withGateway(run, url) // the model through the gateway: the CLI gets no key, the model wants one
+	peak := sidecarPeak(name + "-0")
 	if out, err := kubectlApply(t, run); err != nil {
 		t.Fatalf("kubectl apply: %v\n%s", err, out)
 	}
 	waitRun(t, name, 5*time.Minute)
+	if kb := peak(); kb > 0 && scenario == "silentRun" {
+		env.report.note("Gateway: %s %s, the first turn's sidecar peak resident set %.1f MiB (%d model requests)", format, scenario, float64(kb)/1024, len(model.Requests()))
+	}
 	r, _ := getRun(name)
 	turns := turnsOf(name)
 	t.Logf("%s: %s, %d model requests; turns: %s %s%s", name, str(r, "status", "phase"), len(model.Requests()), fmtTurns(turns), ex.Blind, ex.Own)
