@@ -293,3 +293,58 @@ func TestGatewayMetersTheAnswers(t *testing.T) {
 		t.Errorf("stream cost %s: the stream's own figure was not kept beside the metered one", s.StreamCost)
 	}
 }
+
+// An answer still in flight when the agent's output ended (a CLI's title
+// request) counts in the summary: the sidecar waits for it, up to
+// modelSettle.
+func TestGatewayWaitsForAnswersInFlight(t *testing.T) {
+	release := make(chan struct{})
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"m\",\"usage\":{\"input_tokens\":1000,\"output_tokens\":1}}}\n\n")
+		w.(http.Flusher).Flush()
+		<-release
+		time.Sleep(300 * time.Millisecond) // past the output's end
+		fmt.Fprint(w, "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":50}}\n\n")
+		fmt.Fprint(w, "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+	}))
+	defer upstream.Close()
+	port := freePort(t)
+	p := &syncPatcher{p: &podPatcher{t: t}}
+	lines := healthyTurn()
+	asked := false
+	src := &scriptedSource{lines: lines, before: func() {
+		if !asked { // a request the agent leaves in flight
+			asked = true
+			go askModel(t, port, false)
+			time.Sleep(100 * time.Millisecond)
+			close(release)
+		}
+	}}
+	r := testRunner(t, src, p, clock.RealClock{})
+	prices, err := monitor.ParsePrices([]byte(`{"readAt":"2027-01-01","models":{"m":{"input":"1000","output":"10000"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.cfg.Prices = prices
+	r.cfg.Model = Model{Upstream: upstream.URL, Port: port}
+	r.cfg.Drain = 100 * time.Millisecond
+	ctx, term := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.run(ctx) }()
+	p.waitFor(t, "the summary", has(protocol.ConditionFinished))
+	term()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	c, _ := p.conditions()
+	var s protocol.Summary
+	if err := json.Unmarshal([]byte(c[protocol.ConditionFinished].Message), &s); err != nil {
+		t.Fatal(err)
+	}
+	// 1000 input and 50 output tokens at 1000 and 10000 USD per million.
+	if got, want := s.CostUSD(), "1.50"; got != want {
+		t.Errorf("metered cost %s, want %s: the answer that ended after the output was not counted", got, want)
+	}
+}

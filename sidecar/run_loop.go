@@ -234,7 +234,9 @@ func (r *runner) watch(followCtx context.Context, stopFollow context.CancelFunc,
 	close(modelsDone)
 	<-ticked
 	<-modelsRead
-	w.drainModels()
+	if !w.over { // the follower, the ticker and the models' reader are done: w is this goroutine's
+		w.drainModels()
+	}
 	if w.over {
 		return w.err // tripped, or a report failed for good
 	}
@@ -339,12 +341,34 @@ func (w *watchState) models(events <-chan monitor.ModelEvent, done <-chan struct
 	}
 }
 
-// drainModels feeds the model events queued when the agent's output
-// ended: the last answer's usage counts in the summary.
+// drainModels feeds the model's events left when the agent's output
+// ended, and waits up to modelSettle for the answers still in flight (a
+// CLI's title request may end after its last line): what was paid counts
+// in the summary.
 func (w *watchState) drainModels() {
-	if w.r.model == nil {
+	m := w.r.model
+	if m == nil {
 		return
 	}
+	deadline := time.Now().Add(modelSettle)
+	for {
+		w.feedQueued()
+		if m.gw.Counts().InFlight == 0 || !time.Now().Before(deadline) {
+			w.feedQueued() // an answer's end is queued before it leaves the count
+			return
+		}
+		select {
+		case ev := <-m.events:
+			if !w.model(ev) {
+				return
+			}
+		case <-time.After(modelPoll):
+		}
+	}
+}
+
+// feedQueued feeds the model events queued now.
+func (w *watchState) feedQueued() {
 	for {
 		select {
 		case ev := <-w.r.model.events:
@@ -356,6 +380,13 @@ func (w *watchState) drainModels() {
 		}
 	}
 }
+
+// modelSettle bounds how long the summary waits for answers still in
+// flight when the output ended; modelPoll is how often it looks.
+const (
+	modelSettle = 2 * time.Second
+	modelPoll   = 20 * time.Millisecond
+)
 
 // model feeds one model event; false once the watch is over.
 func (w *watchState) model(ev monitor.ModelEvent) bool {

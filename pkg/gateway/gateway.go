@@ -68,13 +68,16 @@ type Counts struct {
 	// Unmetered counts the model answers whose usage could not be read
 	// (garbage, truncated, or no usage sent).
 	Unmetered int64
+	// InFlight counts the model requests forwarded whose answer has not
+	// ended yet (its message end not yet given to Observe).
+	InFlight int64
 }
 
 // Gateway is an http.Handler serving the model APIs from its upstream.
 type Gateway struct {
 	o                             Options
 	proxy                         *httputil.ReverseProxy
-	forwarded, refused, unmetered atomic.Int64
+	forwarded, refused, unmetered, inFlight atomic.Int64
 }
 
 // New makes a Gateway.
@@ -104,7 +107,7 @@ func New(o Options) (*Gateway, error) {
 
 // Counts returns what the gateway did so far.
 func (g *Gateway) Counts() Counts {
-	return Counts{Forwarded: g.forwarded.Load(), Refused: g.refused.Load(), Unmetered: g.unmetered.Load()}
+	return Counts{Forwarded: g.forwarded.Load(), Refused: g.refused.Load(), Unmetered: g.unmetered.Load(), InFlight: g.inFlight.Load()}
 }
 
 // route is what ServeHTTP learned of a request, for the proxy's hooks.
@@ -157,6 +160,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = rt.scan
 	}
 	g.forwarded.Add(1)
+	if rt.model {
+		// The proxy returns once the answer's body is closed, and the meter
+		// gives its message end at that close (meter.go).
+		g.inFlight.Add(1)
+		defer g.inFlight.Add(-1)
+	}
 	g.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), routeKey{}, rt)))
 }
 
