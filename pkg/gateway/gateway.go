@@ -75,8 +75,8 @@ type Counts struct {
 
 // Gateway is an http.Handler serving the model APIs from its upstream.
 type Gateway struct {
-	o                             Options
-	proxy                         *httputil.ReverseProxy
+	o                                       Options
+	proxy                                   *httputil.ReverseProxy
 	forwarded, refused, unmetered, inFlight atomic.Int64
 }
 
