@@ -24,9 +24,11 @@ import (
 // ModelTripGrace is how long after a stopping trip the controller waits
 // for the agent of a Pod that serves its model to end by itself: the
 // CLIs end within 2 s of the refusal of a request that follows the trip
-// (the bound, docs/gateway.md), and the trip's time, as the Pod's
-// condition says it, is whole seconds.
-const ModelTripGrace = 3 * time.Second
+// (docs/gateway.md), the trip's time, as the Pod's condition says it, is
+// whole seconds, and the kubelet reports an exited container up to a few
+// seconds late on a busy node (seen: 2.3 s): a shorter grace stopped, and
+// warned of, agents that had ended by themselves.
+const ModelTripGrace = 5 * time.Second
 
 // Event reasons of the end of a tripped turn whose Pod serves its model.
 const (

@@ -33,7 +33,7 @@ func TestHoldForAgent(t *testing.T) {
 		pod  *corev1.Pod
 		held time.Duration // 0: settles now
 	}{
-		{"a model's running agent, just tripped", podOf(true, time.Second, running), 2 * time.Second},
+		{"a model's running agent, just tripped", podOf(true, time.Second, running), ModelTripGrace - time.Second},
 		{"the grace passed", podOf(true, ModelTripGrace, running), 0},
 		{"the agent ended by itself", podOf(true, time.Second, ended), 0},
 		{"a Pod that serves no model", podOf(false, time.Second, running), 0},

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"turnwatch.dev/turnwatch/pkg/monitor"
+	"turnwatch.dev/turnwatch/pkg/protocol"
 	"turnwatch.dev/turnwatch/pkg/scriptedmodel"
 	"turnwatch.dev/turnwatch/test/internal/proc"
 )
@@ -77,8 +78,11 @@ func checkMetered(t *testing.T, name, scenario string, r *unstructured.Unstructu
 	case scenario == "stall":
 	case cost <= 0:
 		t.Errorf("%s: status.costUSD %q: the gateway metered nothing", name, str(r, "status", "costUSD"))
-	case str(r, "status", "phase") == "Succeeded" && cost != want:
-		t.Errorf("%s: status.costUSD %s, want %s: the model's usage at the prices", name, cost, want)
+	case str(r, "status", "phase") == "Succeeded" && cost < want-want/50:
+		// Exact in test/realcli; here a CLI may leave a last side answer
+		// (a title) at its exit, whose usage the scripted model logged as
+		// planned, not as sent.
+		t.Errorf("%s: status.costUSD %s, want %s less at most 2%%: the model's usage at the prices", name, cost, want)
 	case cost > want:
 		t.Errorf("%s: status.costUSD %s is more than the model served (%s)", name, cost, want)
 	}
@@ -101,16 +105,30 @@ func streamCosts(turns []*unstructured.Unstructured) string {
 }
 
 // checkEndedByItself: after a loop's trip the gateway refused the CLI's
-// next request, and each tripped turn's CLI ended by itself within the
-// controller's grace: an AgentEnded Event per turn, no AgentStopped.
+// next request, and each tripped turn's CLI ended by itself within 2 s of
+// the trip (containerd's finishedAt against the Tripped condition, both
+// whole seconds): before the controller's ModelTripGrace, so no signal was
+// sent. The Events say which (AgentEnded, AgentStopped); the kubelet may
+// report an exit late, so they are logged, not judged.
 func checkEndedByItself(t *testing.T, name string, turns []*unstructured.Unstructured) {
 	t.Helper()
+	for _, turn := range turns {
+		pod, ok := podOfTurn(name, turn)
+		if !ok {
+			continue
+		}
+		cond, ok1 := podCondition(pod, protocol.ConditionTripped)
+		cs, ok2 := containerStatus(pod, "agent")
+		if !ok1 || !ok2 || cs.State.Terminated == nil {
+			continue // measureRealStop said why
+		}
+		if gone := cs.State.Terminated.FinishedAt.Sub(cond.LastTransitionTime.Time); gone > 2*time.Second {
+			t.Errorf("turn %s: the CLI was gone %v after the trip, want within 2 s: it did not end at the refused request", turn.GetName(), gone)
+		}
+	}
 	ended, msgs := runEvents(name, "AgentEnded")
 	stopped, smsgs := runEvents(name, "AgentStopped")
-	if int(ended) != len(turns) || stopped != 0 {
-		t.Errorf("%s: %d AgentEnded %q and %d AgentStopped %q, want %d and 0: the CLI ends at the refused request",
-			name, ended, msgs, stopped, smsgs, len(turns))
-	}
+	t.Logf("%s: %d AgentEnded %q, %d AgentStopped %q", name, ended, msgs, stopped, smsgs)
 }
 
 // TestGatewayKeyHidden: with the gateway, the upstream's key is in the
