@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"turnwatch.dev/turnwatch/pkg/agents"
 	"turnwatch.dev/turnwatch/pkg/gateway"
 	"turnwatch.dev/turnwatch/pkg/monitor"
@@ -192,6 +194,14 @@ func (r *runner) refuse(t *monitor.Trip) {
 		return
 	}
 	r.model.refusal.CompareAndSwap(nil, &gateway.Refusal{Reason: t.Detector, Message: t.Message})
+}
+
+// refuseIfTripped keeps refusing after a restart: a trip an earlier run of
+// this sidecar told on the Pod (read by load) still ends the turn.
+func (r *runner) refuseIfTripped() {
+	if c, ok := r.rep.present[protocol.ConditionTripped]; ok && c.Status == corev1.ConditionTrue {
+		r.refuse(&monitor.Trip{Detector: protocol.DetectorFor(c.Reason), Message: c.Message})
+	}
 }
 
 // reportDrill makes the reporter tell what the model served, counted on

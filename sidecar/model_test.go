@@ -348,3 +348,36 @@ func TestGatewayWaitsForAnswersInFlight(t *testing.T) {
 		t.Errorf("metered cost %s, want %s: the answer that ended after the output was not counted", got, want)
 	}
 }
+
+// A sidecar restarted after the turn tripped keeps refusing: the trip on
+// the Pod still ends the turn, and the model never sees the request.
+func TestGatewayRefusesAfterARestart(t *testing.T) {
+	port := freePort(t)
+	p := &syncPatcher{p: &podPatcher{t: t}}
+	p.p.pod.Status.Conditions = []corev1.PodCondition{{Type: protocol.ConditionTripped, Status: corev1.ConditionTrue,
+		Reason: "IdenticalCalls", Message: "repeated an identical tool call 4 times"}}
+	r := testRunner(t, &scriptedSource{lines: healthyTurn()}, p, clock.RealClock{})
+	r.cfg.Model = Model{Scenario: "healthy", Port: port}
+	r.cfg.Drain = 100 * time.Millisecond
+	ctx, term := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.run(ctx) }()
+	var status int
+	var body string
+	for range 100 { // until the gateway listens
+		if _, err := net.Dial("tcp4", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
+			status, body = askModel(t, port, true)
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	term()
+	<-done
+	claude, _ := agents.Lookup(monitor.FormatClaude)
+	if status != claude.Refusal || !strings.Contains(body, "identicalCalls") {
+		t.Errorf("after a restart past the trip: HTTP %d %s", status, body)
+	}
+	if r.model.drill.Report().Requests != 0 {
+		t.Error("the refused request reached the model")
+	}
+}

@@ -174,6 +174,7 @@ func (r *runner) run(sigCtx context.Context) error {
 		return r.fatal(writeCtx, err)
 	}
 	r.reportDrill()
+	r.refuseIfTripped()
 	if r.rep.over() {
 		// An earlier run of this sidecar settled the turn: nothing to add.
 		r.log.Info("the turn is already settled on the Pod; nothing more to report")
