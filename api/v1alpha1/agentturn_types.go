@@ -18,13 +18,23 @@ const (
 	TurnAborted TurnOutcome = "Aborted"
 )
 
-// AgentTurnSpec is one attempt of an AgentRun. The controller creates it;
-// the admission policy turnwatch-agentturn-manager refuses a turn anyone
-// else writes.
+// AgentTurnSpec is one attempt of an AgentRun, or the record of an
+// attached Pod (PodRef, docs/attach.md). The controller creates it; the
+// admission policy turnwatch-agentturn-manager refuses a turn anyone else
+// writes.
 // +kubebuilder:validation:XValidation:rule="self == oldSelf",message="an AgentTurn's spec is immutable"
 type AgentTurnSpec struct {
-	// RunName is the owning AgentRun's name.
-	RunName string `json:"runName"`
+	// RunName is the owning AgentRun's name; empty for an attached Pod's
+	// turn (PodRef).
+	// +optional
+	RunName string `json:"runName,omitempty"`
+	// PodRef is the attached Pod this turn records: a Pod that its own
+	// launcher (a Job, a CronJob, a Sandbox, a user) created with the label
+	// turnwatch.dev/watch in a namespace labelled turnwatch.dev/attach, and
+	// the admission policy turnwatch-attach injected the sidecar into
+	// (docs/attach.md). Such a turn has no run.
+	// +optional
+	PodRef *AttachedPod `json:"podRef,omitempty"`
 	// Attempt is 0 for the first turn, 1 for the first reroll...
 	// +kubebuilder:validation:Minimum=0
 	Attempt int32 `json:"attempt"`
@@ -67,6 +77,24 @@ type AgentTurnSpec struct {
 	// +listMapKey=detector
 	// +optional
 	Audit []AuditedDetector `json:"audit,omitempty"`
+}
+
+// AttachedPod is the Pod an attached turn records.
+type AttachedPod struct {
+	// Name is the Pod's name.
+	Name string `json:"name"`
+	// UID is the Pod's UID: a later Pod of the same name is another turn.
+	UID string `json:"uid"`
+	// Format is the Pod's turnwatch.dev/watch label: the agent's stream
+	// format, or auto.
+	Format Format `json:"format"`
+	// AgentContainer is the container whose stdout the sidecar follows: the
+	// Pod's turnwatch.dev/agent-container label, or its first container.
+	AgentContainer string `json:"agentContainer"`
+	// Owner is the Pod's controller ("Job/NAME", "Sandbox/NAME"), which
+	// decides what follows a failed Pod; empty for a Pod no one controls.
+	// +optional
+	Owner string `json:"owner,omitempty"`
 }
 
 // GuardSetting is one effective guard of a turn and where its value came
@@ -228,6 +256,12 @@ const TurnConditionLogRotated = "LogRotated"
 // or one no model could produce (not counted).
 const TurnConditionCostMismatch = "CostMismatch"
 
+// TurnConditionForgeable is the condition of an attached Pod's turn
+// (docs/attach.md#forgeable) whose agent holds a credential that could
+// write its own verdict: a container besides the sidecar mounts a service
+// account token. Its message names the container and the volume.
+const TurnConditionForgeable = "Forgeable"
+
 // TurnConditionFormatMismatch is the AgentTurn condition set when most of
 // the agent's stream did not read as the run's format
 // (docs/design.md#format-mismatch): the detectors could not see it. Its
@@ -239,6 +273,7 @@ const TurnConditionFormatMismatch = "FormatMismatch"
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=at,categories=turnwatch
 // +kubebuilder:printcolumn:name="Run",type=string,JSONPath=`.spec.runName`
+// +kubebuilder:printcolumn:name="Pod",type=string,JSONPath=`.spec.podRef.name`,priority=1
 // +kubebuilder:printcolumn:name="Attempt",type=integer,JSONPath=`.spec.attempt`
 // +kubebuilder:printcolumn:name="Outcome",type=string,JSONPath=`.status.outcome`
 // +kubebuilder:printcolumn:name="Error",type=string,JSONPath=`.status.error.type`

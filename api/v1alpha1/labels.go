@@ -41,3 +41,28 @@ const BudgetFinalizer = "turnwatch.dev/budget"
 // budget was spent (class overspend). The sidecar never trips it: the
 // controller does.
 const DetectorBudget = "budget"
+
+// Attach (docs/attach.md): the labels and the annotation by which a
+// namespace's owner and a Pod's author opt a Pod that turnwatch did not
+// create into a watched turn.
+const (
+	// LabelAttach on a Namespace, set to AttachEnabled, is its owner's
+	// consent: the admission policy turnwatch-attach injects the sidecar
+	// into its Pods that carry LabelWatch.
+	LabelAttach   = "turnwatch.dev/attach"
+	AttachEnabled = "enabled"
+	// LabelWatch on a Pod (or a Job's, CronJob's or Sandbox's pod
+	// template) asks for the sidecar: its value is the agent's stream
+	// format, or auto.
+	LabelWatch = "turnwatch.dev/watch"
+	// LabelAgentContainer on a watched Pod names the agent's container
+	// when it is not the first.
+	LabelAgentContainer = "turnwatch.dev/agent-container"
+	// AnnotationGuards on a watched Pod is a JSON object of guards over
+	// the namespace's, capped by its policies' limits.
+	AnnotationGuards = "turnwatch.dev/guards"
+	// AttachParams is the ConfigMap the manager keeps in each attach
+	// namespace: the injected sidecar's image, guards and limits, read by
+	// the admission policy turnwatch-attach as its parameters.
+	AttachParams = "turnwatch-attach"
+)

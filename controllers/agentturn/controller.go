@@ -78,6 +78,9 @@ func (r *AgentTurnReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	if err := r.Get(ctx, req.NamespacedName, turn); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if turn.Spec.PodRef != nil {
+		return ctrl.Result{}, nil // an attached Pod's turn: controllers/attach
+	}
 	if r.written.Stale(turn.UID, turn.Status, r.Clock.Now()) {
 		// Our last write is not in the cache yet; its event brings us back.
 		return ctrl.Result{RequeueAfter: shared.MemoTTL}, nil
