@@ -42,9 +42,11 @@ func parseRunConfig(args []string, getenv func(string) string, stderr io.Writer)
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c sidecar.Options
-	var guards, prices, period, modelPort, audit string
+	var guards, override, limits, prices, period, modelPort, audit string
 	fs.StringVar(&c.Format, "format", or(getenv(protocol.EnvFormat), monitor.FormatAuto), "stream format: "+strings.Join(monitor.Formats, " | ")+" [$"+protocol.EnvFormat+"]")
 	fs.StringVar(&guards, "guards", getenv(protocol.EnvGuards), "guards: a JSON object, or a file holding one [$"+protocol.EnvGuards+"]")
+	fs.StringVar(&override, "guards-override", getenv(protocol.EnvGuardsOverride), "an attached Pod's guards annotation, over --guards [$"+protocol.EnvGuardsOverride+"]")
+	fs.StringVar(&limits, "guard-limits", getenv(protocol.EnvGuardLimits), "limits that cap --guards-override: a JSON object [$"+protocol.EnvGuardLimits+"]")
 	fs.StringVar(&prices, "prices", getenv(protocol.EnvPrices), "price table: JSON, or a file holding it [$"+protocol.EnvPrices+"]")
 	fs.StringVar(&audit, "audit", getenv(protocol.EnvAudit), "detectors whose trips are only reported (would-trips), comma-separated [$"+protocol.EnvAudit+"]")
 	fs.StringVar(&c.PriorCostUSD, "prior-cost-usd", getenv(protocol.EnvPriorCostUSD), "what earlier turns of the run cost [$"+protocol.EnvPriorCostUSD+"]")
@@ -81,7 +83,7 @@ func parseRunConfig(args []string, getenv func(string) string, stderr io.Writer)
 		return c, fmt.Errorf("%s: %w", protocol.EnvAudit, err)
 	}
 	var err error
-	if c.Guards, err = monitor.ParseGuards(inlineOrFile(guards)); err != nil {
+	if c.Guards, err = monitor.ParseGuards(overridden(inlineOrFile(guards), override, limits, stderr)); err != nil {
 		return c, err
 	}
 	if c.Prices, err = parsePrices(inlineOrFile(prices)); err != nil {
@@ -99,6 +101,24 @@ func parseRunConfig(args []string, getenv func(string) string, stderr io.Writer)
 		}
 	}
 	return c, c.Validate()
+}
+
+// overridden lays an attached Pod's guards annotation over its namespace's
+// guards, capped to the limits (docs/attach.md). An annotation that does
+// not read is said on stderr and left out: the namespace's guards hold
+// (the manager says so on the turn, GuardsInvalid).
+func overridden(guards []byte, override, limits string, stderr io.Writer) []byte {
+	if strings.TrimSpace(override) == "" && strings.TrimSpace(limits) == "" {
+		return guards
+	}
+	out, capped, err := monitor.OverrideGuards(guards, []byte(override), []byte(limits))
+	if err != nil {
+		fmt.Fprintf(stderr, "turnwatch-sidecar: %v: the namespace's guards hold\n", err)
+	}
+	if len(capped) > 0 {
+		fmt.Fprintf(stderr, "turnwatch-sidecar: the guards annotation asked past the limits of %s: capped\n", strings.Join(capped, ", "))
+	}
+	return out
 }
 
 // inlineOrFile returns s itself when it is JSON, else the file it names.

@@ -65,6 +65,18 @@ func TestParseRunConfig(t *testing.T) {
 				t.Fatalf("audit %q", c.Audit)
 			}
 		}},
+		{name: "an attached Pod's guards, capped", env: with(protocol.EnvGuardsOverride, `{"identicalCalls":9,"stepBudget":1000}`, protocol.EnvGuardLimits, `{"stepBudget":300}`),
+			check: func(t *testing.T, c sidecar.Options) {
+				if c.Guards.IdenticalCalls != 9 || c.Guards.StepBudget != 300 || c.Guards.MaxCostUSD != "5.00" {
+					t.Fatalf("guards %+v: want the annotation over the namespace's, capped", c.Guards)
+				}
+			}},
+		{name: "an unreadable guards annotation leaves the namespace's", env: with(protocol.EnvGuardsOverride, `{"stepBudget":"many"}`),
+			check: func(t *testing.T, c sidecar.Options) {
+				if c.Guards.IdenticalCalls != 3 || c.Guards.StepBudget != 256 {
+					t.Fatalf("guards %+v", c.Guards)
+				}
+			}},
 		{name: "unknown audited detectors are named", env: with(protocol.EnvAudit, "stall,loops,budgets"), wantErr: `TURNWATCH_AUDIT: audit: unknown detector "loops", "budgets"`},
 		{name: "missing pod identity", env: map[string]string{}, wantErr: "missing TURNWATCH_POD_NAME, TURNWATCH_POD_NAMESPACE, TURNWATCH_AGENT_CONTAINER"},
 		{name: "bad guards name the field", env: with(protocol.EnvGuards, `{"stepBudget":-1}`), wantErr: "stepBudget"},

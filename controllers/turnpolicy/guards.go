@@ -6,10 +6,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"time"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
-	"turnwatch.dev/turnwatch/controllers/shared"
 	"turnwatch.dev/turnwatch/pkg/monitor"
 	"turnwatch.dev/turnwatch/pkg/scriptedmodel"
 )
@@ -137,7 +135,7 @@ func capToLimits(settings []twv1.GuardSetting, policies []AppliedPolicy) {
 		for name, lim := range setFields(p.Spec.Limits) {
 			for j := range settings {
 				s := &settings[j]
-				if s.Name == name && over(kinds[name], json.RawMessage(s.Value), lim) {
+				if s.Name == name && monitor.OverLimit(kinds[name], json.RawMessage(s.Value), lim) {
 					s.Value, s.Source = string(lim), sourceLimitOf+p.Source
 				}
 			}
@@ -152,47 +150,6 @@ func guardKinds() map[string]monitor.GuardKind {
 		out[gd.Name] = gd.Kind
 	}
 	return out
-}
-
-// over says whether value v asks more than limit lim. For a count or a
-// duration 0 (off) is more than any other; an unset value (null) is more
-// than any limit. A limit that cannot be read holds nothing; a value that
-// cannot be read is over any limit that can.
-func over(kind monitor.GuardKind, v, lim json.RawMessage) bool {
-	l, lOff, err := amount(kind, lim)
-	if err != nil || lOff {
-		return false
-	}
-	n, off, err := amount(kind, v)
-	return err != nil || off || n > l
-}
-
-// amount reads a count, a duration or a cost as one number, and whether it
-// is unbounded (a count or duration of 0, an unset value).
-func amount(kind monitor.GuardKind, raw json.RawMessage) (n int64, unbounded bool, err error) {
-	if string(raw) == "null" {
-		return 0, true, nil
-	}
-	var s string
-	switch kind {
-	case monitor.GuardCount:
-		err = json.Unmarshal(raw, &n)
-		return n, n == 0, err
-	case monitor.GuardDuration:
-		if err = json.Unmarshal(raw, &s); err != nil {
-			return 0, false, err
-		}
-		d, err := time.ParseDuration(s)
-		return int64(d), d == 0, err
-	case monitor.GuardCost:
-		if err = json.Unmarshal(raw, &s); err != nil {
-			return 0, false, err
-		}
-		m, err := shared.ParseUSD(s)
-		return int64(m), s == "", err
-	}
-	// A bool, a choice or a list has no "more": it cannot be limited.
-	return 0, false, fmt.Errorf("a guard of kind %d has no limit", kind)
 }
 
 // auditedDetectors are the detectors whose enforcement resolves to audit,

@@ -174,6 +174,12 @@ const (
 	EnvStreamFile     = "TURNWATCH_STREAM_FILE"      // optional: follow this file instead of the log
 	EnvProgressPeriod = "TURNWATCH_PROGRESS_SECONDS" // optional: progress write period
 	EnvStateDir       = "TURNWATCH_STATE_DIR"        // optional: the sidecar's own volume for its checkpoint
+	// An attached Pod's guards (docs/attach.md): its turnwatch.dev/guards
+	// annotation, laid over EnvGuards (its namespace's), each value over
+	// its limit in EnvGuardLimits (a JSON object of guard names to limits)
+	// capped to it (monitor.OverrideGuards).
+	EnvGuardsOverride = "TURNWATCH_GUARDS_OVERRIDE"
+	EnvGuardLimits    = "TURNWATCH_GUARD_LIMITS"
 	// The run whose status.progress the sidecar writes, and what its earlier
 	// turns counted; without a run name it reports progress on its Pod. The
 	// run's UID goes into each report, so that a sidecar of an earlier run of
