@@ -89,10 +89,6 @@ type Request struct {
 	// usage (0 for an error): what a gateway in front of the model meters.
 	Input  int `json:"input,omitempty"`
 	Output int `json:"output,omitempty"`
-	// Abandoned is true when the client went away before the answer was
-	// whole: it never read the usage, nor did a gateway in front. Marked
-	// in Requests only (the file log has the request as it began).
-	Abandoned bool `json:"abandoned,omitempty"`
 	// Reply says in a few words what was answered.
 	Reply string `json:"reply,omitempty"`
 	// Body is the request body as sent.
@@ -277,24 +273,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec.Input, rec.Output = reply.Input, reply.Output
-	seq := s.record(rec)
+	s.record(rec)
 	sw := newSSEWriter(w, r, c.Stream, s.opts.Pause)
 	d.write(sw, c, reply)
-	if sw.abandoned() {
-		s.markAbandoned(seq)
-	}
-}
-
-// markAbandoned marks the logged request seq as abandoned by its client.
-func (s *Server) markAbandoned(seq int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i := len(s.log) - 1; i >= 0; i-- {
-		if s.log[i].Seq == seq {
-			s.log[i].Abandoned = true
-			return
-		}
-	}
 }
 
 // answer is the scenario's reply, or a plain one for a side request.
@@ -341,8 +322,7 @@ func dialectOf(path string) (dialect, bool) {
 	return dialect{}, false
 }
 
-// record logs r and returns its sequence number.
-func (s *Server) record(r Request) int {
+func (s *Server) record(r Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seq++
@@ -359,7 +339,6 @@ func (s *Server) record(r Request) int {
 			s.file.Write(append(b, '\n'))
 		}
 	}
-	return r.Seq
 }
 
 // describe says in a few words what a reply is, for the log.

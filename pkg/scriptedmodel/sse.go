@@ -2,7 +2,6 @@ package scriptedmodel
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -16,9 +15,6 @@ type sseWriter struct {
 	stream  bool
 	pauseD  time.Duration
 	started bool
-	// failed is set when a write or flush failed: the client went away
-	// before the answer was whole.
-	failed bool
 }
 
 func newSSEWriter(w http.ResponseWriter, r *http.Request, stream bool, pause time.Duration) *sseWriter {
@@ -44,42 +40,30 @@ func (s *sseWriter) event(name string, v any) {
 		panic(err) // our own answer types always marshal
 	}
 	if name != "" {
-		s.check(fmt.Fprintf(s.w, "event: %s\n", name))
+		fmt.Fprintf(s.w, "event: %s\n", name)
 	}
-	s.check(fmt.Fprintf(s.w, "data: %s\n\n", b))
+	fmt.Fprintf(s.w, "data: %s\n\n", b)
 	s.flush()
 }
 
 // raw writes a data line as is (Chat Completions' [DONE]).
 func (s *sseWriter) raw(data string) {
 	s.start()
-	s.check(fmt.Fprintf(s.w, "data: %s\n\n", data))
+	fmt.Fprintf(s.w, "data: %s\n\n", data)
 	s.flush()
 }
 
 func (s *sseWriter) flush() {
-	if err := http.NewResponseController(s.w).Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		s.failed = true
+	if f, ok := s.w.(http.Flusher); ok {
+		f.Flush()
 	}
-}
-
-func (s *sseWriter) check(_ int, err error) {
-	if err != nil {
-		s.failed = true
-	}
-}
-
-// abandoned says whether the client went away before the answer was
-// whole: a gateway in front saw no usage for it.
-func (s *sseWriter) abandoned() bool {
-	return s.failed || s.r.Context().Err() != nil
 }
 
 // whole writes a non-streamed answer.
 func (s *sseWriter) whole(v any) {
 	s.w.Header().Set("Content-Type", "application/json")
 	if err := json.NewEncoder(s.w).Encode(v); err != nil {
-		s.failed = true // the client went away
+		return // the client went away
 	}
 }
 

@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -52,20 +53,28 @@ func withGateway(run *unstructured.Unstructured, upstream string) {
 }
 
 // served is what the model's answers reported as used, at the cluster's
-// default prices: what the gateway must meter. whole counts only the
-// answers the CLI read to the end; the rest it abandoned (a CLI that
-// drops a stream and retries: codex under load), so neither it nor the
-// gateway read their usage.
+// default prices: what the gateway must meter. whole leaves out an answer
+// its CLI asked for again (a later main request at the same place in the
+// conversation): the CLI dropped it, maybe before the gateway read its
+// usage (codex under load drops a stream after a nudge and asks again).
 func served(model *scriptedmodel.Server, whole bool) monitor.Money {
 	prices := monitor.DefaultPrices()
+	reqs := model.Requests()
 	var sum monitor.Money
-	for _, q := range model.Requests() {
-		if whole && q.Abandoned {
+	for i, q := range reqs {
+		if whole && askedAgain(q, reqs[i+1:]) {
 			continue
 		}
 		sum = sum.Add(prices.Price(q.Model, monitor.Usage{Input: int64(q.Input), Output: int64(q.Output)}))
 	}
 	return sum
+}
+
+// askedAgain says whether a main request of later asks what q asked.
+func askedAgain(q scriptedmodel.Request, later []scriptedmodel.Request) bool {
+	return !q.Side && slices.ContainsFunc(later, func(l scriptedmodel.Request) bool {
+		return !l.Side && l.Path == q.Path && l.Step == q.Step && l.Messages == q.Messages && l.Prompts == q.Prompts
+	})
 }
 
 // checkMetered: the run costs what the gateway metered, the model's own
@@ -99,7 +108,7 @@ func checkMetered(t *testing.T, name, scenario string, r *unstructured.Unstructu
 			t.Errorf("turn %s: no status.streamCostUSD beside the metered cost", turn.GetName())
 		}
 	}
-	t.Logf("%s: metered %s, served %s (%s with the abandoned answers); stream %s", name, cost, want, all, streamCosts(turns))
+	t.Logf("%s: metered %s, served %s (%s with the answers asked again); stream %s", name, cost, want, all, streamCosts(turns))
 }
 
 func streamCosts(turns []*unstructured.Unstructured) string {

@@ -479,8 +479,8 @@ func checkStreamReadsAsItsFormat(t *testing.T, name string, turns []*unstructure
 func modelLog(m *scriptedmodel.Server) string {
 	var b strings.Builder
 	for _, q := range m.Requests() {
-		fmt.Fprintf(&b, "model request %d %s %s side=%v step=%d messages=%d status=%d abandoned=%v: %s\n",
-			q.Seq, q.Time.Format("15:04:05.000"), q.Path, q.Side, q.Step, q.Messages, q.Status, q.Abandoned, q.Reply)
+		fmt.Fprintf(&b, "model request %d %s %s side=%v step=%d messages=%d status=%d: %s\n",
+			q.Seq, q.Time.Format("15:04:05.000"), q.Path, q.Side, q.Step, q.Messages, q.Status, q.Reply)
 	}
 	return b.String()
 }

@@ -111,14 +111,10 @@ func (m *metered) gate() *gateway.Refusal {
 }
 
 // served is what the upstream's answers reported as used, at the prices:
-// what the metered cost must equal. An answer the CLI abandoned before its
-// end carried no usage it or the gateway read: it is left out.
+// what the metered cost must equal.
 func (m *metered) served() monitor.Money {
 	var sum monitor.Money
 	for _, q := range m.model.Requests() {
-		if q.Abandoned {
-			continue
-		}
 		sum = sum.Add(m.prices.Price(q.Model, monitor.Usage{Input: int64(q.Input), Output: int64(q.Output)}))
 	}
 	return sum
