@@ -172,6 +172,7 @@ chart-files: ## Copy the generated manager Role, the metrics-reader role, the si
 	cp config/sidecar/clusterrole.yaml $(CHART)/files/sidecar-clusterrole.yaml
 	cp config/sidecar/validatingadmissionpolicy.yaml $(CHART)/files/admission-policies.yaml
 	cp config/sidecar/validatingadmissionpolicy_limits.yaml $(CHART)/files/admission-policies-limits.yaml
+	cp config/sidecar/mutatingadmissionpolicy_attach.yaml $(CHART)/files/admission-policies-attach.yaml
 	cp pkg/monitor/prices.json $(CHART)/files/prices.json
 
 .PHONY: chart-guards

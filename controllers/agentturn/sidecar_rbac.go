@@ -33,9 +33,20 @@ const (
 // known, is the binding's second subject, so that it may read a log tail
 // here (manager_identity.go) without pods/log anywhere else.
 func SidecarRBAC(namespace string, manager *rbacv1.Subject) []client.Object {
+	return accountRBAC(namespace, render.SidecarServiceAccount, manager)
+}
+
+// AttachRBAC are the ServiceAccount and RoleBinding of the attached Pods'
+// sidecars (render.AttachServiceAccount, docs/attach.md): the same rights
+// as a turn's sidecar, under their own name.
+func AttachRBAC(namespace string, manager *rbacv1.Subject) []client.Object {
+	return accountRBAC(namespace, render.AttachServiceAccount, manager)
+}
+
+func accountRBAC(namespace, account string, manager *rbacv1.Subject) []client.Object {
 	meta := func() metav1.ObjectMeta {
 		return metav1.ObjectMeta{
-			Name: render.SidecarServiceAccount, Namespace: namespace,
+			Name: account, Namespace: namespace,
 			Labels: map[string]string{LabelComponent: ComponentSidecarRBAC},
 		}
 	}
@@ -44,13 +55,13 @@ func SidecarRBAC(namespace string, manager *rbacv1.Subject) []client.Object {
 		&rbacv1.RoleBinding{
 			ObjectMeta: meta(),
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: SidecarClusterRole},
-			Subjects:   sidecarSubjects(namespace, manager),
+			Subjects:   sidecarSubjects(namespace, account, manager),
 		},
 	}
 }
 
-func sidecarSubjects(namespace string, manager *rbacv1.Subject) []rbacv1.Subject {
-	s := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: render.SidecarServiceAccount, Namespace: namespace}}
+func sidecarSubjects(namespace, account string, manager *rbacv1.Subject) []rbacv1.Subject {
+	s := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: account, Namespace: namespace}}
 	if manager != nil {
 		s = append(s, *manager)
 	}
@@ -63,8 +74,13 @@ func sidecarSubjects(namespace string, manager *rbacv1.Subject) []rbacv1.Subject
 // creates is owned by the turnwatch-sidecar ClusterRole (sidecarRoleOwner),
 // read around the cache through reader.
 func ensureSidecarRBAC(ctx context.Context, c client.Client, reader client.Reader, namespace string, manager *rbacv1.Subject) error {
+	return EnsureRBAC(ctx, c, reader, SidecarRBAC(namespace, manager))
+}
+
+// EnsureRBAC creates those of objs that are missing, as ensureSidecarRBAC.
+func EnsureRBAC(ctx context.Context, c client.Client, reader client.Reader, objs []client.Object) error {
 	var missing []client.Object
-	for _, obj := range SidecarRBAC(namespace, manager) {
+	for _, obj := range objs {
 		probe := obj.DeepCopyObject().(client.Object)
 		err := c.Get(ctx, client.ObjectKeyFromObject(obj), probe)
 		if err == nil {

@@ -197,6 +197,15 @@ func agentEnv(turn *twv1.AgentTurn) []corev1.EnvVar {
 }
 
 func sidecarContainer(run *twv1.AgentRun, turn *twv1.AgentTurn, agent string, guards []byte, o RenderOptions) corev1.Container {
+	c := sidecarShape(o)
+	c.Env = turnSidecarEnv(run, turn, agent, guards, o)
+	return c
+}
+
+// turnSidecarEnv is the env of a run's turn's sidecar (docs/protocol.md);
+// an attached Pod's sidecar gets the same names from its Pod and its
+// namespace (attachSidecarEnv).
+func turnSidecarEnv(run *twv1.AgentRun, turn *twv1.AgentTurn, agent string, guards []byte, o RenderOptions) []corev1.EnvVar {
 	format := run.Spec.Format
 	if format == "" {
 		format = twv1.FormatAuto
@@ -223,12 +232,17 @@ func sidecarContainer(run *twv1.AgentRun, turn *twv1.AgentTurn, agent string, gu
 	if o.Freshness > 0 {
 		env = append(env, shared.ProgressEnv(o.Freshness))
 	}
+	return env
+}
+
+// sidecarShape is the sidecar container but its env: the same in a turn's
+// Pod and in an attached one.
+func sidecarShape(o RenderOptions) corev1.Container {
 	return corev1.Container{
 		Name:          protocol.SidecarContainerName,
 		Image:         o.SidecarImage,
 		Command:       []string{"turnwatch-sidecar", "run"},
 		RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways),
-		Env:           env,
 		VolumeMounts: []corev1.VolumeMount{{
 			Name: TokenVolume, MountPath: TokenMountPath, ReadOnly: true,
 		}},

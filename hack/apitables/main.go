@@ -13,7 +13,10 @@
 //   - from the scripted model's scenarios (pkg/scriptedmodel), the Drill
 //     type, whose enum lists them (api/v1alpha1/zz_generated.drill.go);
 //   - from the CLIs' table (pkg/agents), the Format type, whose enum lists
-//     every CLI's format and auto (api/v1alpha1/zz_generated.format.go).
+//     every CLI's format and auto (api/v1alpha1/zz_generated.format.go);
+//   - from the Pod renderer (controllers/render), the attach admission
+//     policy (config/sidecar/mutatingadmissionpolicy_attach.yaml), which
+//     injects a turn Pod's sidecar into an attached Pod.
 //
 // `make generate` runs it before controller-gen, which makes the CRDs and
 // the deep copies from the generated types; `make verify-generated` fails
@@ -54,6 +57,7 @@ func outputs() []output {
 		{"api/v1alpha1/zz_generated.format.go", func() ([]byte, error) {
 			return apiFormat(append(agents.Formats(), agents.Auto))
 		}},
+		{"config/sidecar/mutatingadmissionpolicy_attach.yaml", attachPolicy},
 		{"config/sidecar/validatingadmissionpolicy_limits.yaml", func() ([]byte, error) {
 			return limitsPolicies(limitedGuards(monitor.Detectors()), agents.KeyEnvs())
 		}},

@@ -18,7 +18,7 @@ import (
 // policies with their bindings (the limits policies in a file of their
 // own, which hack/apitables writes).
 var SidecarPolicy = []string{"config/sidecar/clusterrole.yaml", "config/sidecar/validatingadmissionpolicy.yaml",
-	"config/sidecar/validatingadmissionpolicy_limits.yaml"}
+	"config/sidecar/validatingadmissionpolicy_limits.yaml", "config/sidecar/mutatingadmissionpolicy_attach.yaml"}
 
 // InstallSidecarPolicy creates SidecarPolicy's objects; existing ones are kept.
 func InstallSidecarPolicy(ctx context.Context, c client.Client) error {

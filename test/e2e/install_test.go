@@ -158,6 +158,7 @@ func clearOperator(t *testing.T) {
 		{"delete", "--ignore-not-found", "-f", filepath.Join(env.root, "config", "sidecar", "clusterrole.yaml")},
 		{"delete", "--ignore-not-found", "-f", filepath.Join(env.root, "config", "sidecar", "validatingadmissionpolicy.yaml")},
 		{"delete", "--ignore-not-found", "-f", filepath.Join(env.root, "config", "sidecar", "validatingadmissionpolicy_limits.yaml")},
+		{"delete", "--ignore-not-found", "-f", filepath.Join(env.root, "config", "sidecar", "mutatingadmissionpolicy_attach.yaml")},
 		{"delete", "--ignore-not-found", "serviceaccounts,rolebindings", "-A", "-l", "turnwatch.dev/component=sidecar-rbac"},
 		{"delete", "--ignore-not-found", "--timeout=3m", "-f", filepath.Join(env.root, "config", "crd", "bases")},
 		{"delete", "--ignore-not-found", "--timeout=3m", "namespace", releaseNS},

@@ -131,7 +131,7 @@ func stopManager() {
 // and the admission policies, all cluster-scoped. The namespaced
 // ServiceAccount and RoleBinding are the manager's to create.
 func installSidecarPolicy() error {
-	for _, name := range []string{"clusterrole.yaml", "validatingadmissionpolicy.yaml", "validatingadmissionpolicy_limits.yaml"} {
+	for _, name := range []string{"clusterrole.yaml", "validatingadmissionpolicy.yaml", "validatingadmissionpolicy_limits.yaml", "mutatingadmissionpolicy_attach.yaml"} {
 		f := filepath.Join(env.root, "config", "sidecar", name)
 		if _, err := os.Stat(f); err != nil {
 			return fmt.Errorf("no %s to install: %w", f, err)
