@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,7 +23,7 @@ import (
 func attachOptions() render.RenderOptions {
 	cfg := shared.DefaultConfig()
 	return render.RenderOptions{SidecarImage: "turnwatch:attach-test", Guards: cfg.Guards,
-		Resources: cfg.Sidecar.Resources, Freshness: cfg.StatusFreshness.Duration}
+		Resources: cfg.Sidecar.Resources, Freshness: cfg.Freshness()}
 }
 
 // attachNamespace is a namespace labelled for attach, with what the manager
@@ -31,14 +32,7 @@ func attachOptions() render.RenderOptions {
 func attachNamespace(t *testing.T, o render.RenderOptions, guards string) string {
 	t.Helper()
 	ns := newNamespace(t)
-	nsObj := &corev1.Namespace{}
-	if err := k8s.Get(context.Background(), client.ObjectKey{Name: ns}, nsObj); err != nil {
-		t.Fatal(err)
-	}
-	nsObj.Labels = map[string]string{twv1.LabelAttach: twv1.AttachEnabled}
-	if err := k8s.Update(context.Background(), nsObj); err != nil {
-		t.Fatal(err)
-	}
+	setAttachLabel(t, ns, twv1.AttachEnabled)
 	for _, obj := range agentturn.AttachRBAC(ns, nil)[:1] { // the account
 		create(t, obj)
 	}
@@ -260,4 +254,85 @@ func TestAttachHoldsAgainstTheEditor(t *testing.T) {
 		func() { _ = k8s.Update(ctx, cm.DeepCopy()) }, "turnwatch-attach holds the parameters", "may not update")
 	refused("the editor deletes the parameters", func() error { return editor.Delete(ctx, cm.DeepCopy()) },
 		func() { t.Fatal("the parameters are gone") }, "may not delete")
+}
+
+// TestAttachNamespaceReady: the manager readies a namespace once it is
+// labelled for attach (the attached sidecars' account and RoleBinding, the
+// policy's parameters from its own options and the namespace's policies),
+// follows its policies' limits, and takes the parameters away with the
+// label; a Pod created there in between gets the manager's sidecar.
+func TestAttachNamespaceReady(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	if err := installPolicy(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ns := newNamespace(t)
+	startManager(t, ns, managerOpts{})
+	setAttachLabel(t, ns, twv1.AttachEnabled)
+	params := func() (map[string]string, error) {
+		cm := &corev1.ConfigMap{}
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: twv1.AttachParams}, cm)
+		return cm.Data, err
+	}
+	eventually(t, "the namespace ready", func() error {
+		for _, obj := range agentturn.AttachRBAC(ns, nil) {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+				return err
+			}
+		}
+		d, err := params()
+		if err == nil && d[render.ParamImage] != "turnwatch-sidecar:test" {
+			return fmt.Errorf("params %v", d)
+		}
+		return err
+	})
+	create(t, &twv1.TurnPolicy{ObjectMeta: metav1.ObjectMeta{Name: "caps", Namespace: ns},
+		Spec: twv1.TurnPolicySpec{Limits: &twv1.GuardLimits{StepBudget: ptr.To[int32](100)}}})
+	eventually(t, "the limits followed", func() error {
+		d, err := params()
+		if err != nil {
+			return err
+		}
+		return containsAll(d[render.ParamLimits]+d[render.ParamGuards], `{"stepBudget":100}`, `"stepBudget":100`)
+	})
+	eventually(t, "an attached Pod", func() error {
+		p := watchedPod(ns, "attached", map[string]string{twv1.LabelWatch: "pi"})
+		if err := k8s.Create(ctx, p); err != nil {
+			return err
+		}
+		if len(p.Spec.InitContainers) == 0 || p.Spec.InitContainers[0].Image != "turnwatch-sidecar:test" {
+			_ = k8s.Delete(ctx, p, client.GracePeriodSeconds(0))
+			return fmt.Errorf("init containers %v", p.Spec.InitContainers)
+		}
+		return nil
+	})
+	setAttachLabel(t, ns, "")
+	eventually(t, "the parameters gone with the label", func() error {
+		if _, err := params(); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("get: %v", err)
+		}
+		return nil
+	})
+}
+
+// setAttachLabel sets (or with "", removes) ns's attach label.
+func setAttachLabel(t *testing.T, ns, value string) {
+	t.Helper()
+	obj := &corev1.Namespace{}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Name: ns}, obj); err != nil {
+		t.Fatal(err)
+	}
+	if obj.Labels == nil {
+		obj.Labels = map[string]string{}
+	}
+	if value == "" {
+		delete(obj.Labels, twv1.LabelAttach)
+	} else {
+		obj.Labels[twv1.LabelAttach] = value
+	}
+	if err := k8s.Update(context.Background(), obj); err != nil {
+		t.Fatal(err)
+	}
 }

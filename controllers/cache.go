@@ -3,6 +3,7 @@ package controllers
 import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -28,5 +29,7 @@ func CacheByObject() map[client.Object]cache.ByObject {
 		&twv1.AgentRun{}:         {Transform: shared.TrimRun},
 		&twv1.AgentTurn{}:        {Transform: shared.TrimTurn},
 		&corev1.Namespace{}:      {Transform: shared.StripManagedFields},
+		// The attach policy's parameters only (controllers/attachns).
+		&corev1.ConfigMap{}: {Field: fields.OneTermEqualSelector("metadata.name", twv1.AttachParams), Transform: shared.StripManagedFields},
 	}
 }

@@ -11,6 +11,7 @@ import (
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/controllers/agentrun"
 	"turnwatch.dev/turnwatch/controllers/agentturn"
+	"turnwatch.dev/turnwatch/controllers/attachns"
 	"turnwatch.dev/turnwatch/controllers/shared"
 	"turnwatch.dev/turnwatch/controllers/turnpolicy"
 )
@@ -71,6 +72,11 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if err := (&turnpolicy.TurnPolicyReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: o.Clock, Config: o.Config,
 	}).SetupWithManager(mgr, o.Concurrency); err != nil {
+		return err
+	}
+	if err := (&attachns.Reconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: o.Config, SidecarImage: o.SidecarImage, Manager: o.Manager,
+	}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	return (&agentturn.AgentTurnReconciler{

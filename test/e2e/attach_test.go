@@ -1,0 +1,198 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"turnwatch.dev/turnwatch/pkg/protocol"
+	"turnwatch.dev/turnwatch/pkg/scriptedmodel"
+)
+
+// TestAttach: Pods turnwatch did not create, guarded where they run
+// (docs/attach.md). A namespace labelled turnwatch.dev/attach=enabled; pi's
+// sample's pod template, labelled turnwatch.dev/watch=pi, as a Job's, a
+// plain Pod's; each against a scripted model playing identicalLoop. The
+// admission policy injects the sidecar, the sidecar trips, the manager
+// records an AgentTurn of the Pod and ends it as failed; the Job does the
+// rest: its backoffLimit rerolls, its podFailurePolicy fails it at once.
+// A namespace without the label gets nothing.
+func TestAttach(t *testing.T) {
+	needOperator(t)
+	needAgentImages(t)
+	ns := policyNamespace(t, "attach")
+	if _, err := kubectl("label", "namespace", ns, "turnwatch.dev/attach=enabled"); err != nil {
+		t.Fatal(err)
+	}
+	err := waitFor(context.Background(), time.Minute, "the namespace ready for attach", func() (bool, error) {
+		_, err := env.kube.CoreV1().ConfigMaps(ns).Get(context.Background(), "turnwatch-attach", metav1.GetOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sample := readSampleRun(t, filepath.Join(env.root, "config/samples/cli_pi.yaml"))
+	t.Run("job-backoff", func(t *testing.T) {
+		t.Parallel()
+		job := attachJob(t, ns, "loop-backoff", sample, 1, nil)
+		checkAttachedJob(t, ns, job, 2, "BackoffLimitExceeded")
+	})
+	t.Run("job-failjob", func(t *testing.T) {
+		t.Parallel()
+		job := attachJob(t, ns, "loop-failjob", sample, 3, &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
+			Action:          batchv1.PodFailurePolicyActionFailJob,
+			OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: protocol.ConditionTripped, Status: corev1.ConditionTrue}},
+		}}})
+		checkAttachedJob(t, ns, job, 1, "PodFailurePolicy")
+	})
+	t.Run("unlabelled", func(t *testing.T) {
+		t.Parallel()
+		plain := policyNamespace(t, "plain")
+		tmpl := attachTemplate(t, sample, "http://127.0.0.1:9")
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "not-attached", Namespace: plain, Labels: tmpl.Labels}, Spec: tmpl.Spec}
+		got, err := env.kube.CoreV1().Pods(plain).Create(context.Background(), pod, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Spec.InitContainers) != 0 {
+			t.Errorf("a Pod of a namespace without %s got %d init containers", "turnwatch.dev/attach", len(got.Spec.InitContainers))
+		}
+	})
+}
+
+// attachTemplate is the sample's pod template as a team would run it
+// themselves: labelled for watch, its model the scripted one, its prompt
+// its own, no service account token, on the node's network.
+func attachTemplate(t *testing.T, sample *unstructured.Unstructured, url string) corev1.PodTemplateSpec {
+	t.Helper()
+	raw, _, _ := unstructured.NestedMap(sample.Object, "spec", "template")
+	var tmpl corev1.PodTemplateSpec
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &tmpl); err != nil {
+		t.Fatal(err)
+	}
+	prompt, _, _ := unstructured.NestedString(sample.Object, "spec", "prompt")
+	tmpl.Labels = map[string]string{"turnwatch.dev/watch": "pi"}
+	spec := &tmpl.Spec
+	spec.HostNetwork = true
+	spec.RestartPolicy = corev1.RestartPolicyNever
+	spec.AutomountServiceAccountToken = ptr(false)
+	c := &spec.Containers[0]
+	var envs []corev1.EnvVar
+	for _, e := range c.Env {
+		switch e.Name {
+		case "ANTHROPIC_BASE_URL":
+			e.Value = url
+		case "ANTHROPIC_API_KEY":
+			e.ValueFrom, e.Value = nil, "sk-attach-dummy"
+		}
+		envs = append(envs, e)
+	}
+	c.Env = append(envs, corev1.EnvVar{Name: protocol.EnvPrompt, Value: prompt})
+	return tmpl
+}
+
+// attachJob creates a Job of the sample against a scripted model playing
+// identicalLoop.
+func attachJob(t *testing.T, ns, name string, sample *unstructured.Unstructured, backoff int32, pfp *batchv1.PodFailurePolicy) *batchv1.Job {
+	t.Helper()
+	sc, err := scriptedmodel.Lookup("identicalLoop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, url := serveModel(t, sc)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(modelLog(model))
+		}
+	})
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: batchv1.JobSpec{BackoffLimit: ptr(backoff), PodFailurePolicy: pfp,
+			Template: attachTemplate(t, sample, url+scriptedmodel.Endpoints["pi"].Suffix)},
+	}
+	got, err := env.kube.BatchV1().Jobs(ns).Create(context.Background(), job, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// checkAttachedJob: the Job fails for reason, after pods Pods, each
+// injected, failed with the Tripped condition and recorded as a Failed
+// AgentTurn of its name; a Tripped Event on the Job names the detector.
+func checkAttachedJob(t *testing.T, ns string, job *batchv1.Job, pods int, reason string) {
+	t.Helper()
+	ctx := context.Background()
+	err := waitFor(ctx, 5*time.Minute, "job "+job.Name+" failed", func() (bool, error) {
+		j, err := env.kube.BatchV1().Jobs(ns).Get(ctx, job.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		for _, c := range j.Status.Conditions {
+			if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+				if c.Reason != reason {
+					return false, fmt.Errorf("job %s failed for %s (%s), want %s", job.Name, c.Reason, c.Message, reason)
+				}
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	table, _ := kubectl("-n", ns, "get", "jobs,pods,agentturns", "-o", "wide")
+	t.Logf("kubectl get jobs,pods,agentturns:\n%s", table)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, describeIn(ns, "job", job.Name))
+	}
+	list, err := env.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "job-name=" + job.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != pods {
+		t.Errorf("job %s made %d Pods, want %d", job.Name, len(list.Items), pods)
+	}
+	for i := range list.Items {
+		checkAttachedPod(t, &list.Items[i])
+	}
+	events, _ := kubectl("-n", ns, "get", "events", "--field-selector", "involvedObject.kind=Job,involvedObject.name="+job.Name, "-o", "custom-columns=REASON:.reason,MESSAGE:.message", "--no-headers")
+	if !strings.Contains(events, "Tripped") || !strings.Contains(events, "identicalCalls") {
+		t.Errorf("no Tripped Event naming identicalCalls on job %s:\n%s", job.Name, events)
+	}
+}
+
+// checkAttachedPod: the Pod was injected, failed with the Tripped
+// condition, and its AgentTurn recorded it.
+func checkAttachedPod(t *testing.T, p *corev1.Pod) {
+	t.Helper()
+	if len(p.Spec.InitContainers) == 0 || p.Spec.InitContainers[0].Name != protocol.SidecarContainerName {
+		t.Errorf("pod %s: no sidecar injected", p.Name)
+	}
+	if p.Status.Phase != corev1.PodFailed {
+		t.Errorf("pod %s: phase %s, want Failed", p.Name, p.Status.Phase)
+	}
+	if _, ok := podCondition(p, protocol.ConditionTripped); !ok {
+		t.Errorf("pod %s: no %s condition", p.Name, protocol.ConditionTripped)
+	}
+	turn, err := env.dyn.Resource(agentTurnGVR).Namespace(p.Namespace).Get(context.Background(), p.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Errorf("pod %s: no AgentTurn: %v", p.Name, err)
+		return
+	}
+	if got := str(turn, "spec", "podRef", "uid"); got != string(p.UID) {
+		t.Errorf("turn %s: spec.podRef.uid %q, want the Pod's %q", turn.GetName(), got, p.UID)
+	}
+	if str(turn, "status", "outcome") != "Failed" || str(turn, "status", "error", "type") != "runaway" {
+		t.Errorf("turn %s: %s %s, want Failed runaway\n%s", turn.GetName(), str(turn, "status", "outcome"), str(turn, "status", "error", "type"),
+			describeIn(p.Namespace, "agentturn", p.Name))
+	}
+}
