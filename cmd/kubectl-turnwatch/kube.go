@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -45,7 +47,7 @@ func explainRun(ctx context.Context, cfg *rest.Config, ns, name, pick string, ga
 	if err != nil {
 		return nil, err
 	}
-	addNotes(ctx, cs, &run, list.Items, r.Turns)
+	addNotes(ctx, cs, ns, []types.UID{run.UID}, list.Items, r.Turns)
 	if f := run.Status.Fault; f != nil {
 		r.Fault = &explain.Turn{Name: f.Turn, Class: string(f.Class), Detector: f.Detector, Message: f.Message}
 	}
@@ -57,7 +59,9 @@ func explainRun(ctx context.Context, cfg *rest.Config, ns, name, pick string, ga
 		return r, nil // no turn yet
 	}
 	r.StreamTurn = turn.Name
-	r.Stream, err = turnStream(ctx, c, cs, ns, turn, run.Spec.Format, gap)
+	r.Stream, err = turnStream(ctx, c, cs, ns, turn, func(pod *corev1.Pod) (explain.Options, string, error) {
+		return sidecarOptions(pod, string(run.Spec.Format))
+	}, gap)
 	if err != nil {
 		r.StreamError = err.Error()
 	}
@@ -77,29 +81,41 @@ func newClient(cfg *rest.Config) (client.Client, error) {
 }
 
 // addNotes gives each turn what it told besides its outcome: its Nudged
-// Events on the run, oldest first, in the sidecar's words (which say
-// whether the nudge was delivered to the agent), then the sidecar's
-// warnings on the turn. Events a user may not list are left out.
-func addNotes(ctx context.Context, cs kubernetes.Interface, run *twv1.AgentRun, items []twv1.AgentTurn, turns []explain.Turn) {
+// Events on regarding (the run; an attached turn, or its Pod), oldest
+// first, in the sidecar's words (which say whether the nudge was delivered
+// to the agent), then the turn's notes (noteConditions). Events a user may
+// not list are left out.
+func addNotes(ctx context.Context, cs kubernetes.Interface, ns string, regarding []types.UID, items []twv1.AgentTurn, turns []explain.Turn) {
 	byTurn := map[string][]string{}
-	if evs, err := cs.EventsV1().Events(run.Namespace).List(ctx, metav1.ListOptions{}); err == nil {
+	if evs, err := cs.EventsV1().Events(ns).List(ctx, metav1.ListOptions{}); err == nil {
 		sort.SliceStable(evs.Items, func(i, j int) bool { return evs.Items[i].EventTime.Before(&evs.Items[j].EventTime) })
 		for _, ev := range evs.Items {
-			if ev.Regarding.UID == run.UID && ev.Reason == "Nudged" && ev.Related != nil {
+			if slices.Contains(regarding, ev.Regarding.UID) && ev.Reason == "Nudged" && ev.Related != nil {
 				byTurn[ev.Related.Name] = append(byTurn[ev.Related.Name], strings.TrimPrefix(ev.Note, "turn "+ev.Related.Name+": "))
 			}
 		}
 	}
 	for _, at := range items {
-		for _, w := range protocol.Warnings {
-			if c := meta.FindStatusCondition(at.Status.Conditions, w.Reason); c != nil && c.Status == metav1.ConditionTrue {
-				byTurn[at.Name] = append(byTurn[at.Name], w.Reason+": "+c.Message)
+		for _, cond := range noteConditions() {
+			if c := meta.FindStatusCondition(at.Status.Conditions, cond); c != nil && c.Status == metav1.ConditionTrue {
+				byTurn[at.Name] = append(byTurn[at.Name], cond+": "+c.Message)
 			}
 		}
 	}
 	for i := range turns {
 		turns[i].Notes = byTurn[turns[i].Name]
 	}
+}
+
+// noteConditions are the turn conditions explain shows under the turn:
+// the sidecar's warnings (protocol.Warnings), then Forgeable, an attached
+// Pod's agent that could write its own verdict (docs/attach.md#forgeable).
+func noteConditions() []string {
+	var out []string
+	for _, w := range protocol.Warnings {
+		out = append(out, w.Reason)
+	}
+	return append(out, twv1.TurnConditionForgeable)
 }
 
 // turnsOf merges the run's status list (deleted turns included) with the
@@ -113,14 +129,10 @@ func turnsOf(run *twv1.AgentRun, items []twv1.AgentTurn) []explain.Turn {
 	var out []explain.Turn
 	add := func(t explain.Turn) {
 		if at := byName[t.Name]; at != nil {
-			t.Outcome = string(at.Status.Outcome)
-			t.Steps, t.CostUSD = at.Status.Steps, at.Status.CostUSD
+			fillTurn(&t, at)
 			t.Pod = at.Status.PodName
 			if t.Pod == "" {
 				t.Pod = at.Name
-			}
-			if e := at.Status.Error; e != nil {
-				t.Class, t.Detector, t.Message = string(e.Type), e.Detector, e.Message
 			}
 		}
 		// A running turn's counts are its sidecar's latest report, which
@@ -142,6 +154,15 @@ func turnsOf(run *twv1.AgentRun, items []twv1.AgentTurn) []explain.Turn {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Attempt < out[j].Attempt })
 	return out
+}
+
+// fillTurn sets the turn's outcome, counts and error from its AgentTurn.
+func fillTurn(t *explain.Turn, at *twv1.AgentTurn) {
+	t.Outcome = string(at.Status.Outcome)
+	t.Steps, t.CostUSD = at.Status.Steps, at.Status.CostUSD
+	if e := at.Status.Error; e != nil {
+		t.Class, t.Detector, t.Message = string(e.Type), e.Detector, e.Message
+	}
 }
 
 // chooseTurn: the one asked for (name or attempt), else the faulted one,
@@ -169,8 +190,10 @@ func chooseTurn(r *explain.Run, pick string) (explain.Turn, bool) {
 }
 
 // turnStream reads the turn's agent log (with timestamps, so gaps show) and
-// explains it with the format, guards and prices its sidecar was given.
-func turnStream(ctx context.Context, c client.Client, cs kubernetes.Interface, ns string, turn explain.Turn, format twv1.Format, gap time.Duration) (*explain.Timeline, error) {
+// explains it with the format, guards and prices its sidecar was given:
+// options reads them, and the agent container, off its Pod.
+func turnStream(ctx context.Context, c client.Client, cs kubernetes.Interface, ns string, turn explain.Turn,
+	options func(*corev1.Pod) (explain.Options, string, error), gap time.Duration) (*explain.Timeline, error) {
 	if turn.Pod == "" {
 		return nil, fmt.Errorf("the turn is gone (deleted), and with it its Pod")
 	}
@@ -178,7 +201,7 @@ func turnStream(ctx context.Context, c client.Client, cs kubernetes.Interface, n
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: turn.Pod}, &pod); err != nil {
 		return nil, fmt.Errorf("its Pod %s: %w", turn.Pod, err)
 	}
-	opts, container, err := sidecarOptions(&pod, string(format))
+	opts, container, err := options(&pod)
 	if err != nil {
 		return nil, err
 	}
