@@ -1,7 +1,9 @@
 // Command kubectl-turnwatch is turnwatch's kubectl plugin. With it on PATH,
 // `kubectl turnwatch drill -f RUN.yaml` proves the guards on a run's own
 // image: it runs the run once per scripted-model scenario and prints what
-// each expected against what happened (drill.go, docs/drill.md); and
+// each expected against what happened (drill.go, docs/drill.md), and so
+// for a Job's, CronJob's, Pod's or Sandbox's pod template labelled for
+// attach (drill_workload.go); and
 // `kubectl turnwatch explain RUN` shows an AgentRun at a glance: every turn
 // with its outcome, then the agent's stream of one turn (the one that
 // faulted, by default) as a timeline of numbered tool calls, error answers,
@@ -14,7 +16,7 @@
 //
 //	kubectl turnwatch explain RUN|pod/NAME [-n NAMESPACE] [--turn NAME|ATTEMPT] [-o text|json]
 //	                              [--color auto|always|never] [--kubeconfig FILE] [--context NAME]
-//	kubectl turnwatch drill -f RUN.yaml [--scenario NAME|all] [-n NAMESPACE] [--timeout D]
+//	kubectl turnwatch drill -f RUN.yaml|WORKLOAD.yaml [--scenario NAME|all] [-n NAMESPACE] [--timeout D]
 //	                        [--parallel N] [--ttl D] [-o text|json] [--kubeconfig FILE] [--context NAME]
 package main
 
@@ -126,10 +128,11 @@ func parseCommand(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (po
 
 // commandsUsage lists the commands, for a call that names none.
 const commandsUsage = `usage: kubectl turnwatch explain RUN|pod/NAME [flags]
-       kubectl turnwatch drill -f RUN.yaml [flags]
+       kubectl turnwatch drill -f RUN.yaml|WORKLOAD.yaml [flags]
 
   explain   an AgentRun's (or a Pod's) turns and one turn's agent stream as a timeline
-  drill     run an AgentRun once per scripted-model scenario and show what its guards caught
+  drill     run an AgentRun (or a Job's, CronJob's, Pod's or Sandbox's pod template)
+            once per scripted-model scenario and show what its guards caught
 
 kubectl turnwatch COMMAND -h lists the command's flags.
 `
