@@ -54,7 +54,7 @@ guard caught what it should; 1 when one missed, raised a false alarm, or a
 run was not created or did not end in time; 2 for a manifest or flag it
 cannot use.
 
-WORKLOAD.yaml holds a workload labelled for attach (docs/attach.md): a
+WORKLOAD.yaml holds a workload labelled for attach (docs/attach.md), one of
 %s.
 Its pod template is drilled as an AgentRun's, named after the workload, with
 the format of its label turnwatch.dev/watch (a named one: not auto), the

@@ -45,6 +45,9 @@ var workloads = []workload{
 		return p.ObjectMeta, corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: p.Labels, Annotations: p.Annotations}, Spec: p.Spec}
 	})},
 	{"agents.x-k8s.io/v1alpha1", "Sandbox", "spec.podTemplate", readSandbox},
+	// v1beta1 is the version agent-sandbox v1.0 serves; its pod template
+	// is v1alpha1's.
+	{"agents.x-k8s.io/v1beta1", "Sandbox", "spec.podTemplate", readSandbox},
 }
 
 // lookupWorkload is the workload of the manifest's apiVersion and kind.
@@ -57,12 +60,20 @@ func lookupWorkload(tm metav1.TypeMeta) (workload, bool) {
 	return workload{}, false
 }
 
-// workloadKinds names the workloads the drill takes, from the table:
-// "Job (batch/v1), ... or Sandbox (...)".
+// workloadKinds names the workloads the drill takes, from the table, each
+// kind with its versions: "Job (batch/v1), ... or Sandbox (V1, V2)".
 func workloadKinds() string {
-	names := make([]string, len(workloads))
-	for i, w := range workloads {
-		names[i] = fmt.Sprintf("%s (%s)", w.kind, w.apiVersion)
+	var kinds []string
+	versions := map[string][]string{}
+	for _, w := range workloads {
+		if versions[w.kind] == nil {
+			kinds = append(kinds, w.kind)
+		}
+		versions[w.kind] = append(versions[w.kind], w.apiVersion)
+	}
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = fmt.Sprintf("%s (%s)", k, strings.Join(versions[k], ", "))
 	}
 	last := len(names) - 1
 	return strings.Join(names[:last], ", ") + " or " + names[last]
@@ -87,10 +98,10 @@ func readTyped[T any](get func(*T) (metav1.ObjectMeta, corev1.PodTemplateSpec)) 
 }
 
 // sandbox is the part of an agent-sandbox Sandbox (sigs.k8s.io/agent-sandbox,
-// api/v1alpha1) that the drill reads: spec.podTemplate, whose metadata holds
-// labels and annotations and whose spec is a PodSpec. The module is no
-// dependency of turnwatch's, so the Sandbox's other fields are not read
-// and not checked.
+// api/v1alpha1 and api/v1beta1) that the drill reads: spec.podTemplate,
+// whose metadata holds labels and annotations and whose spec is a PodSpec.
+// The module is no dependency of turnwatch's, so the Sandbox's other fields
+// are not read and not checked.
 type sandbox struct {
 	metav1.ObjectMeta `json:"metadata"`
 	Spec              struct {

@@ -28,9 +28,13 @@ func workloadManifest(t *testing.T, kind string, labels, annotations obj, contai
 	case "Pod":
 		meta["labels"], meta["annotations"] = labels, annotations
 		m = obj{"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": tmpl["spec"]}
-	case "Sandbox":
+	case "Sandbox", "Sandbox/v1beta1":
+		version := "v1alpha1"
+		if kind == "Sandbox/v1beta1" {
+			version = "v1beta1"
+		}
 		// A Sandbox's other fields (lifecycle, volumeClaimTemplates) are read past.
-		m = obj{"apiVersion": "agents.x-k8s.io/v1alpha1", "kind": "Sandbox", "metadata": meta, "spec": obj{"podTemplate": tmpl,
+		m = obj{"apiVersion": "agents.x-k8s.io/" + version, "kind": "Sandbox", "metadata": meta, "spec": obj{"podTemplate": tmpl,
 			"shutdownPolicy": "Delete", "volumeClaimTemplates": []any{obj{"metadata": obj{"name": "ws"}, "spec": obj{}}}}}
 	}
 	b, err := json.Marshal(m)
@@ -50,7 +54,7 @@ var (
 // label or the first, the guards of its annotation; the template keeps all
 // but those three.
 func TestWorkloadRun(t *testing.T) {
-	for _, kind := range []string{"Job", "CronJob", "Pod", "Sandbox"} {
+	for _, kind := range []string{"Job", "CronJob", "Pod", "Sandbox", "Sandbox/v1beta1"} {
 		tests := []struct {
 			name        string
 			labels, ann obj
