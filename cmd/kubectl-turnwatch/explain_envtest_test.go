@@ -126,6 +126,16 @@ func TestExplainPodCluster(t *testing.T) {
 		t.Errorf("a run's Pod: exit %d:\n%s%s", code, out, errOut)
 	}
 
+	// A Pod has one turn: --turn is refused, with where to pick another.
+	for _, tt := range []struct{ pod, want string }{
+		{"r-0", "--turn: Pod team/r-0 is one turn's (r-0); explain the run, r, to pick another"},
+		{nightly.Name, "--turn: an attached Pod has one turn, its own"},
+	} {
+		if code, _, errOut := k.explain("pod/"+tt.pod, "-n", team, "--turn", "1"); code != 1 || !strings.Contains(errOut, tt.want) {
+			t.Errorf("pod/%s --turn 1: exit %d, stderr %q, want %q", tt.pod, code, errOut, tt.want)
+		}
+	}
+
 	// An attached Pod that is gone is explained from its turn.
 	if err := k.c.Delete(ctx, nightly); err != nil {
 		t.Fatal(err)
