@@ -13,6 +13,7 @@ import (
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/pkg/explain"
+	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
 // explain runs `kubectl turnwatch explain` with args against the cluster.
@@ -42,6 +43,20 @@ func (k drillCluster) agentPod(t *testing.T, ns, name string, labels map[string]
 		pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: twv1.GroupVersion.String(), Kind: "AgentTurn",
 			Name: controller.Name, UID: controller.UID, Controller: &yes}}
 	}
+	if err := k.c.Create(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	return pod
+}
+
+// sidecarPod makes a Pod with labels, injected with turnwatch's sidecar as
+// attach injects it (a native sidecar: an init container).
+func (k drillCluster) sidecarPod(t *testing.T, ns, name string, labels map[string]string) *corev1.Pod {
+	t.Helper()
+	always := corev1.ContainerRestartPolicyAlways
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels}, Spec: corev1.PodSpec{
+		InitContainers: []corev1.Container{{Name: protocol.SidecarContainerName, Image: "sidecar", RestartPolicy: &always}},
+		Containers:     []corev1.Container{{Name: "agent", Image: "agent"}}}}
 	if err := k.c.Create(context.Background(), pod); err != nil {
 		t.Fatal(err)
 	}
@@ -149,13 +164,15 @@ func TestExplainPodCluster(t *testing.T) {
 	k.agentPod(t, team, nightly.Name, watch, nil)
 	unwatched := k.agentPod(t, team, "build", nil, nil)
 	outside := k.agentPod(t, plain, "agent", watch, nil)
-	waiting := k.agentPod(t, team, "waiting", watch, nil)
+	bare := k.agentPod(t, team, "bare", watch, nil)
+	waiting := k.sidecarPod(t, team, "waiting", watch)
 	for _, tt := range []struct {
 		name, ns, pod, want string
 	}{
 		{"not labelled", team, unwatched.Name, "Pod team/build has no turn: it is not labelled turnwatch.dev/watch"},
 		{"namespace not labelled", plain, outside.Name, "Pod plain/agent has no turn: its namespace plain is not labelled turnwatch.dev/attach=enabled"},
-		{"not recorded", team, waiting.Name, "Pod team/waiting has no turn: it is labelled turnwatch.dev/watch=claude but not recorded yet"},
+		{"no sidecar", team, bare.Name, "Pod team/bare has no turn: it has no sidecar (turnwatch-sidecar): it was created before its namespace was labelled"},
+		{"not recorded", team, waiting.Name, "Pod team/waiting has no turn: it is labelled turnwatch.dev/watch=claude and has its sidecar, but is not recorded yet"},
 		{"a later Pod of the name", team, nightly.Name, "records an earlier Pod of that name, uid " + string(nightly.UID)},
 		{"no Pod, no turn", team, "none", "Pod team/none not found, and no attached turn records it"},
 	} {

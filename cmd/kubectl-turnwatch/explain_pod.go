@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/pkg/explain"
 	"turnwatch.dev/turnwatch/pkg/monitor"
+	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
 // `kubectl turnwatch explain pod/NAME`: the turn of a Pod. A run's turn Pod
@@ -120,8 +122,22 @@ func notAttached(ctx context.Context, c client.Client, pod *corev1.Pod) string {
 		return fmt.Sprintf("its namespace %s is not labelled %s=%s (docs/attach.md#opt-in), so its Pods get no sidecar",
 			pod.Namespace, twv1.LabelAttach, twv1.AttachEnabled)
 	}
-	return fmt.Sprintf("it is labelled %s=%s but not recorded yet: the manager records an attached Pod as an AgentTurn of its name "+
-		"once it is running (is the manager up? kubectl get agentturns -n %s)", twv1.LabelWatch, pod.Labels[twv1.LabelWatch], pod.Namespace)
+	if !hasSidecar(pod) {
+		return fmt.Sprintf("it has no sidecar (%s): it was created before its namespace was labelled, or before the manager "+
+			"wrote the namespace's ConfigMap %s (docs/attach.md); a Pod created now gets one", protocol.SidecarContainerName, twv1.AttachParams)
+	}
+	return fmt.Sprintf("it is labelled %s=%s and has its sidecar, but is not recorded yet: the manager records an attached Pod "+
+		"as an AgentTurn of its name (is the manager up? kubectl get agentturns -n %s)", twv1.LabelWatch, pod.Labels[twv1.LabelWatch], pod.Namespace)
+}
+
+// hasSidecar says whether the Pod has turnwatch's sidecar.
+func hasSidecar(pod *corev1.Pod) bool {
+	for _, c := range append(slices.Clone(pod.Spec.InitContainers), pod.Spec.Containers...) {
+		if c.Name == protocol.SidecarContainerName {
+			return true
+		}
+	}
+	return false
 }
 
 // explainAttached explains an attached Pod's turn: the turn alone, then

@@ -58,7 +58,8 @@ pod/NAME shows the turn of a Pod: a run's turn Pod (its run, with that turn's
 stream), or a Pod turnwatch attached to (docs/attach.md): its AgentTurn, with
 the format, agent container and guards the turn records. A Pod with no turn
 is an error saying what it lacks: the label turnwatch.dev/watch, its
-namespace's label turnwatch.dev/attach=enabled, or the manager's record.
+namespace's label turnwatch.dev/attach=enabled, its sidecar, or the
+manager's record.
 
 flags:
 `
