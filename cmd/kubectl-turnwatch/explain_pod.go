@@ -173,9 +173,10 @@ func attachedPhase(at *twv1.AgentTurn) string {
 }
 
 // attachedOptions are the engine options of an attached Pod's sidecar: its
-// env as for a run's turn (sidecarOptions), with the format, the agent
-// container and the guards the turn records (spec.podRef, spec.guards), as
-// a run's turn takes its format from the run.
+// env as for a run's turn (sidecarOptions, the guards annotation laid over
+// the namespace's guards as the sidecar lays it), with the format, the agent
+// container and, where the turn records them, the guards of the turn
+// (spec.podRef, spec.guards), as a run's turn takes its format from the run.
 func attachedOptions(pod *corev1.Pod, at *twv1.AgentTurn) (explain.Options, string, error) {
 	ref := at.Spec.PodRef
 	if string(pod.UID) != ref.UID {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -219,31 +220,65 @@ func turnStream(ctx context.Context, c client.Client, cs kubernetes.Interface, n
 func sidecarOptions(pod *corev1.Pod, format string) (explain.Options, string, error) {
 	opts := explain.Options{Format: format}
 	container := "agent"
-	for _, c := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
-		if c.Name != protocol.SidecarContainerName {
-			continue
+	env := sidecarEnv(pod)
+	for _, e := range env {
+		var err error
+		switch e.Name {
+		case protocol.EnvFormat:
+			opts.Format = e.Value
+		case protocol.EnvAgentContainer:
+			container = e.Value
+		case protocol.EnvPriorCostUSD:
+			opts.PriorCostUSD = e.Value
+		case protocol.EnvAudit:
+			opts.Audit = protocol.ParseAudit(e.Value)
+			err = monitor.ValidateAudit(opts.Audit)
+		case protocol.EnvPrices:
+			opts.Prices, err = monitor.ParsePrices([]byte(e.Value))
 		}
-		for _, e := range c.Env {
-			var err error
-			switch e.Name {
-			case protocol.EnvFormat:
-				opts.Format = e.Value
-			case protocol.EnvAgentContainer:
-				container = e.Value
-			case protocol.EnvPriorCostUSD:
-				opts.PriorCostUSD = e.Value
-			case protocol.EnvAudit:
-				opts.Audit = protocol.ParseAudit(e.Value)
-				err = monitor.ValidateAudit(opts.Audit)
-			case protocol.EnvGuards:
-				opts.Guards, err = monitor.ParseGuards([]byte(e.Value))
-			case protocol.EnvPrices:
-				opts.Prices, err = monitor.ParsePrices([]byte(e.Value))
-			}
-			if err != nil {
-				return opts, "", fmt.Errorf("the sidecar's %s: %w", e.Name, err)
-			}
+		if err != nil {
+			return opts, "", fmt.Errorf("the sidecar's %s: %w", e.Name, err)
+		}
+	}
+	if guards, ok := sidecarGuards(env); ok {
+		var err error
+		if opts.Guards, err = monitor.ParseGuards(guards); err != nil {
+			return opts, "", fmt.Errorf("the sidecar's %s: %w", protocol.EnvGuards, err)
 		}
 	}
 	return opts, container, nil
+}
+
+// sidecarEnv is the env of the Pod's sidecar container.
+func sidecarEnv(pod *corev1.Pod) []corev1.EnvVar {
+	for _, c := range append(slices.Clone(pod.Spec.InitContainers), pod.Spec.Containers...) {
+		if c.Name == protocol.SidecarContainerName {
+			return c.Env
+		}
+	}
+	return nil
+}
+
+// sidecarGuards are the guards the sidecar ran with, as it reads them
+// (turnwatch-sidecar run): its guards, and an attached Pod's guards
+// annotation over them, capped to the limits (monitor.OverrideGuards; an
+// annotation that does not read leaves the guards as they are). ok is
+// false when the env sets none of the three.
+func sidecarGuards(env []corev1.EnvVar) (guards []byte, ok bool) {
+	var override, limits []byte
+	for _, e := range env {
+		switch e.Name {
+		case protocol.EnvGuards:
+			guards, ok = []byte(e.Value), true
+		case protocol.EnvGuardsOverride:
+			override, ok = []byte(e.Value), true
+		case protocol.EnvGuardLimits:
+			limits, ok = []byte(e.Value), true
+		}
+	}
+	if len(bytes.TrimSpace(override)) == 0 && len(bytes.TrimSpace(limits)) == 0 {
+		return guards, ok
+	}
+	guards, _, _ = monitor.OverrideGuards(guards, override, limits)
+	return guards, ok
 }
