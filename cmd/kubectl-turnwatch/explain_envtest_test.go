@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/pkg/explain"
@@ -139,6 +140,19 @@ func TestExplainPodCluster(t *testing.T) {
 	code, out, errOut = k.explain("pod/r-0", "-n", team)
 	if code != 0 || !strings.HasPrefix(out, "AgentRun team/r: ") || !strings.Contains(out, "turn r-0, its agent's stream:\nstream: pi, 0 lines") {
 		t.Errorf("a run's Pod: exit %d:\n%s%s", code, out, errOut)
+	}
+
+	// A run's turn Pod that is gone is its run, with that turn.
+	var r1 corev1.Pod
+	if err := k.c.Get(ctx, client.ObjectKey{Namespace: team, Name: "r-1"}, &r1); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.c.Delete(ctx, &r1); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = k.explain("pod/r-1", "-n", team)
+	if code != 0 || !strings.HasPrefix(out, "AgentRun team/r: ") || !strings.Contains(out, "turn r-1: no stream to show: its Pod r-1: pods \"r-1\" not found") {
+		t.Errorf("a run's gone Pod: exit %d:\n%s%s", code, out, errOut)
 	}
 
 	// A Pod has one turn: --turn is refused, with where to pick another.

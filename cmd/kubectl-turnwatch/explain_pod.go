@@ -55,11 +55,11 @@ func explainPod(ctx context.Context, cfg *rest.Config, ns, name, pick string, ga
 	case !apierrors.IsNotFound(err):
 		return nil, err
 	}
-	if pod != nil && pod.Labels[twv1.LabelRun] != "" {
+	if run, turn := runOf(ctx, c, ns, name, pod); run != "" {
 		if pick != "" {
-			return nil, fmt.Errorf("--turn: Pod %s/%s is one turn's (%s); explain the run, %s, to pick another", ns, name, turnOfPod(pod), pod.Labels[twv1.LabelRun])
+			return nil, fmt.Errorf("--turn: Pod %s/%s is one turn's (%s); explain the run, %s, to pick another", ns, name, turn, run)
 		}
-		return explainRun(ctx, cfg, ns, pod.Labels[twv1.LabelRun], turnOfPod(pod), gap)
+		return explainRun(ctx, cfg, ns, run, turn, gap)
 	}
 	if pick != "" {
 		return nil, fmt.Errorf("--turn: an attached Pod has one turn, its own")
@@ -73,6 +73,21 @@ func explainPod(ctx context.Context, cfg *rest.Config, ns, name, pick string, ga
 		return nil, err
 	}
 	return explainAttached(ctx, c, cs, at, gap), nil
+}
+
+// runOf is the run and turn of a run's turn Pod: its label
+// turnwatch.dev/run and its turn (turnOfPod); of a Pod that is gone, the
+// run of the turn of its name (a run's turn names its Pod after itself).
+// run is empty for any other Pod.
+func runOf(ctx context.Context, c client.Client, ns, name string, pod *corev1.Pod) (run, turn string) {
+	if pod != nil {
+		return pod.Labels[twv1.LabelRun], turnOfPod(pod)
+	}
+	var at twv1.AgentTurn
+	if c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &at) == nil && at.Spec.RunName != "" {
+		return at.Spec.RunName, at.Name
+	}
+	return "", ""
 }
 
 // turnOfPod is the turn a run's Pod belongs to: its controller, the
