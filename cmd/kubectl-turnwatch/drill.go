@@ -43,6 +43,7 @@ const (
 var stdin io.Reader = os.Stdin
 
 const drillUsageText = `usage: kubectl turnwatch drill -f RUN.yaml [flags]
+       kubectl turnwatch drill -f WORKLOAD.yaml [flags]
 
 Proves the guards on the run's own image (docs/drill.md): creates a copy of
 the AgentRun of RUN.yaml ("-": stdin) per scenario of the scripted model,
@@ -53,13 +54,20 @@ guard caught what it should; 1 when one missed, raised a false alarm, or a
 run was not created or did not end in time; 2 for a manifest or flag it
 cannot use.
 
+WORKLOAD.yaml holds a workload labelled for attach (docs/attach.md), one of
+%s.
+Its pod template is drilled as an AgentRun's, named after the workload, with
+the format of its label turnwatch.dev/watch (a named one: not auto), the
+agent container of its label turnwatch.dev/agent-container (default: the
+first), and the guards of its annotation turnwatch.dev/guards.
+
 flags:
 `
 
 func newDrillFlagSet(f *drillFlags, stderr io.Writer) *flag.FlagSet {
 	fs := newKubeFlagSet("kubectl turnwatch drill", stderr, &f.kubeconfig, &f.context, &f.namespace,
 		"the namespace of the drill's runs (default: the manifest's, then the context's)")
-	fs.StringVar(&f.file, "filename", "", `the manifest holding one AgentRun ("-": stdin)`)
+	fs.StringVar(&f.file, "filename", "", `the manifest holding one AgentRun or workload ("-": stdin)`)
 	fs.StringVar(&f.file, "f", "", "short for --filename")
 	fs.StringVar(&f.scenario, "scenario", scenarioAll, "the scenario to play, or all: every scenario that applies to the run's format")
 	fs.DurationVar(&f.timeout, "timeout", defaultDrillTimeout, "how long the whole drill may take")
@@ -68,7 +76,7 @@ func newDrillFlagSet(f *drillFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.output, "output", "text", "text (a table, for a person) or json (the rows, for tools)")
 	fs.StringVar(&f.output, "o", "text", "short for --output")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), drillUsageText)
+		fmt.Fprintf(fs.Output(), drillUsageText, workloadKinds())
 		fs.PrintDefaults()
 	}
 	return fs

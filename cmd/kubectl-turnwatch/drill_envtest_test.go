@@ -13,10 +13,12 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/yaml"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/internal/testenv"
@@ -265,5 +267,56 @@ spec:
 	if code != 1 || !strings.Contains(out, "identicalLoop  identicalCalls/runaway  not created") ||
 		!strings.Contains(out, "turnwatch-agentrun-drill") || !strings.Contains(errOut, "OPENAI_BASE_URL") {
 		t.Errorf("exit %d:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}
+
+// TestDrillJobCluster drills a Job (config/samples/cli_pi.yaml's template,
+// labelled for attach) against a real API server whose controller the test
+// plays: each scenario's run is the Job's pod template, with the format,
+// agent container and guards its labels and annotation give.
+func TestDrillJobCluster(t *testing.T) {
+	k := startDrillCluster(t)
+	team := k.namespace(t, "team")
+	playController(t, k.c, piAnswer, team)
+	fh, err := os.Open(testenv.Path("config", "samples", "cli_pi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sample, err := readRun(fh)
+	fh.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := sample.Spec.Template.DeepCopy()
+	tmpl.Labels = map[string]string{twv1.LabelWatch: "pi", twv1.LabelAgentContainer: "agent", "team": "a"}
+	tmpl.Annotations = map[string]string{twv1.AnnotationGuards: `{"maxCostUSD": "1.00", "nudgeDelivery": "file"}`}
+	tmpl.Spec.RestartPolicy = corev1.RestartPolicyNever
+	job := &batchv1.Job{TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"}, ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: team},
+		Spec: batchv1.JobSpec{Template: *tmpl}}
+	b, err := yaml.Marshal(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := filepath.Join(t.TempDir(), "job.yaml")
+	if err := os.WriteFile(manifest, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, errOut := k.drill("-f", manifest, "--scenario", "identicalLoop", "--timeout", "1m")
+	want := `SCENARIO       EXPECTED                RESULT  CAUGHT BY               WHERE   NUDGE  REFUSED  REROLL FRESH
+identicalLoop  identicalCalls/runaway  Caught  identicalCalls/runaway  call 4  -      yes      yes
+`
+	if code != 0 || out != want {
+		t.Errorf("exit %d; table:\n%s\nwant:\n%s\nstderr:\n%s", code, out, want, errOut)
+	}
+	var got twv1.AgentRun
+	if err := k.c.Get(context.Background(), client.ObjectKey{Namespace: team, Name: "nightly-drill-identicalloop"}, &got); err != nil {
+		t.Fatal(err)
+	}
+	wantTmpl := sample.Spec.Template.DeepCopy()
+	wantTmpl.Labels, wantTmpl.Spec.RestartPolicy = map[string]string{"team": "a"}, corev1.RestartPolicyNever
+	if got.Spec.Format != twv1.FormatPi || got.Spec.AgentContainer != "agent" || !reflect.DeepEqual(got.Spec.Guards, sample.Spec.Guards) ||
+		got.Spec.Drill == nil || got.Spec.Drill.Scenario != "identicalLoop" || !reflect.DeepEqual(got.Spec.Template, *wantTmpl) {
+		t.Errorf("the run is not the Job's template:\n%+v\nwant template\n%+v", got.Spec, *wantTmpl)
 	}
 }

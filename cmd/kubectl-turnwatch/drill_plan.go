@@ -39,22 +39,27 @@ func isRefusal(err error) bool {
 // maxName is the longest AgentRun name: its name is a label value.
 const maxName = 63
 
-// readRun reads the one AgentRun of a manifest (YAML or JSON), refusing
-// fields the API does not know: the copies must be the run as written.
+// readRun reads the one object of a manifest (YAML or JSON): an AgentRun,
+// refusing fields the API does not know (the copies must be the run as
+// written), or a workload, read as the AgentRun that runs its pod template
+// (workloadRun).
 func readRun(r io.Reader) (*twv1.AgentRun, error) {
 	docs, err := documents(r)
 	if err != nil {
 		return nil, refusef("reading the manifest: %v", err)
 	}
 	if len(docs) != 1 {
-		return nil, refusef("the manifest holds %d objects; the drill takes one AgentRun", len(docs))
+		return nil, refusef("the manifest holds %d objects; the drill takes one: %s", len(docs), acceptedKinds())
 	}
 	var tm metav1.TypeMeta
 	if err := yaml.Unmarshal(docs[0], &tm); err != nil {
 		return nil, refusef("reading the manifest: %v", err)
 	}
+	if w, ok := lookupWorkload(tm); ok {
+		return workloadRun(w, docs[0])
+	}
 	if tm.APIVersion != twv1.GroupVersion.String() || tm.Kind != "AgentRun" {
-		return nil, refusef("the manifest holds kind %q of apiVersion %q; the drill takes one AgentRun (%s)", tm.Kind, tm.APIVersion, twv1.GroupVersion)
+		return nil, refusef("the manifest holds kind %q of apiVersion %q; the drill takes %s", tm.Kind, tm.APIVersion, acceptedKinds())
 	}
 	var run twv1.AgentRun
 	if err := yaml.UnmarshalStrict(docs[0], &run); err != nil {

@@ -68,7 +68,9 @@ func TestReadRun(t *testing.T) {
 		{"json", `{"apiVersion":"turnwatch.dev/v1alpha1","kind":"AgentRun","metadata":{"name":"r"},"spec":{"format":"pi","prompt":"hi"}}`, ""},
 		{"two runs", run + "---\n" + run, "holds 2 objects"},
 		{"nothing", "# nothing\n", "holds 0 objects"},
-		{"another kind", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n", `kind "Pod" of apiVersion "v1"`},
+		{"another kind", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: p}\n",
+			`kind "Deployment" of apiVersion "apps/v1"; the drill takes an AgentRun (turnwatch.dev/v1alpha1), or a Job (batch/v1), CronJob (batch/v1), Pod (v1) or Sandbox (agents.x-k8s.io/v1alpha1, agents.x-k8s.io/v1beta1)`},
+		{"a Sandbox of another version", "apiVersion: agents.x-k8s.io/v1beta2\nkind: Sandbox\nmetadata: {name: p}\n", `kind "Sandbox" of apiVersion "agents.x-k8s.io/v1beta2"`},
 		{"another version", strings.Replace(run, "v1alpha1", "v1", 1), `apiVersion "turnwatch.dev/v1"`},
 		{"an unknown field", strings.Replace(run, "prompt: hi", "prompt: hi, promt: typo", 1), `unknown field "promt"`},
 	}
@@ -400,7 +402,7 @@ func TestDrillRefusals(t *testing.T) {
 		{[]string{"drill", "-f", codex, "--parallel", "0"}, "--parallel 0"},
 		{[]string{"drill", "-f", codex, "--ttl", "30s"}, "--ttl 30s"},
 		{[]string{"drill", "-f", dir + "/none.yaml"}, "no such file"},
-		{[]string{"drill", "-f", "-"}, "the drill takes one AgentRun"}, // stdin: two runs
+		{[]string{"drill", "-f", "-"}, "the drill takes one: an AgentRun"}, // stdin: two runs
 	}
 	was := stdin
 	defer func() { stdin = was }()

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -45,7 +48,7 @@ func explainRun(ctx context.Context, cfg *rest.Config, ns, name, pick string, ga
 	if err != nil {
 		return nil, err
 	}
-	addNotes(ctx, cs, &run, list.Items, r.Turns)
+	addNotes(ctx, cs, ns, []types.UID{run.UID}, list.Items, r.Turns)
 	if f := run.Status.Fault; f != nil {
 		r.Fault = &explain.Turn{Name: f.Turn, Class: string(f.Class), Detector: f.Detector, Message: f.Message}
 	}
@@ -57,7 +60,9 @@ func explainRun(ctx context.Context, cfg *rest.Config, ns, name, pick string, ga
 		return r, nil // no turn yet
 	}
 	r.StreamTurn = turn.Name
-	r.Stream, err = turnStream(ctx, c, cs, ns, turn, run.Spec.Format, gap)
+	r.Stream, err = turnStream(ctx, c, cs, ns, turn, func(pod *corev1.Pod) (explain.Options, string, error) {
+		return sidecarOptions(pod, string(run.Spec.Format))
+	}, gap)
 	if err != nil {
 		r.StreamError = err.Error()
 	}
@@ -77,29 +82,41 @@ func newClient(cfg *rest.Config) (client.Client, error) {
 }
 
 // addNotes gives each turn what it told besides its outcome: its Nudged
-// Events on the run, oldest first, in the sidecar's words (which say
-// whether the nudge was delivered to the agent), then the sidecar's
-// warnings on the turn. Events a user may not list are left out.
-func addNotes(ctx context.Context, cs kubernetes.Interface, run *twv1.AgentRun, items []twv1.AgentTurn, turns []explain.Turn) {
+// Events on regarding (the run; an attached turn, or its Pod), oldest
+// first, in the sidecar's words (which say whether the nudge was delivered
+// to the agent), then the turn's notes (noteConditions). Events a user may
+// not list are left out.
+func addNotes(ctx context.Context, cs kubernetes.Interface, ns string, regarding []types.UID, items []twv1.AgentTurn, turns []explain.Turn) {
 	byTurn := map[string][]string{}
-	if evs, err := cs.EventsV1().Events(run.Namespace).List(ctx, metav1.ListOptions{}); err == nil {
+	if evs, err := cs.EventsV1().Events(ns).List(ctx, metav1.ListOptions{}); err == nil {
 		sort.SliceStable(evs.Items, func(i, j int) bool { return evs.Items[i].EventTime.Before(&evs.Items[j].EventTime) })
 		for _, ev := range evs.Items {
-			if ev.Regarding.UID == run.UID && ev.Reason == "Nudged" && ev.Related != nil {
+			if slices.Contains(regarding, ev.Regarding.UID) && ev.Reason == "Nudged" && ev.Related != nil {
 				byTurn[ev.Related.Name] = append(byTurn[ev.Related.Name], strings.TrimPrefix(ev.Note, "turn "+ev.Related.Name+": "))
 			}
 		}
 	}
 	for _, at := range items {
-		for _, w := range protocol.Warnings {
-			if c := meta.FindStatusCondition(at.Status.Conditions, w.Reason); c != nil && c.Status == metav1.ConditionTrue {
-				byTurn[at.Name] = append(byTurn[at.Name], w.Reason+": "+c.Message)
+		for _, cond := range noteConditions() {
+			if c := meta.FindStatusCondition(at.Status.Conditions, cond); c != nil && c.Status == metav1.ConditionTrue {
+				byTurn[at.Name] = append(byTurn[at.Name], cond+": "+c.Message)
 			}
 		}
 	}
 	for i := range turns {
 		turns[i].Notes = byTurn[turns[i].Name]
 	}
+}
+
+// noteConditions are the turn conditions explain shows under the turn:
+// the sidecar's warnings (protocol.Warnings), then Forgeable, an attached
+// Pod's agent that could write its own verdict (docs/attach.md#forgeable).
+func noteConditions() []string {
+	var out []string
+	for _, w := range protocol.Warnings {
+		out = append(out, w.Reason)
+	}
+	return append(out, twv1.TurnConditionForgeable)
 }
 
 // turnsOf merges the run's status list (deleted turns included) with the
@@ -113,14 +130,10 @@ func turnsOf(run *twv1.AgentRun, items []twv1.AgentTurn) []explain.Turn {
 	var out []explain.Turn
 	add := func(t explain.Turn) {
 		if at := byName[t.Name]; at != nil {
-			t.Outcome = string(at.Status.Outcome)
-			t.Steps, t.CostUSD = at.Status.Steps, at.Status.CostUSD
+			fillTurn(&t, at)
 			t.Pod = at.Status.PodName
 			if t.Pod == "" {
 				t.Pod = at.Name
-			}
-			if e := at.Status.Error; e != nil {
-				t.Class, t.Detector, t.Message = string(e.Type), e.Detector, e.Message
 			}
 		}
 		// A running turn's counts are its sidecar's latest report, which
@@ -142,6 +155,15 @@ func turnsOf(run *twv1.AgentRun, items []twv1.AgentTurn) []explain.Turn {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Attempt < out[j].Attempt })
 	return out
+}
+
+// fillTurn sets the turn's outcome, counts and error from its AgentTurn.
+func fillTurn(t *explain.Turn, at *twv1.AgentTurn) {
+	t.Outcome = string(at.Status.Outcome)
+	t.Steps, t.CostUSD = at.Status.Steps, at.Status.CostUSD
+	if e := at.Status.Error; e != nil {
+		t.Class, t.Detector, t.Message = string(e.Type), e.Detector, e.Message
+	}
 }
 
 // chooseTurn: the one asked for (name or attempt), else the faulted one,
@@ -169,8 +191,10 @@ func chooseTurn(r *explain.Run, pick string) (explain.Turn, bool) {
 }
 
 // turnStream reads the turn's agent log (with timestamps, so gaps show) and
-// explains it with the format, guards and prices its sidecar was given.
-func turnStream(ctx context.Context, c client.Client, cs kubernetes.Interface, ns string, turn explain.Turn, format twv1.Format, gap time.Duration) (*explain.Timeline, error) {
+// explains it with the format, guards and prices its sidecar was given:
+// options reads them, and the agent container, off its Pod.
+func turnStream(ctx context.Context, c client.Client, cs kubernetes.Interface, ns string, turn explain.Turn,
+	options func(*corev1.Pod) (explain.Options, string, error), gap time.Duration) (*explain.Timeline, error) {
 	if turn.Pod == "" {
 		return nil, fmt.Errorf("the turn is gone (deleted), and with it its Pod")
 	}
@@ -178,7 +202,7 @@ func turnStream(ctx context.Context, c client.Client, cs kubernetes.Interface, n
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: turn.Pod}, &pod); err != nil {
 		return nil, fmt.Errorf("its Pod %s: %w", turn.Pod, err)
 	}
-	opts, container, err := sidecarOptions(&pod, string(format))
+	opts, container, err := options(&pod)
 	if err != nil {
 		return nil, err
 	}
@@ -196,31 +220,65 @@ func turnStream(ctx context.Context, c client.Client, cs kubernetes.Interface, n
 func sidecarOptions(pod *corev1.Pod, format string) (explain.Options, string, error) {
 	opts := explain.Options{Format: format}
 	container := "agent"
-	for _, c := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
-		if c.Name != protocol.SidecarContainerName {
-			continue
+	env := sidecarEnv(pod)
+	for _, e := range env {
+		var err error
+		switch e.Name {
+		case protocol.EnvFormat:
+			opts.Format = e.Value
+		case protocol.EnvAgentContainer:
+			container = e.Value
+		case protocol.EnvPriorCostUSD:
+			opts.PriorCostUSD = e.Value
+		case protocol.EnvAudit:
+			opts.Audit = protocol.ParseAudit(e.Value)
+			err = monitor.ValidateAudit(opts.Audit)
+		case protocol.EnvPrices:
+			opts.Prices, err = monitor.ParsePrices([]byte(e.Value))
 		}
-		for _, e := range c.Env {
-			var err error
-			switch e.Name {
-			case protocol.EnvFormat:
-				opts.Format = e.Value
-			case protocol.EnvAgentContainer:
-				container = e.Value
-			case protocol.EnvPriorCostUSD:
-				opts.PriorCostUSD = e.Value
-			case protocol.EnvAudit:
-				opts.Audit = protocol.ParseAudit(e.Value)
-				err = monitor.ValidateAudit(opts.Audit)
-			case protocol.EnvGuards:
-				opts.Guards, err = monitor.ParseGuards([]byte(e.Value))
-			case protocol.EnvPrices:
-				opts.Prices, err = monitor.ParsePrices([]byte(e.Value))
-			}
-			if err != nil {
-				return opts, "", fmt.Errorf("the sidecar's %s: %w", e.Name, err)
-			}
+		if err != nil {
+			return opts, "", fmt.Errorf("the sidecar's %s: %w", e.Name, err)
+		}
+	}
+	if guards, ok := sidecarGuards(env); ok {
+		var err error
+		if opts.Guards, err = monitor.ParseGuards(guards); err != nil {
+			return opts, "", fmt.Errorf("the sidecar's %s: %w", protocol.EnvGuards, err)
 		}
 	}
 	return opts, container, nil
+}
+
+// sidecarEnv is the env of the Pod's sidecar container.
+func sidecarEnv(pod *corev1.Pod) []corev1.EnvVar {
+	for _, c := range append(slices.Clone(pod.Spec.InitContainers), pod.Spec.Containers...) {
+		if c.Name == protocol.SidecarContainerName {
+			return c.Env
+		}
+	}
+	return nil
+}
+
+// sidecarGuards are the guards the sidecar ran with, as it reads them
+// (turnwatch-sidecar run): its guards, and an attached Pod's guards
+// annotation over them, capped to the limits (monitor.OverrideGuards; an
+// annotation that does not read leaves the guards as they are). ok is
+// false when the env sets none of the three.
+func sidecarGuards(env []corev1.EnvVar) (guards []byte, ok bool) {
+	var override, limits []byte
+	for _, e := range env {
+		switch e.Name {
+		case protocol.EnvGuards:
+			guards, ok = []byte(e.Value), true
+		case protocol.EnvGuardsOverride:
+			override, ok = []byte(e.Value), true
+		case protocol.EnvGuardLimits:
+			limits, ok = []byte(e.Value), true
+		}
+	}
+	if len(bytes.TrimSpace(override)) == 0 && len(bytes.TrimSpace(limits)) == 0 {
+		return guards, ok
+	}
+	guards, _, _ = monitor.OverrideGuards(guards, override, limits)
+	return guards, ok
 }

@@ -1,7 +1,9 @@
 // Command kubectl-turnwatch is turnwatch's kubectl plugin. With it on PATH,
 // `kubectl turnwatch drill -f RUN.yaml` proves the guards on a run's own
 // image: it runs the run once per scripted-model scenario and prints what
-// each expected against what happened (drill.go, docs/drill.md); and
+// each expected against what happened (drill.go, docs/drill.md), and so
+// for a Job's, CronJob's, Pod's or Sandbox's pod template labelled for
+// attach (drill_workload.go); and
 // `kubectl turnwatch explain RUN` shows an AgentRun at a glance: every turn
 // with its outcome, then the agent's stream of one turn (the one that
 // faulted, by default) as a timeline of numbered tool calls, error answers,
@@ -9,10 +11,12 @@
 // tripped with the detector's message. The timeline runs the sidecar's own
 // engine over the Pod's log with the guards and prices the sidecar had
 // (pkg/explain; `turnwatch-sidecar explain FILE` does the same for a file).
+// `kubectl turnwatch explain pod/NAME` shows the turn of a Pod: a run's
+// turn Pod's, or an attached Pod's (docs/attach.md, explain_pod.go).
 //
-//	kubectl turnwatch explain RUN [-n NAMESPACE] [--turn NAME|ATTEMPT] [-o text|json]
+//	kubectl turnwatch explain RUN|pod/NAME [-n NAMESPACE] [--turn NAME|ATTEMPT] [-o text|json]
 //	                              [--color auto|always|never] [--kubeconfig FILE] [--context NAME]
-//	kubectl turnwatch drill -f RUN.yaml [--scenario NAME|all] [-n NAMESPACE] [--timeout D]
+//	kubectl turnwatch drill -f RUN.yaml|WORKLOAD.yaml [--scenario NAME|all] [-n NAMESPACE] [--timeout D]
 //	                        [--parallel N] [--ttl D] [-o text|json] [--kubeconfig FILE] [--context NAME]
 package main
 
@@ -44,10 +48,18 @@ type flags struct {
 }
 
 const usageText = `usage: kubectl turnwatch explain RUN [flags]
+       kubectl turnwatch explain pod/NAME [flags]
 
 Shows an AgentRun's turns with their outcomes, then one turn's agent stream as
 a timeline: numbered tool calls, error answers, steps and cost so far, the
 silent streak, time gaps, and the streak that tripped with the detector's message.
+
+pod/NAME shows the turn of a Pod: a run's turn Pod (its run, with that turn's
+stream), or a Pod turnwatch attached to (docs/attach.md): its AgentTurn, with
+the format, agent container and guards the turn records. A Pod with no turn
+is an error saying what it lacks: the label turnwatch.dev/watch, its
+namespace's label turnwatch.dev/attach=enabled, its sidecar, or the
+manager's record.
 
 flags:
 `
@@ -65,8 +77,8 @@ func newKubeFlagSet(name string, stderr io.Writer, kubeconfig, context, namespac
 }
 
 func newFlagSet(f *flags, stderr io.Writer) *flag.FlagSet {
-	fs := newKubeFlagSet("kubectl turnwatch explain", stderr, &f.kubeconfig, &f.context, &f.namespace, "the run's namespace (default: the context's)")
-	fs.StringVar(&f.turn, "turn", "", "the turn whose stream to show, by name or attempt (default: the faulted turn, else the last)")
+	fs := newKubeFlagSet("kubectl turnwatch explain", stderr, &f.kubeconfig, &f.context, &f.namespace, "the run's or Pod's namespace (default: the context's)")
+	fs.StringVar(&f.turn, "turn", "", "the turn whose stream to show, by name or attempt (default: the faulted turn, else the last; not with pod/NAME)")
 	fs.StringVar(&f.output, "output", "text", "text (for a person) or json (for tools)")
 	fs.StringVar(&f.output, "o", "text", "short for --output")
 	fs.StringVar(&f.color, "color", "auto", "auto (only on a terminal, unless NO_COLOR is set), always or never")
@@ -116,11 +128,12 @@ func parseCommand(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (po
 }
 
 // commandsUsage lists the commands, for a call that names none.
-const commandsUsage = `usage: kubectl turnwatch explain RUN [flags]
-       kubectl turnwatch drill -f RUN.yaml [flags]
+const commandsUsage = `usage: kubectl turnwatch explain RUN|pod/NAME [flags]
+       kubectl turnwatch drill -f RUN.yaml|WORKLOAD.yaml [flags]
 
-  explain   an AgentRun's turns and one turn's agent stream as a timeline
-  drill     run an AgentRun once per scripted-model scenario and show what its guards caught
+  explain   an AgentRun's (or a Pod's) turns and one turn's agent stream as a timeline
+  drill     run an AgentRun (or a Job's, CronJob's, Pod's or Sandbox's pod template)
+            once per scripted-model scenario and show what its guards caught
 
 kubectl turnwatch COMMAND -h lists the command's flags.
 `
@@ -168,7 +181,14 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), f.timeout)
 	defer cancel()
-	r, err := explainRun(ctx, cfg, ns, pos[0], f.turn, f.gap)
+	explainOne := explainRun
+	name, isPod := podArg(pos[0])
+	if isPod {
+		explainOne = explainPod
+	} else {
+		name = pos[0]
+	}
+	r, err := explainOne(ctx, cfg, ns, name, f.turn, f.gap)
 	if err != nil {
 		fmt.Fprintln(stderr, "kubectl turnwatch:", err)
 		return 1

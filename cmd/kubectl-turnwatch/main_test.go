@@ -176,3 +176,29 @@ func TestRunText(t *testing.T) {
 		}
 	}
 }
+
+// An attached Pod's sidecar lays the guards annotation over its guards,
+// capped to the limits; explain reads them as it does, and an annotation
+// that does not read leaves the guards as they are.
+func TestSidecarOptionsOverride(t *testing.T) {
+	tests := []struct {
+		name, override, limits string
+		identical, steps       int
+	}{
+		{"over, capped", `{"identicalCalls": 9, "stepBudget": 500}`, `{"stepBudget": 100}`, 9, 100},
+		{"over, under the limit", `{"stepBudget": 50}`, `{"stepBudget": 100}`, 3, 50},
+		{"an annotation that does not read", `{"maxSteps": 50}`, `{"stepBudget": 100}`, 3, 256},
+		{"limits alone cap the guards", "", `{"identicalCalls": 2}`, 2, 256},
+	}
+	for _, tt := range tests {
+		pod := &corev1.Pod{Spec: corev1.PodSpec{InitContainers: []corev1.Container{{Name: protocol.SidecarContainerName, Env: []corev1.EnvVar{
+			{Name: protocol.EnvGuards, Value: `{"identicalCalls": 3, "stepBudget": 256}`},
+			{Name: protocol.EnvGuardsOverride, Value: tt.override},
+			{Name: protocol.EnvGuardLimits, Value: tt.limits},
+		}}}}}
+		opts, _, err := sidecarOptions(pod, "claude")
+		if err != nil || opts.Guards.IdenticalCalls != tt.identical || opts.Guards.StepBudget != tt.steps {
+			t.Errorf("%s: identicalCalls %d stepBudget %d %v, want %d %d", tt.name, opts.Guards.IdenticalCalls, opts.Guards.StepBudget, err, tt.identical, tt.steps)
+		}
+	}
+}

@@ -42,6 +42,33 @@ type Run struct {
 	// Drill is set when the run is a drill: its scenario, what it
 	// expected and its result.
 	Drill *Drill `json:"drill,omitempty"`
+	// Attached is set for an attached Pod's turn (docs/attach.md), which
+	// has no AgentRun: Name is then the Pod's, and the headline names the
+	// Pod and its owner.
+	Attached *Attached `json:"attached,omitempty"`
+}
+
+// Attached is what an attached Pod's turn records of its Pod
+// (AgentTurn spec.podRef).
+type Attached struct {
+	Format         string `json:"format"`
+	AgentContainer string `json:"agentContainer"`
+	// Owner is the Pod's controller ("Job/NAME"); empty for a Pod no one
+	// controls.
+	Owner string `json:"owner,omitempty"`
+}
+
+// subject is the headline's name of what is explained: the AgentRun, or
+// the attached Pod with its owner.
+func (r *Run) subject() string {
+	a := r.Attached
+	switch {
+	case a == nil:
+		return fmt.Sprintf("AgentRun %s/%s", r.Namespace, r.Name)
+	case a.Owner != "":
+		return fmt.Sprintf("Pod %s/%s (attached, owner %s)", r.Namespace, r.Name, a.Owner)
+	}
+	return fmt.Sprintf("Pod %s/%s (attached)", r.Namespace, r.Name)
 }
 
 // WriteText writes the run for a person: a headline, the turns, the stream.
@@ -50,7 +77,7 @@ type Run struct {
 func (r *Run) WriteText(w io.Writer, color bool) error {
 	p := painter(color)
 	var b strings.Builder
-	fmt.Fprintf(&b, "AgentRun %s/%s: %s", r.Namespace, r.Name, p.s(styleBold, orDash(r.Phase)))
+	fmt.Fprintf(&b, "%s: %s", r.subject(), p.s(styleBold, orDash(r.Phase)))
 	if f := r.Fault; f != nil {
 		fmt.Fprintf(&b, " %s", p.s(styleRed, fmt.Sprintf("(%s", f.Class)))
 		if f.Detector != "" {
@@ -65,6 +92,9 @@ func (r *Run) WriteText(w io.Writer, color bool) error {
 		}
 	}
 	b.WriteString("\n")
+	if a := r.Attached; a != nil {
+		fmt.Fprintf(&b, "format %s, agent container %s\n", orDash(a.Format), orDash(a.AgentContainer))
+	}
 	if d := r.Drill; d != nil {
 		fmt.Fprintf(&b, "%s\n", p.s(styleYellow, d.headline()))
 		if d.Note != "" {

@@ -63,3 +63,29 @@ func TestRunTextDrill(t *testing.T) {
 		t.Errorf("a run that is no drill says drill:\n%s", b.String())
 	}
 }
+
+// An attached Pod's turn is headed by its Pod, its owner, and the format
+// and agent container its sidecar followed.
+func TestRunTextAttached(t *testing.T) {
+	tests := []struct {
+		name     string
+		attached *Attached
+		head     string
+	}{
+		{"a Job's Pod", &Attached{Format: "claude", AgentContainer: "agent", Owner: "Job/nightly"},
+			"Pod ns/nightly-x7k2p (attached, owner Job/nightly): Failed (runaway, identicalCalls) in turn nightly-x7k2p\nformat claude, agent container agent\n"},
+		{"a bare Pod", &Attached{Format: "auto", AgentContainer: "main"},
+			"Pod ns/nightly-x7k2p (attached): Failed (runaway, identicalCalls) in turn nightly-x7k2p\nformat auto, agent container main\n"},
+	}
+	for _, tt := range tests {
+		r := &Run{Namespace: "ns", Name: "nightly-x7k2p", Phase: "Failed", Attached: tt.attached,
+			Fault: &Turn{Name: "nightly-x7k2p", Class: "runaway", Detector: "identicalCalls"}}
+		var b strings.Builder
+		if err := r.WriteText(&b, false); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(b.String(), tt.head) {
+			t.Errorf("%s: headline\n%s\nwant\n%s", tt.name, b.String(), tt.head)
+		}
+	}
+}
