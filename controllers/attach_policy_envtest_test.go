@@ -160,7 +160,11 @@ func TestAttachOptIn(t *testing.T) {
 	own := watchedPod(ns, "own-account", map[string]string{twv1.LabelWatch: "claude", twv1.LabelAgentContainer: "main"})
 	own.Spec.ServiceAccountName = "default-tools"
 	own.Annotations = map[string]string{twv1.AnnotationGuards: `{"stepBudget":64}`}
-	own.Spec.Containers = append([]corev1.Container{{Name: "proxy", Image: "proxy:test"}}, corev1.Container{Name: "main", Image: "agent:test"})
+	own.Spec.Containers = append([]corev1.Container{{Name: "proxy", Image: "proxy:test"}}, corev1.Container{Name: "main", Image: "agent:test",
+		VolumeMounts: []corev1.VolumeMount{{Name: "workspace", MountPath: "/workspace"}}})
+	// A Pod's own volumes and init containers stay, the sidecar first.
+	own.Spec.Volumes = []corev1.Volume{{Name: "workspace", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	own.Spec.InitContainers = []corev1.Container{{Name: "clone", Image: "git:test"}}
 	create(t, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default-tools", Namespace: ns}})
 	tests := []struct {
 		pod     *corev1.Pod
@@ -169,6 +173,9 @@ func TestAttachOptIn(t *testing.T) {
 	}{
 		{own, true, func(t *testing.T, p *corev1.Pod) {
 			env := fixtureEnv(p.Spec.InitContainers[0])
+			if len(p.Spec.InitContainers) != 2 || p.Spec.InitContainers[1].Name != "clone" || len(p.Spec.Volumes) != 3 || p.Spec.Volumes[0].Name != "workspace" {
+				t.Errorf("init containers %v, volumes %v: want the sidecar first, then the Pod's; the Pod's volume, then the sidecar's", p.Spec.InitContainers, p.Spec.Volumes)
+			}
 			if p.Spec.ServiceAccountName != "default-tools" || env[protocol.EnvAgentContainer] != "main" ||
 				env[protocol.EnvFormat] != "claude" || env[protocol.EnvGuardsOverride] != `{"stepBudget":64}` {
 				t.Errorf("account %q, env %v", p.Spec.ServiceAccountName, env)

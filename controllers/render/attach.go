@@ -159,9 +159,15 @@ func AttachPolicy() (*admissionv1.MutatingAdmissionPolicy, *admissionv1.Mutating
 			FailurePolicy:      ptr.To(admissionv1.Fail),
 			ReinvocationPolicy: admissionv1.NeverReinvocationPolicy,
 			Mutations: []admissionv1.Mutation{
-				jsonPatch(`[JSONPatch{op: "add", path: "/spec/initContainers", value: [` + sidecar + `] + object.spec.?initContainers.orValue([])}]`),
+				// Each added to the Pod's own list, never a list made of both:
+				// the Pod's items and a literal do not marshal together.
+				jsonPatch(`has(object.spec.initContainers) ?
+  [JSONPatch{op: "add", path: "/spec/initContainers/0", value: ` + sidecar + `}] :
+  [JSONPatch{op: "add", path: "/spec/initContainers", value: [` + sidecar + `]}]`),
 				jsonPatch(resourcesPatch()),
-				jsonPatch(`[JSONPatch{op: "add", path: "/spec/volumes", value: object.spec.?volumes.orValue([]) + [
+				jsonPatch(`has(object.spec.volumes) ? [
+  ` + eachVolume(vols) + `] :
+  [JSONPatch{op: "add", path: "/spec/volumes", value: [
   ` + strings.Join(vols, ",\n  ") + `]}]`),
 				// A Pod that runs as default runs as the attached sidecars'
 				// account (the deprecated alias too, which the API server
@@ -191,6 +197,15 @@ func AttachPolicy() (*admissionv1.MutatingAdmissionPolicy, *admissionv1.Mutating
 		},
 	}
 	return pol, bind, nil
+}
+
+// eachVolume is a JSONPatch that appends each of vols to the Pod's volumes.
+func eachVolume(vols []string) string {
+	var ops []string
+	for _, v := range vols {
+		ops = append(ops, `JSONPatch{op: "add", path: "/spec/volumes/-", value: `+v+`}`)
+	}
+	return strings.Join(ops, ",\n  ")
 }
 
 // AttachPolicyName names the policy and its binding.
