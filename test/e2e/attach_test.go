@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -277,4 +278,82 @@ func checkAttachedPod(t *testing.T, p *corev1.Pod) {
 		t.Errorf("turn %s: %s %s, want Failed runaway\n%s", turn.GetName(), str(turn, "status", "outcome"), str(turn, "status", "error", "type"),
 			describeIn(p.Namespace, "agentturn", p.Name))
 	}
+}
+
+// BenchmarkAttachAdmission: what the admission policy turnwatch-attach adds
+// to a Pod's creation on the node's API server, against the same Pod
+// without the watch label in the same namespace, side by side: a
+// server-side dry run (admission, mutating and validating, without
+// storing), one Pod at a time. Reports each one's p50 and p99 and the p99
+// added (bound: 5 ms).
+//
+//	go test -tags e2e ./test/e2e/ -run '^$' -bench BenchmarkAttachAdmission -benchtime 400x
+func BenchmarkAttachAdmission(b *testing.B) {
+	needOperator(b)
+	ns := env.ns + "-attach-bench"
+	if err := runNamespace(ns); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := kubectl("label", "namespace", ns, "--overwrite", "turnwatch.dev/attach=enabled"); err != nil {
+		b.Fatal(err)
+	}
+	if err := waitFor(context.Background(), time.Minute, "the namespace ready", func() (bool, error) {
+		_, err := env.kube.CoreV1().ConfigMaps(ns).Get(context.Background(), "turnwatch-attach", metav1.GetOptions{})
+		return err == nil, nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	pod := func(watched bool) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: "bench-", Namespace: ns},
+			Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, AutomountServiceAccountToken: ptr(false),
+				Containers: []corev1.Container{{Name: "agent", Image: "agent-pi:0.73.1"}}}}
+		if watched {
+			p.Labels = map[string]string{"turnwatch.dev/watch": "pi"}
+		}
+		return p
+	}
+	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	create := func(watched bool) time.Duration {
+		start := time.Now()
+		got, err := env.kube.CoreV1().Pods(ns).Create(context.Background(), pod(watched), dry)
+		el := time.Since(start)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if injected := len(got.Spec.InitContainers) > 0; injected != watched {
+			b.Fatalf("watched %v: injected %v", watched, injected)
+		}
+		return el
+	}
+	for range 20 { // warm both paths
+		create(false)
+		create(true)
+	}
+	var plain, attached []time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		// Alternate, so that both see the same server.
+		if i%2 == 0 {
+			plain = append(plain, create(false))
+			attached = append(attached, create(true))
+		} else {
+			attached = append(attached, create(true))
+			plain = append(plain, create(false))
+		}
+	}
+	b.StopTimer()
+	p50, p99 := quantiles(plain)
+	a50, a99 := quantiles(attached)
+	b.ReportMetric(float64(p50.Microseconds())/1000, "plain-p50-ms")
+	b.ReportMetric(float64(p99.Microseconds())/1000, "plain-p99-ms")
+	b.ReportMetric(float64(a50.Microseconds())/1000, "attached-p50-ms")
+	b.ReportMetric(float64(a99.Microseconds())/1000, "attached-p99-ms")
+	b.ReportMetric(float64((a99-p99).Microseconds())/1000, "added-p99-ms")
+}
+
+// quantiles are d's p50 and p99.
+func quantiles(d []time.Duration) (time.Duration, time.Duration) {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2], s[min(len(s)-1, len(s)*99/100)]
 }

@@ -28,7 +28,7 @@ var operator struct {
 // needOperator installs the CRDs and the sidecar's RBAC and starts the
 // manager as a host process against the node, once per run. A test that
 // needs the operator fails (it does not skip) when any of that is missing.
-func needOperator(t *testing.T) {
+func needOperator(t testing.TB) {
 	t.Helper()
 	if installMode() {
 		t.Fatalf("%s is set: the operator runs in the cluster (install tests), so the local manager must not start", installModeEnv)
