@@ -158,26 +158,28 @@ func AttachPolicy() (*admissionv1.MutatingAdmissionPolicy, *admissionv1.Mutating
 			}},
 			FailurePolicy:      ptr.To(admissionv1.Fail),
 			ReinvocationPolicy: admissionv1.NeverReinvocationPolicy,
-			Mutations: []admissionv1.Mutation{
+			// One mutation, its patches applied in order: each mutation of a
+			// policy costs the API server a conversion of the whole Pod.
+			Mutations: []admissionv1.Mutation{jsonPatch(strings.Join([]string{
 				// Each added to the Pod's own list, never a list made of both:
 				// the Pod's items and a literal do not marshal together.
-				jsonPatch(`has(object.spec.initContainers) ?
+				`(has(object.spec.initContainers) ?
   [JSONPatch{op: "add", path: "/spec/initContainers/0", value: ` + sidecar + `}] :
-  [JSONPatch{op: "add", path: "/spec/initContainers", value: [` + sidecar + `]}]`),
-				jsonPatch(resourcesPatch()),
-				jsonPatch(`has(object.spec.volumes) ? [
+  [JSONPatch{op: "add", path: "/spec/initContainers", value: [` + sidecar + `]}])`,
+				resourcesPatch(),
+				`(has(object.spec.volumes) ? [
   ` + eachVolume(vols) + `] :
   [JSONPatch{op: "add", path: "/spec/volumes", value: [
-  ` + strings.Join(vols, ",\n  ") + `]}]`),
+  ` + strings.Join(vols, ",\n  ") + `]}])`,
 				// A Pod that runs as default runs as the attached sidecars'
 				// account (the deprecated alias too, which the API server
 				// filled).
-				jsonPatch(`object.spec.?serviceAccountName.orValue('default') in ['', 'default'] ?
+				`(object.spec.?serviceAccountName.orValue('default') in ['', 'default'] ?
   [JSONPatch{op: "add", path: "/spec/serviceAccountName", value: "` + AttachServiceAccount + `"}] +
-  (has(object.spec.serviceAccount) ? [JSONPatch{op: "add", path: "/spec/serviceAccount", value: "` + AttachServiceAccount + `"}] : []) : []`),
-				jsonPatch(`object.spec.?terminationGracePeriodSeconds.orValue(` + strconv.FormatInt(SidecarGraceSeconds, 10) + `) < ` + strconv.FormatInt(SidecarGraceSeconds, 10) +
-					` ? [JSONPatch{op: "replace", path: "/spec/terminationGracePeriodSeconds", value: ` + strconv.FormatInt(SidecarGraceSeconds, 10) + `}] : []`),
-			},
+  (has(object.spec.serviceAccount) ? [JSONPatch{op: "add", path: "/spec/serviceAccount", value: "` + AttachServiceAccount + `"}] : []) : [])`,
+				`(object.spec.?terminationGracePeriodSeconds.orValue(` + strconv.FormatInt(SidecarGraceSeconds, 10) + `) < ` + strconv.FormatInt(SidecarGraceSeconds, 10) +
+					` ? [JSONPatch{op: "replace", path: "/spec/terminationGracePeriodSeconds", value: ` + strconv.FormatInt(SidecarGraceSeconds, 10) + `}] : [])`,
+			}, " +\n"))},
 		},
 	}
 	bind := &admissionv1.MutatingAdmissionPolicyBinding{
