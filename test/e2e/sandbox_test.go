@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"turnwatch.dev/turnwatch/test/internal/agentsandbox"
 )
@@ -70,7 +71,9 @@ func stopAgentSandbox() {
 // identicalLoop: the controller makes the Pod, the admission policy
 // injects the sidecar, the sidecar trips, the Pod fails with the Tripped
 // condition, and its AgentTurn names the Pod's UID and the Sandbox as its
-// owner. What the Sandbox and its controller do then is logged.
+// owner. What the Sandbox and its controller do then is logged. The
+// Sandbox's reroll is its user's: the failed Pod deleted, the controller
+// makes the next one of the same name, another turn of its own UID.
 func TestAttachSandbox(t *testing.T) {
 	needOperator(t)
 	needAgentImages(t)
@@ -90,17 +93,34 @@ func TestAttachSandbox(t *testing.T) {
 	if sb, err = env.dyn.Resource(agentsandbox.SandboxGVR).Namespace(ns).Create(context.Background(), sb, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	pod := waitPodEnded(t, ns, sb.GetName())
+	pod := waitPodEnded(t, ns, sb.GetName(), "")
+	checkSandboxPod(t, sb, pod)
+	logSandboxAfter(t, ns, sb.GetName(), pod)
+	t.Run("reroll", func(t *testing.T) {
+		if err := env.kube.CoreV1().Pods(ns).Delete(context.Background(), pod.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		next := waitPodEnded(t, ns, sb.GetName(), pod.UID)
+		checkSandboxPod(t, sb, next)
+	})
+}
+
+// checkSandboxPod: the Sandbox's Pod is controlled by it, attached
+// (checkAttachedPod), and its turn names the Sandbox as the Pod's owner.
+func checkSandboxPod(t *testing.T, sb *unstructured.Unstructured, pod *corev1.Pod) {
+	t.Helper()
 	if ref := metav1.GetControllerOf(pod); ref == nil || ref.Kind != "Sandbox" || ref.UID != sb.GetUID() {
 		t.Errorf("pod %s: controller %+v, want Sandbox %s", pod.Name, ref, sb.GetName())
 	}
 	checkAttachedPod(t, pod)
-	if turn, err := env.dyn.Resource(agentTurnGVR).Namespace(ns).Get(context.Background(), pod.Name, metav1.GetOptions{}); err == nil {
-		if got := str(turn, "spec", "podRef", "owner"); got != "Sandbox/"+sb.GetName() {
-			t.Errorf("turn %s: spec.podRef.owner %q, want Sandbox/%s", turn.GetName(), got, sb.GetName())
-		}
+	turn, err := env.dyn.Resource(agentTurnGVR).Namespace(pod.Namespace).Get(context.Background(), pod.Name, metav1.GetOptions{})
+	if err != nil {
+		return // checkAttachedPod said so
 	}
-	logSandboxAfter(t, ns, sb.GetName(), pod)
+	if got := str(turn, "spec", "podRef", "owner"); got != "Sandbox/"+sb.GetName() {
+		t.Errorf("turn %s: spec.podRef.owner %q, want Sandbox/%s", turn.GetName(), got, sb.GetName())
+	}
+	t.Logf("turn %s of pod UID %s: attempt %d, %s", turn.GetName(), pod.UID, num(turn, "spec", "attempt"), str(turn, "status", "outcome"))
 }
 
 // attachNamespace makes the test's namespace, labels it for attach and
@@ -122,20 +142,21 @@ func attachNamespace(t *testing.T, suffix string) string {
 	return ns
 }
 
-// waitPodEnded waits for the Pod name to end (Failed or Succeeded) and
-// for its AgentTurn to have an outcome.
-func waitPodEnded(t *testing.T, ns, name string) *corev1.Pod {
+// waitPodEnded waits for the Pod name (not the one of UID notUID, which
+// may still be going) to end, Failed or Succeeded, and for its AgentTurn
+// (the turn of its name and UID) to have an outcome.
+func waitPodEnded(t *testing.T, ns, name string, notUID types.UID) *corev1.Pod {
 	t.Helper()
 	ctx := context.Background()
 	var pod *corev1.Pod
 	err := waitFor(ctx, 5*time.Minute, "pod "+name+" ended and recorded", func() (bool, error) {
 		p, err := env.kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil || (p.Status.Phase != corev1.PodFailed && p.Status.Phase != corev1.PodSucceeded) {
+		if err != nil || p.UID == notUID || (p.Status.Phase != corev1.PodFailed && p.Status.Phase != corev1.PodSucceeded) {
 			return false, nil
 		}
 		pod = p
 		turn, err := env.dyn.Resource(agentTurnGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
-		return err == nil && str(turn, "status", "outcome") != "", nil
+		return err == nil && str(turn, "spec", "podRef", "uid") == string(p.UID) && str(turn, "status", "outcome") != "", nil
 	})
 	if err != nil {
 		table, _ := kubectl("-n", ns, "get", "sandboxes,pods,agentturns", "-o", "wide")
