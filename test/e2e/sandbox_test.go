@@ -166,10 +166,10 @@ func waitPodEnded(t *testing.T, ns, name string, notUID types.UID) *corev1.Pod {
 }
 
 // logSandboxAfter logs what followed the failed Pod: the Sandbox's
-// conditions once its controller saw the Pod end (v1.0.1 marks it Ready
-// False and Finished True, both PodFailed), whether it made another Pod
-// (v1.0.1 keeps the failed one), and its log about the Sandbox. The
-// closing note of docs/attach.md reads it; it asserts nothing.
+// conditions once its controller saw the Pod end (the pinned version marks
+// it Ready False and Finished True, both PodFailed: test/internal/agentsandbox
+// proves it on envtest), whether it made another Pod (it keeps the failed
+// one), and its log about the Sandbox. It asserts nothing.
 func logSandboxAfter(t *testing.T, ns, name string, failed *corev1.Pod) {
 	t.Helper()
 	ctx := context.Background()
