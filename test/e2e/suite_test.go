@@ -115,6 +115,7 @@ func setup() (int, error) {
 }
 
 func teardown(code int) {
+	stopAgentSandbox()
 	stopManager()
 	if env.report != nil {
 		env.report.write()
