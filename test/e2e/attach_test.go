@@ -34,17 +34,7 @@ import (
 func TestAttach(t *testing.T) {
 	needOperator(t)
 	needAgentImages(t)
-	ns := policyNamespace(t, "attach")
-	if _, err := kubectl("label", "namespace", ns, "turnwatch.dev/attach=enabled"); err != nil {
-		t.Fatal(err)
-	}
-	err := waitFor(context.Background(), time.Minute, "the namespace ready for attach", func() (bool, error) {
-		_, err := env.kube.CoreV1().ConfigMaps(ns).Get(context.Background(), "turnwatch-attach", metav1.GetOptions{})
-		return err == nil, nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ns := attachNamespace(t, "attach")
 	sample := readSampleRun(t, filepath.Join(env.root, "config/samples/cli_pi.yaml"))
 	t.Run("job-backoff", func(t *testing.T) {
 		t.Parallel()
