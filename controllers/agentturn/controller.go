@@ -260,7 +260,7 @@ func (r *AgentTurnReconciler) abort(ctx context.Context, turn *twv1.AgentTurn, p
 	if err := r.stopAndSettle(ctx, turn, pod, twv1.TurnAborted, nil); err != nil {
 		return err
 	}
-	shared.TurnsTotal.WithLabelValues(string(twv1.TurnAborted), "", shared.DrillLabel(turn.Labels)).Inc()
+	shared.TurnsTotal.WithLabelValues(string(twv1.TurnAborted), "", shared.DrillLabel(turn.Labels), shared.AttachedLabel(turn)).Inc()
 	return nil
 }
 
@@ -347,18 +347,8 @@ func (r *AgentTurnReconciler) writeStatus(ctx context.Context, turn *twv1.AgentT
 
 func (r *AgentTurnReconciler) recordSettled(ctx context.Context, turn *twv1.AgentTurn, tripped bool) {
 	st := &turn.Status
-	class := agentrun.ErrorType(turn)
-	drill := shared.DrillLabel(turn.Labels)
-	shared.TurnsTotal.WithLabelValues(string(st.Outcome), string(class), drill).Inc()
-	if drill == "" { // a drill's scripted cost and steps are no one's spend
-		shared.TurnSteps.Observe(float64(st.Steps))
-		shared.TurnCost.Observe(shared.UsdFloat(st.CostUSD))
-		shared.ObserveSettled(turn)
-	}
-	if tripped {
-		shared.TripsTotal.WithLabelValues(st.Error.Detector, string(class), drill, shared.ModeEnforce).Inc()
-	}
-	log.FromContext(ctx).Info("turn settled", "outcome", st.Outcome, "class", class, "steps", st.Steps, "costUSD", st.CostUSD)
+	shared.RecordSettled(turn, tripped)
+	log.FromContext(ctx).Info("turn settled", "outcome", st.Outcome, "class", agentrun.ErrorType(turn), "steps", st.Steps, "costUSD", st.CostUSD)
 }
 
 // runChanged passes AgentRun updates a turn cares about: a spec change
@@ -380,8 +370,8 @@ func (r *AgentTurnReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int
 		For(&twv1.AgentTurn{}).
 		Owns(&corev1.Pod{}).
 		Watches(&twv1.AgentRun{}, handler.EnqueueRequestsFromMapFunc(r.turnsOfRun), builder.WithPredicates(runChanged)).
-		Watches(&twv1.TurnPolicy{}, handler.EnqueueRequestsFromMapFunc(r.runningTurns), builder.WithPredicates(budgetNowExhausted)).
-		Watches(&twv1.ClusterTurnPolicy{}, handler.EnqueueRequestsFromMapFunc(r.runningTurns), builder.WithPredicates(budgetNowExhausted)).
+		Watches(&twv1.TurnPolicy{}, handler.EnqueueRequestsFromMapFunc(r.runningTurns), builder.WithPredicates(BudgetNowExhausted)).
+		Watches(&twv1.ClusterTurnPolicy{}, handler.EnqueueRequestsFromMapFunc(r.runningTurns), builder.WithPredicates(BudgetNowExhausted)).
 		Named("agentturn").
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, concurrency)}).
 		Complete(r)
