@@ -95,7 +95,7 @@ func TestTripRerollThenFault(t *testing.T) {
 		"trips{stepBudget,runaway}":     shared.TripsTotal.WithLabelValues(monitor.DetectorStepBudget, "runaway", "", shared.ModeEnforce),
 		"rerolls{runaway}":              shared.RerollsTotal.WithLabelValues("runaway"),
 		"faults{runaway}":               shared.FaultsTotal.WithLabelValues("runaway", ""),
-		"turns{Failed,runaway}":         shared.TurnsTotal.WithLabelValues("Failed", "runaway", ""),
+		"turns{Failed,runaway}":         shared.TurnsTotal.WithLabelValues("Failed", "runaway", "", "false"),
 	} {
 		if v := promtestutil.ToFloat64(c); v < 1 {
 			t.Errorf("metric %s = %v", name, v)

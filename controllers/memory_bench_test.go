@@ -124,7 +124,7 @@ func managerHeap(b *testing.B, ns string, byObject map[client.Object]cache.ByObj
 	empty := func(context.Context, string, string, string, int64) (io.ReadCloser, error) {
 		return io.NopCloser(strings.NewReader("")), nil
 	}
-	if err := Setup(mgr, Options{Config: shared.DefaultConfig(), SidecarImage: "turnwatch-sidecar:test", Concurrency: 4, LogTail: empty}); err != nil {
+	if err := Setup(mgr, Options{Config: shared.DefaultConfig(), SidecarImage: "turnwatch-sidecar:test", Concurrency: 4, LogTail: empty, Namespaces: map[string]cache.Config{ns: {}}}); err != nil {
 		b.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

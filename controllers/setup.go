@@ -7,10 +7,12 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/controllers/agentrun"
 	"turnwatch.dev/turnwatch/controllers/agentturn"
+	"turnwatch.dev/turnwatch/controllers/attach"
 	"turnwatch.dev/turnwatch/controllers/attachns"
 	"turnwatch.dev/turnwatch/controllers/shared"
 	"turnwatch.dev/turnwatch/controllers/turnpolicy"
@@ -36,10 +38,14 @@ type Options struct {
 	// Manager is the manager's RBAC subject (ManagerSubject); nil means ask
 	// the API server at setup.
 	Manager *rbacv1.Subject
+	// Namespaces are the namespaces the manager's cache is narrowed to
+	// (cache.Options.DefaultNamespaces), and so the attach cache; nil means
+	// every namespace.
+	Namespaces map[string]cache.Config
 }
 
-// Setup registers the controllers with the manager: runs, turns and
-// policies.
+// Setup registers the controllers with the manager: runs, turns,
+// policies and attached Pods.
 func Setup(mgr ctrl.Manager, o Options) error {
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
@@ -79,8 +85,17 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	}).SetupWithManager(mgr); err != nil {
 		return err
 	}
-	return (&agentturn.AgentTurnReconciler{
+	if err := (&agentturn.AgentTurnReconciler{
 		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: mgr.GetScheme(),
 		Recorder: rec, Clock: o.Clock, Config: o.Config, SidecarImage: o.SidecarImage, LogTail: o.LogTail, Manager: o.Manager,
-	}).SetupWithManager(mgr, o.Concurrency)
+	}).SetupWithManager(mgr, o.Concurrency); err != nil {
+		return err
+	}
+	pods, err := attach.NewCache(mgr, o.Namespaces)
+	if err != nil {
+		return err
+	}
+	return (&attach.Reconciler{
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: rec, Clock: o.Clock, Config: o.Config,
+	}).SetupWithManager(mgr, pods, o.Concurrency)
 }

@@ -143,7 +143,7 @@ func startManager(t testing.TB, ns string, o managerOpts) *testManager {
 			return io.NopCloser(strings.NewReader("")), nil
 		}
 	}
-	if err := Setup(mgr, Options{Config: o.config, SidecarImage: "turnwatch-sidecar:test", Concurrency: 4, Clock: o.clock, LogTail: o.logTail}); err != nil {
+	if err := Setup(mgr, Options{Config: o.config, SidecarImage: "turnwatch-sidecar:test", Concurrency: 4, Clock: o.clock, LogTail: o.logTail, Namespaces: cached}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -2,7 +2,6 @@ package agentturn
 
 import (
 	"context"
-	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -34,12 +33,7 @@ func (r *AgentTurnReconciler) budgetStop(ctx context.Context, run *twv1.AgentRun
 		log.FromContext(ctx).Info("policies not read; budgets not checked", "error", err.Error())
 		return nil
 	}
-	source, figures, ok := turnpolicy.ExhaustedBudget(pols)
-	if !ok {
-		return nil
-	}
-	return &twv1.TurnError{Type: twv1.ClassOverspend, Detector: twv1.DetectorBudget,
-		Message: fmt.Sprintf("the budget of %s is exhausted: %s", source, figures)}
+	return turnpolicy.BudgetStop(pols)
 }
 
 // stopOverBudget stops the agent and settles the turn as failed with e.
@@ -52,8 +46,8 @@ func (r *AgentTurnReconciler) stopOverBudget(ctx context.Context, run *twv1.Agen
 	return nil
 }
 
-// budgetNowExhausted passes the policy updates that exhaust a budget.
-var budgetNowExhausted = predicate.Funcs{
+// BudgetNowExhausted passes the policy updates that exhaust a budget.
+var BudgetNowExhausted = predicate.Funcs{
 	UpdateFunc: func(e event.UpdateEvent) bool {
 		return agentrun.ExhaustedOf(e.ObjectNew) && !agentrun.ExhaustedOf(e.ObjectOld)
 	},

@@ -154,12 +154,12 @@ func (r *AgentTurnReconciler) follow(ctx context.Context, run *twv1.AgentRun, tu
 	v = judgeStart(v, pod, agent, startedAt(turn), now, r.Config.StartTimeout.Duration)
 	v = holdForAgent(v, pod, agent, now)
 	st := turn.Status.DeepCopy()
-	r.RaiseCounts(turn.UID, st, &v)
+	RaiseCounts(&r.Counts, turn.UID, st, &v)
 	if v.agentSession != "" {
 		st.AgentSessionID = v.agentSession
 	}
-	setTurnReports(st, v)
-	warned := markWarnings(st, v.Warnings, turn.Generation, now)
+	SetTurnReports(st, v)
+	warned := MarkWarnings(st, v.Warnings, turn.Generation, now)
 	seen := st.Nudges
 	if v.Nudge != "" {
 		st.Nudges = max(st.Nudges, int32(protocol.NudgeStreak(v.Nudge)))
@@ -171,17 +171,17 @@ func (r *AgentTurnReconciler) follow(ctx context.Context, run *twv1.AgentRun, tu
 				return ctrl.Result{}, err
 			}
 		}
-		settle(st, v.Outcome, v.Err, now)
+		Settle(st, v.Outcome, v.Err, now)
 	}
-	if wait := r.holdCounts(turn, st, now); wait > 0 && (v.recheck == 0 || wait < v.recheck) {
+	if wait := HoldCounts(&r.Counts, turn, st, now, shared.TurnRefreshFactor*r.Config.Freshness()); wait > 0 && (v.recheck == 0 || wait < v.recheck) {
 		v.recheck = wait
 	}
-	would := wouldTripDetectors(&turn.Status)
+	would := WouldTripDetectors(&turn.Status)
 	if err := r.writeStatus(ctx, turn, st); err != nil {
 		return ctrl.Result{}, err
 	}
-	r.recordWouldTrips(run, turn, would)
-	r.recordNudges(run, turn, seen, v.Nudge)
+	RecordWouldTrips(r.Recorder, run, turn, would)
+	RecordNudges(r.Recorder, run, turn, seen, v.Nudge)
 	for _, reason := range warned {
 		r.Recorder.Eventf(run, turn, corev1.EventTypeWarning, reason, reason, "turn %s: %s", turn.Name, v.Warnings[reason])
 		shared.WarningsTotal.WithLabelValues(reason, shared.DrillLabel(turn.Labels)).Inc()
@@ -260,7 +260,7 @@ func (r *AgentTurnReconciler) abort(ctx context.Context, turn *twv1.AgentTurn, p
 	if err := r.stopAndSettle(ctx, turn, pod, twv1.TurnAborted, nil); err != nil {
 		return err
 	}
-	shared.TurnsTotal.WithLabelValues(string(twv1.TurnAborted), "", shared.DrillLabel(turn.Labels)).Inc()
+	shared.TurnsTotal.WithLabelValues(string(twv1.TurnAborted), "", shared.DrillLabel(turn.Labels), shared.AttachedLabel(turn)).Inc()
 	return nil
 }
 
@@ -273,7 +273,7 @@ func (r *AgentTurnReconciler) stopAndSettle(ctx context.Context, turn *twv1.Agen
 		}
 	}
 	st := turn.Status.DeepCopy()
-	settle(st, outcome, e, r.Clock.Now())
+	Settle(st, outcome, e, r.Clock.Now())
 	return r.writeStatus(ctx, turn, st)
 }
 
@@ -311,7 +311,8 @@ func (r *AgentTurnReconciler) stop(ctx context.Context, pod *corev1.Pod) error {
 	return nil
 }
 
-func settle(st *twv1.AgentTurnStatus, outcome twv1.TurnOutcome, e *twv1.TurnError, now time.Time) {
+// Settle records the turn's outcome, its error and its completion time.
+func Settle(st *twv1.AgentTurnStatus, outcome twv1.TurnOutcome, e *twv1.TurnError, now time.Time) {
 	st.Outcome, st.Error = outcome, e
 	st.CompletionTime = shared.PtrTime(metav1.NewTime(now))
 }
@@ -319,7 +320,7 @@ func settle(st *twv1.AgentTurnStatus, outcome twv1.TurnOutcome, e *twv1.TurnErro
 // failInfra settles the turn as infra with msg.
 func (r *AgentTurnReconciler) failInfra(ctx context.Context, turn *twv1.AgentTurn, msg string) error {
 	st := turn.Status.DeepCopy()
-	settle(st, twv1.TurnFailed, &twv1.TurnError{Type: twv1.ClassInfra, Message: msg}, r.Clock.Now())
+	Settle(st, twv1.TurnFailed, &twv1.TurnError{Type: twv1.ClassInfra, Message: msg}, r.Clock.Now())
 	if err := r.writeStatus(ctx, turn, st); err != nil {
 		return err
 	}
@@ -346,18 +347,8 @@ func (r *AgentTurnReconciler) writeStatus(ctx context.Context, turn *twv1.AgentT
 
 func (r *AgentTurnReconciler) recordSettled(ctx context.Context, turn *twv1.AgentTurn, tripped bool) {
 	st := &turn.Status
-	class := agentrun.ErrorType(turn)
-	drill := shared.DrillLabel(turn.Labels)
-	shared.TurnsTotal.WithLabelValues(string(st.Outcome), string(class), drill).Inc()
-	if drill == "" { // a drill's scripted cost and steps are no one's spend
-		shared.TurnSteps.Observe(float64(st.Steps))
-		shared.TurnCost.Observe(shared.UsdFloat(st.CostUSD))
-		shared.ObserveSettled(turn)
-	}
-	if tripped {
-		shared.TripsTotal.WithLabelValues(st.Error.Detector, string(class), drill, shared.ModeEnforce).Inc()
-	}
-	log.FromContext(ctx).Info("turn settled", "outcome", st.Outcome, "class", class, "steps", st.Steps, "costUSD", st.CostUSD)
+	shared.RecordSettled(turn, tripped)
+	log.FromContext(ctx).Info("turn settled", "outcome", st.Outcome, "class", agentrun.ErrorType(turn), "steps", st.Steps, "costUSD", st.CostUSD)
 }
 
 // runChanged passes AgentRun updates a turn cares about: a spec change
@@ -379,8 +370,8 @@ func (r *AgentTurnReconciler) SetupWithManager(mgr ctrl.Manager, concurrency int
 		For(&twv1.AgentTurn{}).
 		Owns(&corev1.Pod{}).
 		Watches(&twv1.AgentRun{}, handler.EnqueueRequestsFromMapFunc(r.turnsOfRun), builder.WithPredicates(runChanged)).
-		Watches(&twv1.TurnPolicy{}, handler.EnqueueRequestsFromMapFunc(r.runningTurns), builder.WithPredicates(budgetNowExhausted)).
-		Watches(&twv1.ClusterTurnPolicy{}, handler.EnqueueRequestsFromMapFunc(r.runningTurns), builder.WithPredicates(budgetNowExhausted)).
+		Watches(&twv1.TurnPolicy{}, handler.EnqueueRequestsFromMapFunc(r.runningTurns), builder.WithPredicates(BudgetNowExhausted)).
+		Watches(&twv1.ClusterTurnPolicy{}, handler.EnqueueRequestsFromMapFunc(r.runningTurns), builder.WithPredicates(BudgetNowExhausted)).
 		Named("agentturn").
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, concurrency)}).
 		Complete(r)

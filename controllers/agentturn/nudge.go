@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/controllers/agentrun"
@@ -12,14 +14,15 @@ import (
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
-// recordNudges tells every nudge streak the turn's status counts beyond
+// RecordNudges tells every nudge streak the turn's status counts beyond
 // seen: one Nudged Event per streak. The sidecar's Silent condition holds
 // the latest streak; one that came and went between two reads is told by
-// its number.
-func (r *AgentTurnReconciler) recordNudges(run *twv1.AgentRun, turn *twv1.AgentTurn, seen int32, latest string) {
+// its number. The Events are about regarding: a run's turn's run, an
+// attached Pod's turn itself.
+func RecordNudges(rec events.EventRecorder, regarding runtime.Object, turn *twv1.AgentTurn, seen int32, latest string) {
 	for n := seen + 1; n <= turn.Status.Nudges; n++ {
 		shared.NudgesTotal.Inc()
-		r.Recorder.Eventf(run, turn, corev1.EventTypeNormal, agentrun.EventNudged, nudgeAction(n), "%s", nudgeNote(turn.Name, n, turn.Status.Nudges, latest))
+		rec.Eventf(regarding, turn, corev1.EventTypeNormal, agentrun.EventNudged, nudgeAction(n), "%s", nudgeNote(turn.Name, n, turn.Status.Nudges, latest))
 	}
 }
 

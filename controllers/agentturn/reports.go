@@ -15,8 +15,8 @@ import (
 // stream's own cost beside the gateway's metered one. A settled turn's Pod
 // may go (a succeeded one is not kept), so the turn holds them.
 
-// setTurnReports copies the verdict's reports onto the turn's status.
-func setTurnReports(st *twv1.AgentTurnStatus, v Verdict) {
+// SetTurnReports copies the verdict's reports onto the turn's status.
+func SetTurnReports(st *twv1.AgentTurnStatus, v Verdict) {
 	if v.RefusedCall != "" {
 		st.RefusedCall = v.RefusedCall
 	}
@@ -42,11 +42,11 @@ func setTurnReports(st *twv1.AgentTurnStatus, v Verdict) {
 func (r *AgentTurnReconciler) lateReports(ctx context.Context, run *twv1.AgentRun, turn *twv1.AgentTurn, pod *corev1.Pod) error {
 	st := turn.Status.DeepCopy()
 	rep := readPod(pod)
-	setTurnReports(st, Verdict{drill: rep.Drill, RefusedCall: rep.RefusedCall, Nudge: rep.Nudge, WouldTrips: rep.WouldTrips, streamCost: streamCostOf(rep)})
-	before := wouldTripDetectors(&turn.Status)
+	SetTurnReports(st, Verdict{drill: rep.Drill, RefusedCall: rep.RefusedCall, Nudge: rep.Nudge, WouldTrips: rep.WouldTrips, streamCost: streamCostOf(rep)})
+	before := WouldTripDetectors(&turn.Status)
 	if err := r.writeStatus(ctx, turn, st); err != nil {
 		return err
 	}
-	r.recordWouldTrips(run, turn, before)
+	RecordWouldTrips(r.Recorder, run, turn, before)
 	return nil
 }

@@ -39,7 +39,7 @@ func TestStreamCostKept(t *testing.T) {
 		pod := &corev1.Pod{Status: corev1.PodStatus{Conditions: conds}}
 		v := Judge(pod, "agent", time.Now(), time.Minute)
 		st := &twv1.AgentTurnStatus{}
-		setTurnReports(st, v)
+		SetTurnReports(st, v)
 		if c.want == "" && st.StreamCostUSD != "" || c.want != "" && (st.StreamCostUSD == "" || money(st.StreamCostUSD) != money(c.want)) {
 			t.Errorf("%s: streamCostUSD %q, want %q", c.name, st.StreamCostUSD, c.want)
 		}

@@ -49,6 +49,13 @@ type Verdict struct {
 	checkTail bool
 }
 
+// Tripped says whether the sidecar's Tripped condition decided the verdict.
+func (v Verdict) Tripped() bool { return v.tripped }
+
+// Recheck is how long to wait before looking at the Pod again (0: until it
+// changes).
+func (v Verdict) Recheck() time.Duration { return v.recheck }
+
 // Container waiting reasons that will not fix themselves.
 var brokenWaiting = map[string]bool{
 	"ImagePullBackOff":           true,

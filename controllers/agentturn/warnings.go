@@ -12,12 +12,12 @@ import (
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
-// markWarnings sets one turn condition per warning the sidecar reported
+// MarkWarnings sets one turn condition per warning the sidecar reported
 // (its type is the warning's reason), once: it returns the reasons this
 // pass added, in protocol.Warnings' order, so that each one Warning Event
 // goes out after the write that recorded it, and a pass that lost a
 // conflict and read the turn again does not tell it twice.
-func markWarnings(st *twv1.AgentTurnStatus, warnings map[string]string, generation int64, now time.Time) []string {
+func MarkWarnings(st *twv1.AgentTurnStatus, warnings map[string]string, generation int64, now time.Time) []string {
 	var added []string
 	for _, w := range protocol.Warnings {
 		msg := warnings[w.Reason]
@@ -39,13 +39,13 @@ func markWarnings(st *twv1.AgentTurnStatus, warnings map[string]string, generati
 // Progress, its latest (the summary). A report below what the turn counted
 // leaves the higher figure and is noted as CostMismatch, unless the
 // sidecar noted one itself.
-func (r *AgentTurnReconciler) RaiseCounts(uid types.UID, st *twv1.AgentTurnStatus, v *Verdict) {
+func RaiseCounts(counts *shared.CountsThrottle, uid types.UID, st *twv1.AgentTurnStatus, v *Verdict) {
 	var note string
 	// What the run's status showed is raised into the turn only as it
 	// settles: while it runs, the run's status carries it already, and a
 	// write of the turn per report is what the throttle saves
 	// (shared/status_freshness.go).
-	if held, ok := r.Counts.Held(uid); ok && v.Outcome != "" {
+	if held, ok := counts.Held(uid); ok && v.Outcome != "" {
 		shared.SetTurnCounts(st, held)
 	}
 	for _, p := range []*protocol.Progress{v.Progress, v.Counts} {

@@ -32,8 +32,8 @@ func TestMarkWarnings(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			st := &twv1.AgentTurnStatus{}
-			markWarnings(st, tt.had, 1, now.Add(-time.Minute))
-			if got := markWarnings(st, tt.warnings, 1, now); !slices.Equal(got, tt.added) {
+			MarkWarnings(st, tt.had, 1, now.Add(-time.Minute))
+			if got := MarkWarnings(st, tt.warnings, 1, now); !slices.Equal(got, tt.added) {
 				t.Errorf("added %v, want %v", got, tt.added)
 			}
 			for reason, msg := range tt.warnings {
@@ -86,7 +86,7 @@ func TestRaiseCounts(t *testing.T) {
 			if tt.sidecarNote != "" {
 				v.Warnings = map[string]string{protocol.ReasonCostMismatch: tt.sidecarNote}
 			}
-			r.RaiseCounts(uid, st, &v)
+			RaiseCounts(&r.Counts, uid, st, &v)
 			if st.Steps != tt.steps || st.CostUSD != tt.cost {
 				t.Errorf("counts %d %s, want %d %s", st.Steps, st.CostUSD, tt.steps, tt.cost)
 			}

@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/controllers/shared"
@@ -36,8 +38,8 @@ func setWouldTrips(st *twv1.AgentTurnStatus, ws []protocol.WouldTrip) {
 	}
 }
 
-// wouldTripDetectors are the detectors a status records would-trips of.
-func wouldTripDetectors(st *twv1.AgentTurnStatus) []string {
+// WouldTripDetectors are the detectors a status records would-trips of.
+func WouldTripDetectors(st *twv1.AgentTurnStatus) []string {
 	out := make([]string, len(st.WouldTrip))
 	for i, w := range st.WouldTrip {
 		out[i] = w.Detector
@@ -45,18 +47,19 @@ func wouldTripDetectors(st *twv1.AgentTurnStatus) []string {
 	return out
 }
 
-// recordWouldTrips tells each detector the turn's status gained since
+// RecordWouldTrips tells each detector the turn's status gained since
 // before: one Normal WouldTrip Event, one count of turnwatch_trips_total
 // with mode "audit". Called after the write that recorded them, so that a
 // pass that lost a conflict and read the turn again does not tell them
-// twice.
-func (r *AgentTurnReconciler) recordWouldTrips(run *twv1.AgentRun, turn *twv1.AgentTurn, before []string) {
+// twice. The Events are about regarding: a run's turn's run, an attached
+// Pod's turn itself.
+func RecordWouldTrips(rec events.EventRecorder, regarding runtime.Object, turn *twv1.AgentTurn, before []string) {
 	for _, w := range turn.Status.WouldTrip {
 		if slices.Contains(before, w.Detector) {
 			continue
 		}
 		shared.TripsTotal.WithLabelValues(w.Detector, string(w.Class), shared.DrillLabel(turn.Labels), shared.ModeAudit).Inc()
-		r.Recorder.Eventf(run, turn, corev1.EventTypeNormal, EventWouldTrip, "Audit",
+		rec.Eventf(regarding, turn, corev1.EventTypeNormal, EventWouldTrip, "Audit",
 			"turn %s: %s would have stopped the turn at step %d (%s); audited, the turn goes on", turn.Name, w.Detector, w.Step, w.Message)
 	}
 }

@@ -1,6 +1,8 @@
 package shared
 
 import (
+	"strconv"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -41,8 +43,8 @@ var (
 	})
 	TurnsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "turnwatch_turns_total",
-		Help: "Settled turns, by outcome, fault class (empty unless Failed) and drill scenario (empty unless a drill).",
-	}, []string{"outcome", "class", "drill"})
+		Help: "Settled turns, by outcome, fault class (empty unless Failed), drill scenario (empty unless a drill) and attached (\"true\" for an attached Pod's turn, docs/attach.md).",
+	}, []string{"outcome", "class", "drill", "attached"})
 	TurnSteps = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "turnwatch_turn_steps",
 		Help:    "Steps (tool calls) of settled turns; drills not counted.",
@@ -66,3 +68,28 @@ func init() {
 // DrillLabel is the drill label's value of a run's or turn's series: its
 // drill scenario, "" for a real run (docs/metrics.md).
 func DrillLabel(labels map[string]string) string { return labels[twv1.LabelDrill] }
+
+// AttachedLabel is the attached label's value of a turn's series: "true"
+// for an attached Pod's turn (docs/attach.md), "false" for a run's.
+func AttachedLabel(turn *twv1.AgentTurn) string { return strconv.FormatBool(turn.Spec.PodRef != nil) }
+
+// RecordSettled counts a settled turn in the turn metrics: its outcome and
+// class, its steps and cost (not a drill's: its scripted figures are no
+// one's spend), and the detector's trip that stopped it.
+func RecordSettled(turn *twv1.AgentTurn, tripped bool) {
+	st := &turn.Status
+	var class twv1.FaultClass
+	if st.Error != nil {
+		class = st.Error.Type
+	}
+	drill := DrillLabel(turn.Labels)
+	TurnsTotal.WithLabelValues(string(st.Outcome), string(class), drill, AttachedLabel(turn)).Inc()
+	if drill == "" {
+		TurnSteps.Observe(float64(st.Steps))
+		TurnCost.Observe(UsdFloat(st.CostUSD))
+		ObserveSettled(turn)
+	}
+	if tripped {
+		TripsTotal.WithLabelValues(st.Error.Detector, string(class), drill, ModeEnforce).Inc()
+	}
+}

@@ -37,13 +37,13 @@ func init() {
 	for _, c := range faultClasses {
 		RerollsTotal.WithLabelValues(string(c))
 		FaultsTotal.WithLabelValues(string(c), "")
-		TurnsTotal.WithLabelValues(string(twv1.TurnFailed), string(c), "")
+		TurnsTotal.WithLabelValues(string(twv1.TurnFailed), string(c), "", "false")
 	}
 	for _, w := range protocol.Warnings {
 		WarningsTotal.WithLabelValues(w.Reason, "")
 	}
-	TurnsTotal.WithLabelValues(string(twv1.TurnSucceeded), "", "")
-	TurnsTotal.WithLabelValues(string(twv1.TurnAborted), "", "")
+	TurnsTotal.WithLabelValues(string(twv1.TurnSucceeded), "", "", "false")
+	TurnsTotal.WithLabelValues(string(twv1.TurnAborted), "", "", "false")
 	// An aborted turn counts in turns_total only (docs/metrics.md): its
 	// duration is the caller's choice, not the agent's, and is not observed.
 	for _, o := range []twv1.TurnOutcome{twv1.TurnSucceeded, twv1.TurnFailed} {

@@ -263,16 +263,21 @@ func (r *TurnPolicyReconciler) runsIn(ctx context.Context, namespaces []string) 
 
 // runningSpend is the running turns' cost so far: the status.progress of
 // every running run (a drill's too), unless the turn it names has settled
-// (its cost is then the ledger's to count).
+// (its cost is then the ledger's to count), and the own counts of every
+// running attached Pod's turn (it has no run: docs/attach.md).
 func runningSpend(runs []twv1.AgentRun, turns []twv1.AgentTurn, b *twv1.BudgetStatus) monitor.Money {
 	settled := map[types.NamespacedName]bool{}
+	var total monitor.Money
 	for i := range turns {
 		t := &turns[i]
-		if t.Status.Outcome != "" || counted(b, t.UID) {
+		switch {
+		case t.Status.Outcome != "" || counted(b, t.UID):
 			settled[types.NamespacedName{Namespace: t.Namespace, Name: t.Name}] = true
+		case t.Spec.PodRef != nil:
+			cost, _ := shared.ParseUSD(t.Status.CostUSD)
+			total = total.Add(cost)
 		}
 	}
-	var total monitor.Money
 	for i := range runs {
 		run := &runs[i]
 		p := run.Status.Progress

@@ -182,6 +182,17 @@ func ExhaustedBudget(pols []AppliedPolicy) (source, msg string, ok bool) {
 	return "", "", false
 }
 
+// BudgetStop is the error a running turn is stopped with when a budget of
+// pols is exhausted (docs/policies.md#budgets), or nil.
+func BudgetStop(pols []AppliedPolicy) *twv1.TurnError {
+	source, figures, ok := ExhaustedBudget(pols)
+	if !ok {
+		return nil
+	}
+	return &twv1.TurnError{Type: twv1.ClassOverspend, Detector: twv1.DetectorBudget,
+		Message: fmt.Sprintf("the budget of %s is exhausted: %s", source, figures)}
+}
+
 // AnyBudget says whether some policy has a budget.
 func AnyBudget(pols []AppliedPolicy) bool {
 	return slices.ContainsFunc(pols, func(p AppliedPolicy) bool { return p.Spec.Budget != nil })

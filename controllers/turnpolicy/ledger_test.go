@@ -166,11 +166,21 @@ func TestRunningSpend(t *testing.T) {
 	turns := []twv1.AgentTurn{
 		{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "settled-0", UID: "s"}, Status: twv1.AgentTurnStatus{Outcome: twv1.TurnFailed}},
 		{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "listed-0", UID: "l"}},
+		attached("pod-a", "", "0.10"),
+		attached("pod-settled", twv1.TurnFailed, "9.00"),
+		attached("pod-listed", "", "9.00"),
 	}
-	b := &twv1.BudgetStatus{Counting: []twv1.CountedTurn{{UID: "l"}}}
-	if got := runningSpend(runs, turns, b); got != usd("0.80") {
-		t.Errorf("runningSpend = %s, want 0.80 (a drill counts)", got)
+	b := &twv1.BudgetStatus{Counting: []twv1.CountedTurn{{UID: "l"}, {UID: "pod-listed"}}}
+	if got := runningSpend(runs, turns, b); got != usd("0.90") {
+		t.Errorf("runningSpend = %s, want 0.90 (a drill counts, and a running attached Pod's turn)", got)
 	}
+}
+
+// attached is an attached Pod's turn (no run) with its own counts.
+func attached(name string, outcome twv1.TurnOutcome, cost string) twv1.AgentTurn {
+	return twv1.AgentTurn{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID(name)},
+		Spec:   twv1.AgentTurnSpec{PodRef: &twv1.AttachedPod{Name: name, UID: name + "-uid"}},
+		Status: twv1.AgentTurnStatus{Outcome: outcome, CostUSD: cost}}
 }
 
 // The least of the budgets' remainders; none without a budget.

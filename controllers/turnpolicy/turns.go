@@ -49,13 +49,17 @@ func (r *TurnPolicyReconciler) settledTurns(ctx context.Context, b *twv1.BudgetS
 }
 
 // countable says whether a turn's cost is final: it settled, or it is
-// being deleted and has no run left to settle it.
+// being deleted and has no run left to settle it (an attached Pod's turn
+// never has one: it goes with its Pod).
 func (r *TurnPolicyReconciler) countable(ctx context.Context, t *twv1.AgentTurn) bool {
 	if t.Status.Outcome != "" {
 		return true
 	}
 	if t.DeletionTimestamp == nil {
 		return false
+	}
+	if t.Spec.PodRef != nil {
+		return true
 	}
 	run := &twv1.AgentRun{}
 	err := r.Get(ctx, types.NamespacedName{Namespace: t.Namespace, Name: t.Spec.RunName}, run)
