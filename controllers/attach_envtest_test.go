@@ -427,3 +427,29 @@ func TestWritesPerAttachedPod(t *testing.T) {
 		t.Errorf("%.2f manager writes per attached Pod, more than %.2f per turn of a run", pod, run)
 	}
 }
+
+// A Pod created while the manager is down still gets its sidecar (the API
+// server injects it; nothing of turnwatch is in the path) and is recorded
+// once the manager is back, from its first list of the watched Pods.
+func TestAttachManagerDown(t *testing.T) {
+	needEnv(t)
+	ns := consentingNamespace(t)
+	down := startManager(t, ns, managerOpts{})
+	attachReady(t, ns)
+	down.stop()
+	job := agentJob(t, ns, "while-down")
+	injectedPod(t, job, "while-down-a")
+	if _, err := getTurn(ns, "while-down-a"); err == nil {
+		t.Fatal("a turn was recorded with no manager running")
+	}
+	startManager(t, ns, managerOpts{})
+	turn := attachedTurn(t, ns, "while-down-a", func(tu *twv1.AgentTurn) error {
+		if tu.Status.PodName == "" {
+			return fmt.Errorf("status %+v: no pod recorded yet", tu.Status)
+		}
+		return nil
+	})
+	if turn.Spec.PodRef == nil || turn.Spec.PodRef.Owner != "Job/while-down" {
+		t.Errorf("podRef %+v, want the Job's Pod", turn.Spec.PodRef)
+	}
+}
