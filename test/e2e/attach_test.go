@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 	"turnwatch.dev/turnwatch/pkg/scriptedmodel"
 )
@@ -36,6 +37,30 @@ func TestAttach(t *testing.T) {
 	needAgentImages(t)
 	ns := attachNamespace(t, "attach")
 	sample := readSampleRun(t, filepath.Join(env.root, "config/samples/cli_pi.yaml"))
+	// First and alone (TestAttach is not parallel, so no other test is
+	// running): the manager stops while a Pod is created.
+	t.Run("manager-down", func(t *testing.T) {
+		_, url := loopModel(t)
+		tmpl := attachTemplate(t, sample, url)
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "while-down", Namespace: ns, Labels: tmpl.Labels}, Spec: tmpl.Spec}
+		restartManager(t, func() {
+			got, err := env.kube.CoreV1().Pods(ns).Create(context.Background(), pod, metav1.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Spec.InitContainers) == 0 || got.Spec.InitContainers[0].Name != protocol.SidecarContainerName {
+				t.Errorf("pod %s created while the manager was down: no sidecar injected", pod.Name)
+			}
+			if _, err := env.dyn.Resource(agentTurnGVR).Namespace(ns).Get(context.Background(), pod.Name, metav1.GetOptions{}); err == nil {
+				t.Errorf("pod %s has a turn with no manager running", pod.Name)
+			}
+		})
+		checkAttachedPod(t, waitPodEnded(t, ns, pod.Name, ""))
+	})
+	t.Run("overspend", func(t *testing.T) {
+		t.Parallel()
+		checkAttachedOverspend(t)
+	})
 	t.Run("job-backoff", func(t *testing.T) {
 		t.Parallel()
 		job := attachJob(t, ns, "loop-backoff", sample, 1, nil)
@@ -267,6 +292,68 @@ func checkAttachedPod(t *testing.T, p *corev1.Pod) {
 	if str(turn, "status", "outcome") != "Failed" || str(turn, "status", "error", "type") != "runaway" {
 		t.Errorf("turn %s: %s %s, want Failed runaway\n%s", turn.GetName(), str(turn, "status", "outcome"), str(turn, "status", "error", "type"),
 			describeIn(p.Namespace, "agentturn", p.Name))
+	}
+}
+
+// checkAttachedOverspend: a Job's Pod that spends past its namespace's
+// budget (0.05 USD; the fake agent's overspend stream, as
+// TestNamespaceBudget's run) is stopped as overspend mid-turn, the Job
+// fails, and the Event on the Job names the budget.
+func checkAttachedOverspend(t *testing.T) {
+	ns := attachNamespace(t, "attach-budget")
+	const policy = "team-budget"
+	applyYAML(t, `apiVersion: turnwatch.dev/v1alpha1
+kind: TurnPolicy
+metadata:
+  name: `+policy+`
+  namespace: `+ns+`
+spec:
+  budget:
+    maxCostUSD: "0.05"
+    window: 1h
+`)
+	waitLedgerStarted(t, ns, policy)
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "spender", Namespace: ns},
+		Spec: batchv1.JobSpec{BackoffLimit: ptr(int32(0)), Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"turnwatch.dev/watch": "pi"}},
+			Spec: corev1.PodSpec{HostNetwork: true, RestartPolicy: corev1.RestartPolicyNever,
+				AutomountServiceAccountToken: ptr(false), TerminationGracePeriodSeconds: ptr(int64(5)),
+				Containers: []corev1.Container{{Name: "agent", Image: fakeAgentImage, ImagePullPolicy: corev1.PullNever,
+					Args: []string{"--scenario", "overspend", "--format", "pi", "--speed", "0.35"}}}},
+		}},
+	}
+	if _, err := env.kube.BatchV1().Jobs(ns).Create(context.Background(), job, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := waitFor(context.Background(), 3*time.Minute, "job spender failed", func() (bool, error) {
+		j, err := env.kube.BatchV1().Jobs(ns).Get(context.Background(), job.Name, metav1.GetOptions{})
+		return err == nil && j.Status.Failed > 0, nil
+	})
+	table, _ := kubectl("-n", ns, "get", "jobs,pods,agentturns,turnpolicies", "-o", "wide")
+	t.Logf("kubectl get jobs,pods,agentturns,turnpolicies:\n%s", table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := env.kube.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "job-name=spender"})
+	if err != nil || len(list.Items) != 1 {
+		t.Fatalf("job spender's Pods: %v, %d, want one", err, len(list.Items))
+	}
+	pod := waitPodEnded(t, ns, list.Items[0].Name, "")
+	turn, err := env.dyn.Resource(agentTurnGVR).Namespace(ns).Get(context.Background(), pod.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := [3]string{str(turn, "status", "outcome"), str(turn, "status", "error", "type"), str(turn, "status", "error", "detector")}; e != [3]string{"Failed", string(twv1.ClassOverspend), twv1.DetectorBudget} || pod.Status.Phase != corev1.PodFailed {
+		t.Errorf("pod %s %s, turn outcome, error type, detector = %v; want Failed, Failed %s %s\n%s", pod.Name, pod.Status.Phase, e, twv1.ClassOverspend, twv1.DetectorBudget, describeIn(ns, "agentturn", pod.Name))
+	}
+	if cost := str(turn, "status", "costUSD"); !decimalLess("0.05", cost) || !decimalLess(cost, overspendTotalUSD) {
+		t.Errorf("turn %s cost %q; want past the budget (0.05) and short of the whole stream's %s", pod.Name, cost, overspendTotalUSD)
+	}
+	events, _ := kubectl("-n", ns, "get", "events", "--field-selector", "involvedObject.kind=Job,involvedObject.name=spender", "-o", "custom-columns=REASON:.reason,MESSAGE:.message", "--no-headers")
+	t.Logf("events on job spender:\n%s", events)
+	if !strings.Contains(events, "Tripped") || !strings.Contains(events, twv1.DetectorBudget) {
+		t.Errorf("no Tripped Event naming %s on job spender:\n%s", twv1.DetectorBudget, events)
 	}
 }
 

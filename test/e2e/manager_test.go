@@ -23,6 +23,8 @@ var operator struct {
 	err  error
 	cmd  *exec.Cmd
 	log  string
+	// kubeconfig is the manager's own identity (managerKubeconfig).
+	kubeconfig string
 }
 
 // needOperator installs the CRDs and the sidecar's RBAC and starts the
@@ -66,7 +68,13 @@ func startOperator() error {
 		return err
 	}
 	env.obs.startTurnwatch(context.Background(), env.ns)
+	operator.kubeconfig = kc
+	return launchManager()
+}
 
+// launchManager starts the manager process (its log appended to
+// bin/e2e/manager.log) and gives it a moment to fail on bad flags.
+func launchManager() error {
 	config, err := writeManagerConfig()
 	if err != nil {
 		return err
@@ -85,12 +93,12 @@ func startOperator() error {
 	}
 	args = append(args, strings.Fields(os.Getenv("TURNWATCH_E2E_MANAGER_ARGS"))...)
 	operator.log = filepath.Join(env.artifacts, "manager.log")
-	logFile, err := os.Create(operator.log)
+	logFile, err := os.OpenFile(operator.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
 	cmd := exec.Command(filepath.Join(env.artifacts, "manager"), args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kc)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+operator.kubeconfig)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -109,11 +117,23 @@ func startOperator() error {
 	}
 	go func() {
 		err := <-done
-		if operator.cmd != nil {
+		if operator.cmd == cmd { // not stopped by stopManager
 			logf("the manager exited: %v (log in %s)", err, operator.log)
 		}
 	}()
 	return nil
+}
+
+// restartManager stops the manager and, once then has run, starts it
+// again: what the cluster does while turnwatch is down.
+func restartManager(t *testing.T, then func()) {
+	t.Helper()
+	needOperator(t)
+	stopManager()
+	then()
+	if err := launchManager(); err != nil {
+		t.Fatalf("the manager could not start again: %v", err)
+	}
 }
 
 func stopManager() {
