@@ -195,6 +195,7 @@ func TestSidecarOptionsOverride(t *testing.T) {
 			{Name: protocol.EnvGuards, Value: `{"identicalCalls": 3, "stepBudget": 256}`},
 			{Name: protocol.EnvGuardsOverride, Value: tt.override},
 			{Name: protocol.EnvGuardLimits, Value: tt.limits},
+			{Name: protocol.EnvPrices}, // an attached Pod's, whose namespace sets no prices
 		}}}}}
 		opts, _, err := sidecarOptions(pod, "claude")
 		if err != nil || opts.Guards.IdenticalCalls != tt.identical || opts.Guards.StepBudget != tt.steps {

@@ -86,7 +86,7 @@ func parseRunConfig(args []string, getenv func(string) string, stderr io.Writer)
 	if c.Guards, err = monitor.ParseGuards(overridden(inlineOrFile(guards), override, limits, stderr)); err != nil {
 		return c, err
 	}
-	if c.Prices, err = parsePrices(inlineOrFile(prices)); err != nil {
+	if c.Prices, err = monitor.ParsePrices(inlineOrFile(prices)); err != nil {
 		return c, err
 	}
 	if c.ProgressPeriod, err = parsePeriod(period); err != nil {
@@ -132,13 +132,6 @@ func inlineOrFile(s string) []byte {
 		return []byte(t) // the parser reports it as bad JSON, with the text
 	}
 	return b
-}
-
-func parsePrices(b []byte) (monitor.Prices, error) {
-	if len(b) == 0 {
-		return monitor.DefaultPrices(), nil
-	}
-	return monitor.ParsePrices(b)
 }
 
 // parsePeriod reads whole seconds ("15") or a Go duration ("15s").

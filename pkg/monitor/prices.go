@@ -104,7 +104,12 @@ func DefaultPrices() Prices {
 // ParsePrices reads a price table (the shape of prices.json) and merges it
 // over DefaultPrices: a model given here replaces the default entry of the
 // same name, the others stay. A bad rate is an error naming the model.
+// An empty table is DefaultPrices: a sidecar's env that sets none (an
+// attached Pod's, when the namespace's parameters hold no prices).
 func ParsePrices(data []byte) (Prices, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return DefaultPrices(), nil
+	}
 	over, err := parsePricesOnly(data)
 	if err != nil {
 		return Prices{}, err

@@ -56,6 +56,9 @@ func TestParsePrices(t *testing.T) {
 	if _, ok := p.lookup([]byte("claude-opus-4-5")); !ok {
 		t.Error("defaults must stay")
 	}
+	if empty, err := ParsePrices([]byte(" ")); err != nil || len(empty.Models) != len(DefaultPrices().Models) {
+		t.Errorf("an empty table: %d models, %v; want the defaults", len(empty.Models), err)
+	}
 	if _, err := ParsePrices([]byte(`{"models":{"m":{"input":"x"}}}`)); err == nil || !strings.Contains(err.Error(), "models.m") {
 		t.Errorf("error %v, want one naming models.m", err)
 	}

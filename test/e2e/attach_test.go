@@ -76,15 +76,12 @@ func TestAttach(t *testing.T) {
 	})
 	t.Run("cronjob", func(t *testing.T) {
 		t.Parallel()
-		job := attachJob(t, ns, "loop-cron", sample, 0, nil)
+		job := loopJob(t, ns, "loop-cron", sample, 0, nil)
 		cron := &batchv1.CronJob{
 			ObjectMeta: metav1.ObjectMeta{Name: "loop-cron", Namespace: ns},
 			Spec: batchv1.CronJobSpec{Schedule: "* * * * *", ConcurrencyPolicy: batchv1.ForbidConcurrent,
 				JobTemplate: batchv1.JobTemplateSpec{Spec: job.Spec}},
 		}
-		// The Job stood in to make the template and its model: the
-		// CronJob's own Job is what is judged.
-		_ = env.kube.BatchV1().Jobs(ns).Delete(context.Background(), job.Name, metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationBackground)})
 		if _, err := env.kube.BatchV1().CronJobs(ns).Create(context.Background(), cron, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -205,8 +202,19 @@ func loopModel(t *testing.T) (*scriptedmodel.Server, string) {
 }
 
 // attachJob creates a Job of the sample against a scripted model playing
-// identicalLoop (loopModel).
+// identicalLoop (loopJob).
 func attachJob(t *testing.T, ns, name string, sample *unstructured.Unstructured, backoff int32, pfp *batchv1.PodFailurePolicy) *batchv1.Job {
+	t.Helper()
+	got, err := env.kube.BatchV1().Jobs(ns).Create(context.Background(), loopJob(t, ns, name, sample, backoff, pfp), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// loopJob is a Job of the sample against a scripted model playing
+// identicalLoop (loopModel), not yet created.
+func loopJob(t *testing.T, ns, name string, sample *unstructured.Unstructured, backoff int32, pfp *batchv1.PodFailurePolicy) *batchv1.Job {
 	t.Helper()
 	model, url := loopModel(t)
 	t.Cleanup(func() {
@@ -214,16 +222,11 @@ func attachJob(t *testing.T, ns, name string, sample *unstructured.Unstructured,
 			t.Log(modelLog(model))
 		}
 	})
-	job := &batchv1.Job{
+	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: batchv1.JobSpec{BackoffLimit: ptr(backoff), PodFailurePolicy: pfp,
 			Template: attachTemplate(t, sample, url)},
 	}
-	got, err := env.kube.BatchV1().Jobs(ns).Create(context.Background(), job, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
 }
 
 // checkAttachedJob: the Job fails for reason, after pods Pods, each
