@@ -102,7 +102,8 @@ func TestAttach(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_ = env.kube.BatchV1().CronJobs(ns).Delete(context.Background(), cron.Name, metav1.DeleteOptions{}) // one Job is enough
+		// One Job is enough; orphaned, or the garbage collector takes it with its CronJob.
+		_ = env.kube.BatchV1().CronJobs(ns).Delete(context.Background(), cron.Name, metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationOrphan)})
 		checkAttachedJob(t, ns, made, 1, "BackoffLimitExceeded")
 	})
 	t.Run("pod", func(t *testing.T) {
