@@ -159,6 +159,13 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rt.scan = &toolsScan{rc: r.Body}
 		r.Body = rt.scan
 	}
+	// The transport reads the request body past its last byte (for its
+	// EOF) while the answer may already stream back; an HTTP/1.x server
+	// closes a body still open when the answer's headers go out, and the
+	// transport, failing that read, closes the upstream's connection in
+	// the middle of the answer (TestAnswerOutlivesTheRequestBody). Full
+	// duplex keeps the body readable.
+	_ = http.NewResponseController(w).EnableFullDuplex()
 	g.forwarded.Add(1)
 	if rt.model {
 		// The proxy returns once the answer's body is closed, and the meter
