@@ -127,7 +127,7 @@ func playReal(t *testing.T, format string, sample *unstructured.Unstructured, sc
 	// no key, the model wants the gateway's. The stall's story is the stop
 	// of a CLI waiting on its model, by SIGTERM, as without a gateway: it
 	// runs direct (docs/e2e.md: gemini's reroll through the gateway broke
-	// under the full suite's load, an open finding).
+	// under the full suite's load, a race fixed since).
 	through := scenario != "stall"
 	key := map[bool]string{true: gatewayKey}[through]
 	model, url := serveModelWithKey(t, sc, key)
