@@ -168,15 +168,17 @@ func endLogger(w io.Writer) func(monitor.ModelEvent) {
 // within modelapi's bounds, prints its URL, and serves until SIGTERM or
 // SIGINT; name heads its errors.
 func serveUntilSignal(name string, h http.Handler, addr string, stdout, stderr io.Writer) int {
+	// The signals are ours before the URL is told: a caller may signal as
+	// soon as it has served a request.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintln(stderr, name+":", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "http://%s\n", ln.Addr())
 	hs, done := modelapi.Serve(h, ln)
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
+	fmt.Fprintf(stdout, "http://%s\n", ln.Addr())
 	select {
 	case <-ctx.Done():
 		shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
