@@ -261,6 +261,11 @@ func TestAttachHoldsAgainstTheEditor(t *testing.T) {
 		func() { _ = k8s.Update(ctx, cm.DeepCopy()) }, "turnwatch-attach holds the parameters", "may not update")
 	refused("the editor deletes the parameters", func() error { return editor.Delete(ctx, cm.DeepCopy()) },
 		func() { t.Fatal("the parameters are gone") }, "may not delete")
+	// The namespace controller deletes a namespace's ConfigMaps all at
+	// once, a request that names none: held, the namespace never goes.
+	if err := k8s.DeleteAllOf(ctx, &corev1.ConfigMap{}, client.InNamespace(ns)); err != nil {
+		t.Errorf("deleting every ConfigMap of the namespace, as its deletion does: %v", err)
+	}
 }
 
 // TestAttachNamespaceReady: the manager readies a namespace once it is
