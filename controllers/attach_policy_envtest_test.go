@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -135,6 +136,12 @@ func fixtureEnv(c corev1.Container) map[string]string {
 	return m
 }
 
+// hasSidecar says whether pod was given the sidecar (a Pod may have init
+// containers of its own).
+func hasSidecar(pod *corev1.Pod) bool {
+	return len(pod.Spec.InitContainers) > 0 && pod.Spec.InitContainers[0].Name == protocol.SidecarContainerName
+}
+
 func volumeOf(pod *corev1.Pod, name string) *corev1.Volume {
 	for i := range pod.Spec.Volumes {
 		if pod.Spec.Volumes[i].Name == name {
@@ -192,7 +199,7 @@ func TestAttachOptIn(t *testing.T) {
 			if err := k8s.Create(context.Background(), q); err != nil {
 				return err
 			}
-			if injected := len(q.Spec.InitContainers) > 0; injected != tt.sidecar {
+			if injected := hasSidecar(q); injected != tt.sidecar {
 				_ = k8s.Delete(context.Background(), q, client.GracePeriodSeconds(0))
 				return fmt.Errorf("%s/%s: sidecar %v, want %v", q.Namespace, q.Name, injected, tt.sidecar)
 			}
@@ -309,6 +316,41 @@ func TestAttachNamespaceReady(t *testing.T) {
 		}
 		return containsAll(d[render.ParamLimits]+d[render.ParamGuards], `{"stepBudget":100}`, `"stepBudget":100`)
 	})
+	// A gateway: its upstream, key and requirement, and a placeholder key
+	// that stays the namespace's when the policy changes.
+	gw := &twv1.TurnPolicy{ObjectMeta: metav1.ObjectMeta{Name: "gw", Namespace: ns}, Spec: twv1.TurnPolicySpec{
+		Model: &twv1.ModelPolicy{Gateway: attachedGateway.DeepCopy(), RequireGateway: true}}}
+	create(t, gw)
+	var token string
+	eventually(t, "the gateway in the parameters", func() error {
+		d, err := params()
+		if err != nil {
+			return err
+		}
+		token = d[render.ParamModelToken]
+		if d[render.ParamModelUpstream] != attachedGateway.Upstream || d[render.ParamModelKeySecret] != "model-key" ||
+			d[render.ParamModelRequired] != "TurnPolicy/gw" || !strings.HasPrefix(token, "turnwatch-placeholder-") {
+			return fmt.Errorf("params %v", d)
+		}
+		return nil
+	})
+	eventually(t, "the policy's upstream changed", func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(gw), gw); err != nil {
+			return err
+		}
+		gw.Spec.Model.Gateway.Upstream = "https://other.example"
+		return k8s.Update(ctx, gw)
+	})
+	eventually(t, "the new upstream, the same token", func() error {
+		d, err := params()
+		if err == nil && (d[render.ParamModelUpstream] != "https://other.example" || d[render.ParamModelToken] != token) {
+			return fmt.Errorf("params %v, token was %q", d, token)
+		}
+		return err
+	})
+	if err := k8s.Delete(ctx, gw); err != nil {
+		t.Fatal(err)
+	}
 	eventually(t, "an attached Pod", func() error {
 		p := watchedPod(ns, "attached", map[string]string{twv1.LabelWatch: "pi"})
 		if err := k8s.Create(ctx, p); err != nil {

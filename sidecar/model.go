@@ -38,6 +38,9 @@ type Model struct {
 	KeyFile  string
 	// Token is the placeholder key the agent holds (protocol.EnvModelToken).
 	Token string
+	// Hold holds a refused model request open instead of answering it
+	// (protocol.EnvModelHold, gateway.Refusal.Hold).
+	Hold bool
 }
 
 // on says whether the sidecar serves a model.
@@ -193,7 +196,7 @@ func (r *runner) refuse(t *monitor.Trip) {
 	if r.model == nil {
 		return
 	}
-	r.model.refusal.CompareAndSwap(nil, &gateway.Refusal{Reason: t.Detector, Message: t.Message})
+	r.model.refusal.CompareAndSwap(nil, &gateway.Refusal{Reason: t.Detector, Message: t.Message, Hold: r.cfg.Model.Hold})
 }
 
 // refuseIfTripped keeps refusing after a restart: a trip an earlier run of

@@ -13,7 +13,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -64,11 +63,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := agentturn.EnsureRBAC(ctx, r.Client, r.APIReader, agentturn.AttachRBAC(ns.Name, r.Manager)); err != nil {
 		return ctrl.Result{}, err
 	}
-	data, err := r.params(ctx, ns.Name)
+	cm := &corev1.ConfigMap{}
+	if err := r.Get(ctx, types.NamespacedName{Namespace: ns.Name, Name: twv1.AttachParams}, cm); client.IgnoreNotFound(err) != nil {
+		return ctrl.Result{}, err
+	}
+	data, err := r.params(ctx, ns.Name, cm.Data[render.ParamModelToken])
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, r.writeParams(ctx, ns.Name, data)
+	return ctrl.Result{}, r.writeParams(ctx, cm, ns.Name, data)
 }
 
 // Enabled says whether ns is labelled for attach.
@@ -77,8 +80,10 @@ func Enabled(ns *corev1.Namespace) bool {
 }
 
 // params is the data of ns's ConfigMap: the options a turn's Pod is
-// rendered with there (agentturn's), and the namespace's guards.
-func (r *Reconciler) params(ctx context.Context, ns string) (map[string]string, error) {
+// rendered with there (agentturn's), the namespace's guards, and its
+// model gateway, whose placeholder key is token when the ConfigMap has one
+// (a new one otherwise: every attached Pod of the namespace holds it).
+func (r *Reconciler) params(ctx context.Context, ns, token string) (map[string]string, error) {
 	policies, err := turnpolicy.PoliciesFor(ctx, r.Client, ns)
 	if err != nil {
 		return nil, err
@@ -92,21 +97,27 @@ func (r *Reconciler) params(ctx context.Context, ns string) (map[string]string, 
 	if left, source, ok := turnpolicy.BudgetLeft(policies); ok {
 		o.BudgetLeftUSD, o.Budget = left.String(), source
 	}
-	return render.AttachParams(o, render.AttachNamespace{Guards: guards, Limits: limits, Audit: audit}), nil
+	gw := render.AttachGateway{Required: turnpolicy.GatewayRequired(policies)}
+	if gw.Gateway, _ = turnpolicy.Gateway(&twv1.AgentRun{}, policies); gw.Gateway != nil && token == "" {
+		if token, err = render.ModelToken(); err != nil {
+			return nil, err
+		}
+	}
+	gw.Token = token
+	return render.AttachParams(o, render.AttachNamespace{Guards: guards, Limits: limits, Audit: audit, Gateway: gw}), nil
 }
 
-// writeParams creates or updates ns's ConfigMap when its data differs.
-func (r *Reconciler) writeParams(ctx context.Context, ns string, data map[string]string) error {
-	cm := &corev1.ConfigMap{}
-	err := r.Get(ctx, types.NamespacedName{Namespace: ns, Name: twv1.AttachParams}, cm)
-	if apierrors.IsNotFound(err) {
+// writeParams creates ns's ConfigMap (cm, as read; no UID when there was
+// none) or updates it when its data differs.
+func (r *Reconciler) writeParams(ctx context.Context, cm *corev1.ConfigMap, ns string, data map[string]string) error {
+	if cm.UID == "" {
 		cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: twv1.AttachParams, Namespace: ns,
 			Labels: map[string]string{agentturn.LabelComponent: ComponentAttach}}, Data: data}
 		log.FromContext(ctx).Info("namespace ready for attach", "namespace", ns)
 		return client.IgnoreAlreadyExists(r.Create(ctx, cm))
 	}
-	if err != nil || maps.Equal(cm.Data, data) {
-		return err
+	if maps.Equal(cm.Data, data) {
+		return nil
 	}
 	cm.Data = data
 	return r.Update(ctx, cm)

@@ -49,9 +49,10 @@ var attachResources = []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceM
 // defaults and its policies, capped), the strictest limit of each guard
 // (a JSON object), and the detectors its policies audit.
 type AttachNamespace struct {
-	Guards []byte
-	Limits []byte
-	Audit  []string
+	Guards  []byte
+	Limits  []byte
+	Audit   []string
+	Gateway AttachGateway
 }
 
 // AttachParams is the data of a namespace's ConfigMap turnwatch-attach:
@@ -70,6 +71,7 @@ func AttachParams(o RenderOptions, ns AttachNamespace) map[string]string {
 	if o.Freshness > 0 {
 		d[ParamProgressSeconds] = shared.ProgressEnv(o.Freshness).Value
 	}
+	ns.Gateway.params(d)
 	for _, r := range attachResources {
 		if q, ok := o.Resources.Requests[r]; ok {
 			d["requests."+string(r)] = q.String()
@@ -128,6 +130,14 @@ func AttachPolicy() (*admissionv1.MutatingAdmissionPolicy, *admissionv1.Mutating
 	if err != nil {
 		return nil, nil, err
 	}
+	model, err := attachModelPatch()
+	if err != nil {
+		return nil, nil, err
+	}
+	var vars []admissionv1.Variable
+	for _, v := range attachModelVariables() {
+		vars = append(vars, admissionv1.Variable{Name: v[0], Expression: v[1]})
+	}
 	var vols []string
 	for _, v := range spec.Volumes {
 		lit, err := celLiteral(v, "Object.spec.volumes")
@@ -156,6 +166,7 @@ func AttachPolicy() (*admissionv1.MutatingAdmissionPolicy, *admissionv1.Mutating
 				Name:       "not-a-turn-pod",
 				Expression: "!('" + twv1.LabelRun + "' in object.metadata.?labels.orValue({}))",
 			}},
+			Variables:          vars,
 			FailurePolicy:      ptr.To(admissionv1.Fail),
 			ReinvocationPolicy: admissionv1.NeverReinvocationPolicy,
 			// One mutation, its patches applied in order: each mutation of a
@@ -171,6 +182,8 @@ func AttachPolicy() (*admissionv1.MutatingAdmissionPolicy, *admissionv1.Mutating
   ` + eachVolume(vols) + `] :
   [JSONPatch{op: "add", path: "/spec/volumes", value: [
   ` + strings.Join(vols, ",\n  ") + `]}])`,
+				// The model gateway, where the namespace has one.
+				model,
 				// A Pod that runs as default runs as the attached sidecars'
 				// account (the deprecated alias too, which the API server
 				// filled).
@@ -324,6 +337,9 @@ func celValue(v any, typ string) (string, error) {
 		}
 		return "[" + strings.Join(items, ", ") + "]", nil
 	case string:
+		if p, ok := paramSentinels[x]; ok {
+			return "params.data['" + p + "']", nil
+		}
 		return strconv.Quote(x), nil
 	case float64:
 		if x != float64(int64(x)) {

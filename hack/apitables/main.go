@@ -8,15 +8,17 @@
 //     and the per-guard validations of the limits admission policies
 //     (config/sidecar/validatingadmissionpolicy_limits.yaml);
 //   - from the CLIs' table (pkg/agents), the model key env vars that the
-//     gateway admission policies refuse in a template where a policy
-//     requires the gateway (the same file);
+//     gateway admission policies refuse in a template, or in an attached
+//     Pod, where a policy requires the gateway, and the formats an attached
+//     Pod's gateway can point (the same file);
 //   - from the scripted model's scenarios (pkg/scriptedmodel), the Drill
 //     type, whose enum lists them (api/v1alpha1/zz_generated.drill.go);
 //   - from the CLIs' table (pkg/agents), the Format type, whose enum lists
 //     every CLI's format and auto (api/v1alpha1/zz_generated.format.go);
 //   - from the Pod renderer (controllers/render), the attach admission
 //     policy (config/sidecar/mutatingadmissionpolicy_attach.yaml), which
-//     injects a turn Pod's sidecar into an attached Pod.
+//     injects a turn Pod's sidecar into an attached Pod, and points its
+//     agent at the model gateway as the renderer points a turn's.
 //
 // `make generate` runs it before controller-gen, which makes the CRDs and
 // the deep copies from the generated types; `make verify-generated` fails

@@ -160,15 +160,16 @@ func TestWrap(t *testing.T) {
 	}
 }
 
-// The gateway policies list the key env vars given, in both policies, as a
-// CEL list; a name that would break the literal is refused.
+// The gateway policies list the key env vars given, in the three policies
+// (a run's, a cluster policy's, an attached Pod's), as a CEL list; a name
+// that would break the literal is refused.
 func TestGatewayKeys(t *testing.T) {
 	out, err := limitsPolicies(nil, []string{"A_KEY", "B_TOKEN"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(string(out), `expression: "['A_KEY', 'B_TOKEN']"`); n != 2 {
-		t.Errorf("the key list is in %d policies, want 2 (turnwatch-agentrun-gateway, turnwatch-agentrun-cluster-gateway)", n)
+	if n := strings.Count(string(out), `expression: "['A_KEY', 'B_TOKEN']"`); n != 3 {
+		t.Errorf("the key list is in %d policies, want 3 (turnwatch-agentrun-gateway, turnwatch-agentrun-cluster-gateway, turnwatch-attach-gateway)", n)
 	}
 	if _, err := limitsPolicies(nil, []string{"A_KEY", "B'"}); err == nil {
 		t.Error("a quote went into the CEL literal")

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"text/template"
 
+	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
+	"turnwatch.dev/turnwatch/controllers/render"
+	"turnwatch.dev/turnwatch/pkg/agents"
 	"turnwatch.dev/turnwatch/pkg/monitor"
 )
 
@@ -92,7 +95,16 @@ func limitsPolicies(limited []monitor.Guard, keys []string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := t.Execute(&b, struct{ Validations, KeyEnvs string }{v, k}); err != nil {
+	formats, err := celStrings(agents.Formats())
+	if err != nil {
+		return nil, err
+	}
+	data := map[string]string{"Validations": v, "KeyEnvs": k, "Formats": formats,
+		"FormatNames": strings.Join(agents.Formats(), ", "),
+		"Params":      twv1.AttachParams, "Required": render.ParamModelRequired, "Upstream": render.ParamModelUpstream,
+		"Token": render.ParamModelToken, "LabelWatch": twv1.LabelWatch, "LabelAgentContainer": twv1.LabelAgentContainer,
+		"LabelRun": twv1.LabelRun, "LabelAttach": twv1.LabelAttach, "AttachEnabled": twv1.AttachEnabled}
+	if err := t.Execute(&b, data); err != nil {
 		return nil, err
 	}
 	return []byte(b.String()), nil

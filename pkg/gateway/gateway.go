@@ -57,6 +57,12 @@ type Refusal struct {
 	Reason string
 	// Message says what tripped or was spent.
 	Message string
+	// Hold keeps a refused request open, unanswered, until its client
+	// goes, instead of answering it: for an agent that the Pod's stop is
+	// to end (an attached Pod, docs/attach.md#the-model-gateway), since
+	// the CLI an answer ends may exit 0, and its Pod then reads as
+	// succeeded. Either way nothing reaches the upstream.
+	Hold bool
 }
 
 // Counts are what a Gateway did so far.
@@ -151,7 +157,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if rt.model && g.o.Gate != nil {
 		if ref := g.o.Gate(); ref != nil {
-			g.refuse(w, rt, ref)
+			g.refuse(r.Context(), w, rt, ref)
 			return
 		}
 	}
@@ -183,9 +189,13 @@ func proxied(r *http.Request) bool {
 }
 
 // refuse answers a model request Gate refused, in the API's shape.
-func (g *Gateway) refuse(w http.ResponseWriter, rt route, ref *Refusal) {
+func (g *Gateway) refuse(ctx context.Context, w http.ResponseWriter, rt route, ref *Refusal) {
 	g.refused.Add(1)
-	g.o.Log.Info("refused a model request", "api", rt.api.Name, "reason", ref.Reason, "message", g.redact(ref.Message))
+	g.o.Log.Info("refused a model request", "api", rt.api.Name, "reason", ref.Reason, "message", g.redact(ref.Message), "hold", ref.Hold)
+	if ref.Hold {
+		<-ctx.Done()
+		return
+	}
 	w.Header().Set("X-Turnwatch-Refused", ref.Reason)
 	g.answer(w, rt, g.o.Refusal, RefusalMessage(ref))
 }

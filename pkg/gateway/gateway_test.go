@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr/funcr"
 
@@ -217,6 +219,40 @@ func TestRefused(t *testing.T) {
 	r := newRig(t, "healthy", Options{Gate: func() *Refusal { return &Refusal{Reason: "budget"} }})
 	if w := r.do(t, "POST", "/v1/messages/count_tokens", `{"model":"m","messages":[]}`, nil); w.Code != 200 {
 		t.Errorf("a side request was refused: %d %s", w.Code, w.Body)
+	}
+}
+
+// TestRefusalHeld checks a refusal that holds keeps the request open,
+// unanswered, until its client goes, and never reaches the model.
+func TestRefusalHeld(t *testing.T) {
+	r := newRig(t, "healthy", Options{Gate: func() *Refusal { return &Refusal{Reason: "budget", Hold: true} }})
+	ctx, gone := context.WithCancel(context.Background())
+	req := httptest.NewRequest("POST", requests[0].path, strings.NewReader(fmt.Sprintf(requests[0].body, "true"))).WithContext(ctx)
+	w := httptest.NewRecorder()
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		r.gw.ServeHTTP(w, req)
+	}()
+	for r.gw.Counts().Refused == 0 {
+		select {
+		case <-served:
+			t.Fatalf("answered %d %s: want the request held", w.Code, w.Body)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	select {
+	case <-served:
+		t.Fatalf("answered %d %s: want the request held", w.Code, w.Body)
+	case <-time.After(50 * time.Millisecond):
+	}
+	gone()
+	<-served
+	if w.Body.Len() != 0 || w.Header().Get("X-Turnwatch-Refused") != "" {
+		t.Errorf("a held request was answered: %d %s", w.Code, w.Body)
+	}
+	if n := len(r.model.Requests()); n != 0 || r.gw.Counts().Forwarded != 0 {
+		t.Errorf("the model saw %d requests", n)
 	}
 }
 

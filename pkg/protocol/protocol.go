@@ -202,6 +202,12 @@ const (
 	EnvModelUpstream = "TURNWATCH_MODEL_UPSTREAM"
 	EnvModelKeyFile  = "TURNWATCH_MODEL_KEY_FILE"
 	EnvModelToken    = "TURNWATCH_MODEL_TOKEN"
+	// EnvModelHold, "true", makes the gateway hold a refused model request
+	// open, unanswered, until the agent goes, instead of answering it: an
+	// attached Pod's (docs/attach.md#the-model-gateway), which the Pod's
+	// stop is to end, so that the Pod fails whatever the CLI would have
+	// exited with.
+	EnvModelHold = "TURNWATCH_MODEL_HOLD"
 	// EnvBudgetLeftUSD is what the namespace's budgets had left when the
 	// turn started, a decimal string (the least of them); unset when no
 	// budget applies. The gateway refuses the next request once the turn
