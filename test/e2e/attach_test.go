@@ -61,6 +61,10 @@ func TestAttach(t *testing.T) {
 		t.Parallel()
 		checkAttachedOverspend(t)
 	})
+	t.Run("gateway", func(t *testing.T) {
+		t.Parallel()
+		checkAttachedGateway(t, sample)
+	})
 	t.Run("job-backoff", func(t *testing.T) {
 		t.Parallel()
 		job := attachJob(t, ns, "loop-backoff", sample, 1, nil)
@@ -439,4 +443,92 @@ func quantiles(d []time.Duration) (time.Duration, time.Duration) {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[len(s)/2], s[min(len(s)-1, len(s)*99/100)]
+}
+
+// checkAttachedGateway: where a TurnPolicy requires the model gateway, a
+// Job's Pod (pi's sample, its own key and endpoint in its env) is pointed at
+// its sidecar's gateway by turnwatch-attach, which alone holds the key the
+// scripted model wants; the loop trips, the gateway holds the next request,
+// the Pod fails with the Tripped condition (pi, answered, would have exited
+// 0) and the turn is metered from the model's answers.
+func checkAttachedGateway(t *testing.T, sample *unstructured.Unstructured) {
+	ctx := context.Background()
+	ns := attachNamespace(t, "attach-gateway")
+	ensureGatewayKey(t, ns)
+	sc, err := scriptedmodel.Lookup("identicalLoop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := scriptedmodel.New(scriptedmodel.Options{Scenario: sc, Guards: []byte(`{"identicalCalls":40}`), Key: gatewayKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, stop, err := model.ServeLoopback()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	applyYAML(t, `apiVersion: turnwatch.dev/v1alpha1
+kind: TurnPolicy
+metadata:
+  name: metered
+  namespace: `+ns+`
+spec:
+  model:
+    requireGateway: true
+    gateway:
+      upstream: `+url+`
+      keySecretRef: {name: `+gatewaySecret+`, key: key}
+`)
+	var token string
+	err = waitFor(ctx, time.Minute, "the gateway in the attach parameters", func() (bool, error) {
+		cm, err := env.kube.CoreV1().ConfigMaps(ns).Get(ctx, "turnwatch-attach", metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		token = cm.Data["modelToken"]
+		return token != "" && cm.Data["modelRequired"] == "TurnPolicy/metered", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "metered", Namespace: ns},
+		// The template's own endpoint and key go nowhere: the gateway's are
+		// the only way to the model.
+		Spec: batchv1.JobSpec{BackoffLimit: ptr(int32(0)), Template: attachTemplate(t, sample, "http://127.0.0.1:9")},
+	}
+	if _, err := env.kube.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(modelLog(model))
+		}
+	})
+	checkAttachedJob(t, ns, job, 1, "BackoffLimitExceeded")
+	list, err := env.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "job-name=" + job.Name})
+	if err != nil || len(list.Items) != 1 {
+		t.Fatalf("job %s's Pods: %v, %d, want one", job.Name, err, len(list.Items))
+	}
+	pod := waitPodEnded(t, ns, list.Items[0].Name, "")
+	agent := map[string]string{}
+	for _, e := range pod.Spec.Containers[0].Env {
+		agent[e.Name] = e.Value
+	}
+	if agent["ANTHROPIC_API_KEY"] != token || agent["ANTHROPIC_BASE_URL"] != "http://127.0.0.1:21000" {
+		t.Errorf("pod %s's agent: key %q, endpoint %q; want the namespace's placeholder and the sidecar's gateway", pod.Name, agent["ANTHROPIC_API_KEY"], agent["ANTHROPIC_BASE_URL"])
+	}
+	turn, err := env.dyn.Resource(agentTurnGVR).Namespace(ns).Get(ctx, pod.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cost, servedUSD := str(turn, "status", "costUSD"), served(model, false).String()
+	t.Logf("turn %s: costUSD %s (metered), streamCostUSD %s; the model served %s in %d requests", pod.Name, cost, str(turn, "status", "streamCostUSD"), servedUSD, len(model.Requests()))
+	if !decimalLess("0", cost) || decimalLess(servedUSD, cost) {
+		t.Errorf("turn %s metered %s: want more than 0 and at most what the model served, %s", pod.Name, cost, servedUSD)
+	}
+	if n := len(model.Requests()); n >= 40 {
+		t.Errorf("the model served %d requests: the loop was not stopped at the gateway", n)
+	}
 }
