@@ -9,11 +9,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	twv1 "turnwatch.dev/turnwatch/api/v1alpha1"
 	"turnwatch.dev/turnwatch/controllers/agentturn"
 	"turnwatch.dev/turnwatch/controllers/render"
+	"turnwatch.dev/turnwatch/pkg/nudgefile"
 	"turnwatch.dev/turnwatch/pkg/protocol"
 )
 
@@ -189,4 +191,51 @@ func TestAttachRequiresTheGateway(t *testing.T) {
 			return containsAll(err.Error(), policy+" requires the model gateway", "no policy of the namespace gives one")
 		}
 	})
+}
+
+// TestAttachDeliversNudges: where the namespace's guards deliver nudges to
+// the agent (nudgeDelivery: file), turnwatch-attach shares the nudges
+// volume between the sidecar and the agent container as RenderPod does for
+// a run with those guards: the volume, both containers' mounts and env, and
+// the sidecar's startup probe.
+func TestAttachDeliversNudges(t *testing.T) {
+	needEnv(t)
+	t.Parallel()
+	if err := installPolicy(); err != nil {
+		t.Fatal(err)
+	}
+	const guards = `{"nudgeDelivery":"file","refuseWait":"3s"}`
+	o := attachOptions()
+	ns := attachNamespace(t, o, guards)
+	run := newRun(ns, "same", func(r *twv1.AgentRun) {
+		r.Spec.Format = twv1.FormatClaude
+		r.Spec.Guards = &twv1.Guards{NudgeDelivery: ptr.To("file"), RefuseWait: ptr.To("3s")}
+	})
+	turn := &twv1.AgentTurn{ObjectMeta: metav1.ObjectMeta{Name: "same-0", Namespace: ns}, Spec: twv1.AgentTurnSpec{RunName: "same"}}
+	rendered, err := render.RenderPod(run, turn, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	create(t, rendered)
+	pod := createInjected(t, watchedPod(ns, "nudged", map[string]string{twv1.LabelWatch: "claude"}))
+
+	gotS, wantS := pod.Spec.InitContainers[0], rendered.Spec.InitContainers[0]
+	if !equality.Semantic.DeepEqual(gotS.VolumeMounts, wantS.VolumeMounts) || !equality.Semantic.DeepEqual(gotS.StartupProbe, wantS.StartupProbe) {
+		t.Errorf("sidecar mounts %+v probe %+v, want %+v %+v", gotS.VolumeMounts, gotS.StartupProbe, wantS.VolumeMounts, wantS.StartupProbe)
+	}
+	if got, want := fixtureEnv(gotS)[nudgefile.EnvDir], fixtureEnv(wantS)[nudgefile.EnvDir]; got != want || want == "" {
+		t.Errorf("sidecar %s = %q, want %q", nudgefile.EnvDir, got, want)
+	}
+	gotA, wantA := pod.Spec.Containers[0], rendered.Spec.Containers[0]
+	if !equality.Semantic.DeepEqual(gotA.VolumeMounts, wantA.VolumeMounts) {
+		t.Errorf("agent mounts %+v, want %+v", gotA.VolumeMounts, wantA.VolumeMounts)
+	}
+	for _, name := range []string{nudgefile.EnvDir, nudgefile.EnvRefuseWait} {
+		if got, want := envOf(gotA)[name], envOf(wantA)[name]; got != want || want == "" {
+			t.Errorf("agent %s = %q, want %q", name, got, want)
+		}
+	}
+	if got, want := volumeOf(pod, nudgefile.Volume), volumeOf(rendered, nudgefile.Volume); want == nil || !equality.Semantic.DeepEqual(got, want) {
+		t.Errorf("nudges volume %+v, want %+v", got, want)
+	}
 }

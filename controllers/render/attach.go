@@ -72,6 +72,7 @@ func AttachParams(o RenderOptions, ns AttachNamespace) map[string]string {
 		d[ParamProgressSeconds] = shared.ProgressEnv(o.Freshness).Value
 	}
 	ns.Gateway.params(d)
+	nudgeParams(ns.Guards, d)
 	for _, r := range attachResources {
 		if q, ok := o.Resources.Requests[r]; ok {
 			d["requests."+string(r)] = q.String()
@@ -134,6 +135,10 @@ func AttachPolicy() (*admissionv1.MutatingAdmissionPolicy, *admissionv1.Mutating
 	if err != nil {
 		return nil, nil, err
 	}
+	nudges, err := attachNudgesPatch()
+	if err != nil {
+		return nil, nil, err
+	}
 	var vars []admissionv1.Variable
 	for _, v := range attachModelVariables() {
 		vars = append(vars, admissionv1.Variable{Name: v[0], Expression: v[1]})
@@ -182,8 +187,11 @@ func AttachPolicy() (*admissionv1.MutatingAdmissionPolicy, *admissionv1.Mutating
   ` + eachVolume(vols) + `] :
   [JSONPatch{op: "add", path: "/spec/volumes", value: [
   ` + strings.Join(vols, ",\n  ") + `]}])`,
-				// The model gateway, where the namespace has one.
+				// The model gateway, where the namespace has one, and the nudges'
+				// volume, where its guards deliver them.
+				agentLists(),
 				model,
+				nudges,
 				// A Pod that runs as default runs as the attached sidecars'
 				// account (the deprecated alias too, which the API server
 				// filled).

@@ -72,6 +72,7 @@ var paramSentinels = map[string]string{
 	"\x00secret":   ParamModelKeySecret,
 	"\x00key":      ParamModelKeyKey,
 	"\x00token":    ParamModelToken,
+	"\x00wait":     ParamRefuseWait,
 }
 
 func sentinel(param string) string {
@@ -114,9 +115,10 @@ func wiringFor(format string) (attachWiring, error) {
 	return attachWiring{cli: cli, agent: pod.Spec.Containers[0].Env, sidecar: pod.Spec.InitContainers[0], volume: pod.Spec.Volumes[0]}, nil
 }
 
-// attachModelVariables are the policy's variables the model's patches
-// read: the format, the agent container's index (-1 when the label names
-// none), and whether the gateway serves the Pod.
+// attachModelVariables are the policy's variables the model's and the
+// nudges' patches read: the format, the agent container's index (-1 when
+// the label names none), whether the gateway serves the Pod, and whether
+// nudges are delivered to its agent.
 func attachModelVariables() [][2]string {
 	var formats []string
 	for _, f := range agents.Formats() {
@@ -127,6 +129,7 @@ func attachModelVariables() [][2]string {
 		{"format", "object.metadata.labels['" + twv1.LabelWatch + "']"},
 		{"agent", label + ".hasValue() ? object.spec.containers.map(c, c.name).indexOf(" + label + ".value()) : 0"},
 		{"model", "params.data[?'" + ParamModelUpstream + "'].orValue('') != '' && variables.format in [" + strings.Join(formats, ", ") + "] && variables.agent >= 0"},
+		{"nudges", "params.data[?'" + ParamNudgeDelivery + "'].orValue('') != '' && variables.agent >= 0"},
 		{"agentPath", "'/spec/containers/' + string(variables.agent)"},
 		{"agentEnv", "variables.agent >= 0 ? object.spec.containers[variables.agent].?env.orValue([]).map(e, e.name) : []"},
 	}
@@ -194,16 +197,15 @@ func sidecarModelPatch(w attachWiring) ([]string, error) {
 // agentModelPatch sets the agent's env as addModel does (setEnv, setKeys):
 // each name it set replaces every entry of that name the container has, or
 // is appended; the placeholder replaces each key the container sets, or is
-// the CLI's first key.
+// the CLI's first key. The container's env list is there (agentLists).
 func agentModelPatch(w attachWiring) (string, error) {
-	var lits, parts []string
+	var parts []string
 	keys := w.cli.Endpoint.Keys
 	for _, e := range w.agent {
 		lit, err := celLiteral(e, "Object.spec.containers.env")
 		if err != nil {
 			return "", err
 		}
-		lits = append(lits, lit)
 		if slices.Contains(keys, e.Name) {
 			continue // the first key: below
 		}
@@ -229,8 +231,7 @@ func agentModelPatch(w attachWiring) (string, error) {
 		return "", err
 	}
 	parts = append(parts, `(variables.agentEnv.exists(n, n in [`+strings.Join(quoted, ", ")+`]) ? [] : [JSONPatch{op: "add", path: variables.agentPath + "/env/-", value: `+first+`}])`)
-	return `(has(object.spec.containers[variables.agent].env) ? ` + strings.Join(parts, " +\n    ") +
-		` : [JSONPatch{op: "add", path: variables.agentPath + "/env", value: [` + strings.Join(lits, ", ") + `]}])`, nil
+	return "(" + strings.Join(parts, " +\n    ") + ")", nil
 }
 
 // setEnvPatch replaces the first and the last entry named name (the last
