@@ -523,6 +523,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("kubectl describe agentturn %s:\n%s", pod.Name, describeIn(ns, "agentturn", pod.Name))
 	cost, servedUSD := str(turn, "status", "costUSD"), served(model, false).String()
 	t.Logf("turn %s: costUSD %s (metered), streamCostUSD %s; the model served %s in %d requests", pod.Name, cost, str(turn, "status", "streamCostUSD"), servedUSD, len(model.Requests()))
 	if !decimalLess("0", cost) || decimalLess(servedUSD, cost) {
