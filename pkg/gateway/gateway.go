@@ -188,7 +188,8 @@ func proxied(r *http.Request) bool {
 	return r.Method == http.MethodConnect || r.URL.IsAbs() || r.URL.Host != ""
 }
 
-// refuse answers a model request Gate refused, in the API's shape.
+// refuse answers a model request Gate refused, in the API's shape, or
+// holds it until its client goes (Refusal.Hold).
 func (g *Gateway) refuse(ctx context.Context, w http.ResponseWriter, rt route, ref *Refusal) {
 	g.refused.Add(1)
 	g.o.Log.Info("refused a model request", "api", rt.api.Name, "reason", ref.Reason, "message", g.redact(ref.Message), "hold", ref.Hold)
